@@ -1,0 +1,690 @@
+package dev.tumbler.lock.spi;
+
+import dev.tumbler.lock.InvalidLockUrlException;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A parsed lock URL: {@code lock:<scheme>:<rest>}, where the rest is either opaque ({@code local}) or
+ * hierarchical ({@code //[user[:password]@]host[:port][,host[:port]...][/path][?key=value&...]}).
+ *
+ * <ul>
+ *   <li>Hosts: names, IPv4 literals, or IPv6 literals in brackets ({@code [::1]:2181}); a missing port is
+ *       filled by {@link #hosts(int)}.
+ *   <li>User info, path, parameter names and values are percent-decoded.
+ *   <li>Typed getters parse durations ({@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, {@code 1d}, or
+ *       ISO-8601 {@code PT30S}), integers, booleans and enums, and fail naming the parameter.
+ *   <li>{@link #toString()} is redacted: the password and every parameter whose name contains
+ *       {@code password}, {@code secret}, {@code token} or {@code credential} show as {@code ***}.
+ * </ul>
+ *
+ * <p>Immutable and thread safe. Every error is an {@link InvalidLockUrlException} that says what is wrong
+ * and where, quoting the URL only in redacted form.
+ */
+public final class LockUrl {
+
+  /** The prefix of every lock URL. */
+  public static final String PREFIX = "lock:";
+
+  private static final Pattern SCHEME = Pattern.compile("[a-z][a-z0-9+.\\-]*");
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
+  private static final String REDACTED = "***";
+
+  /**
+   * A host and its port.
+   *
+   * @param host a name or IP literal, without brackets
+   * @param port 0-65535, or -1 when the URL gave none
+   */
+  public record HostAndPort(String host, int port) {
+    public HostAndPort {
+      Objects.requireNonNull(host, "host");
+    }
+
+    /** Whether the URL gave a port. */
+    public boolean hasPort() {
+      return port >= 0;
+    }
+
+    @Override
+    public String toString() {
+      String h = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+      return port >= 0 ? h + ":" + port : h;
+    }
+  }
+
+  private final String scheme;
+  private final String opaque;
+  private final boolean hierarchical;
+  private final String user;
+  private final String password;
+  private final List<HostAndPort> hosts;
+  private final String path;
+  private final Map<String, String> parameters;
+
+  private LockUrl(String scheme, String opaque, boolean hierarchical, String user, String password,
+      List<HostAndPort> hosts, String path, Map<String, String> parameters) {
+    this.scheme = scheme;
+    this.opaque = opaque;
+    this.hierarchical = hierarchical;
+    this.user = user;
+    this.password = password;
+    this.hosts = List.copyOf(hosts);
+    this.path = path;
+    this.parameters = Collections.unmodifiableMap(new LinkedHashMap<>(parameters));
+  }
+
+  /**
+   * Parses a lock URL.
+   *
+   * @throws InvalidLockUrlException if it is malformed; the message says what and where
+   * @throws NullPointerException if {@code url} is null
+   */
+  public static LockUrl parse(String url) {
+    Objects.requireNonNull(url, "url");
+    return new Parser(url).parse();
+  }
+
+  /** The scheme of {@code url} (lower case), without parsing the rest; empty if there is none. */
+  static Optional<String> schemeOf(String url) {
+    if (url == null || !url.regionMatches(true, 0, PREFIX, 0, PREFIX.length())) {
+      return Optional.empty();
+    }
+    int end = url.indexOf(':', PREFIX.length());
+    if (end < 0) {
+      return Optional.empty();
+    }
+    String s = url.substring(PREFIX.length(), end).toLowerCase(Locale.ROOT);
+    return SCHEME.matcher(s).matches() ? Optional.of(s) : Optional.empty();
+  }
+
+  /** The provider scheme, lower case: {@code redis} for {@code lock:redis://...}. */
+  public String scheme() {
+    return scheme;
+  }
+
+  /** Whether the rest starts with {@code //} (hosts, path, parameters). */
+  public boolean isHierarchical() {
+    return hierarchical;
+  }
+
+  /** For an opaque URL ({@code lock:native:local}), the part before {@code ?} ({@code local}); else empty. */
+  public String opaque() {
+    return opaque;
+  }
+
+  /** The decoded user name, if the URL has user info. */
+  public Optional<String> user() {
+    return Optional.ofNullable(user);
+  }
+
+  /** The decoded password, if the URL has one. Never logged or shown by this class. */
+  public Optional<String> password() {
+    return Optional.ofNullable(password);
+  }
+
+  /** The hosts as written, ports -1 where none was given. Empty for opaque URLs. */
+  public List<HostAndPort> hosts() {
+    return hosts;
+  }
+
+  /** The hosts, with {@code defaultPort} where none was given. */
+  public List<HostAndPort> hosts(int defaultPort) {
+    List<HostAndPort> out = new ArrayList<>(hosts.size());
+    for (HostAndPort h : hosts) {
+      out.add(h.hasPort() ? h : new HostAndPort(h.host(), defaultPort));
+    }
+    return List.copyOf(out);
+  }
+
+  /** The decoded path, starting with {@code /}, or empty when there is none. */
+  public String path() {
+    return path;
+  }
+
+  /** Every parameter, decoded, in URL order. */
+  public Map<String, String> parameters() {
+    return parameters;
+  }
+
+  /** A parameter's decoded value. */
+  public Optional<String> parameter(String name) {
+    return Optional.ofNullable(parameters.get(name));
+  }
+
+  /** A string parameter, or {@code defaultValue}. */
+  public String string(String name, String defaultValue) {
+    return parameters.getOrDefault(name, defaultValue);
+  }
+
+  /**
+   * A duration parameter ({@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, {@code 1d}, or ISO-8601),
+   * or {@code defaultValue}.
+   *
+   * @throws InvalidLockUrlException if the value is not a duration or is negative
+   */
+  public Duration duration(String name, Duration defaultValue) {
+    String v = parameters.get(name);
+    if (v == null) {
+      return defaultValue;
+    }
+    try {
+      return parseDuration(v);
+    } catch (IllegalArgumentException e) {
+      throw invalidParameter(name, e.getMessage());
+    }
+  }
+
+  /**
+   * An integer parameter within {@code [min, max]}, or {@code defaultValue}.
+   *
+   * @throws InvalidLockUrlException if the value is not an integer or out of range
+   */
+  public int integer(String name, int defaultValue, int min, int max) {
+    String v = parameters.get(name);
+    if (v == null) {
+      return defaultValue;
+    }
+    int n;
+    try {
+      n = Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      throw invalidParameter(name, "'" + shown(name, v) + "' is not an integer");
+    }
+    if (n < min || n > max) {
+      throw invalidParameter(name, n + " is not within [" + min + ", " + max + "]");
+    }
+    return n;
+  }
+
+  /**
+   * A boolean parameter: {@code true}/{@code false}/{@code yes}/{@code no}/{@code 1}/{@code 0}, or a bare
+   * name ({@code ?tls}) for true; {@code defaultValue} when absent.
+   *
+   * @throws InvalidLockUrlException for any other value
+   */
+  public boolean bool(String name, boolean defaultValue) {
+    String v = parameters.get(name);
+    if (v == null) {
+      return defaultValue;
+    }
+    return switch (v.trim().toLowerCase(Locale.ROOT)) {
+      case "", "true", "yes", "1", "on" -> true;
+      case "false", "no", "0", "off" -> false;
+      default -> throw invalidParameter(name, "'" + shown(name, v) + "' is not a boolean (true or false)");
+    };
+  }
+
+  /**
+   * An enum parameter, matched without regard to case and with {@code -} read as {@code _}
+   * ({@code ricart-agrawala} is {@code RICART_AGRAWALA}), or {@code defaultValue}.
+   *
+   * @throws InvalidLockUrlException naming the accepted values otherwise
+   */
+  public <E extends Enum<E>> E enumValue(String name, Class<E> type, E defaultValue) {
+    String v = parameters.get(name);
+    if (v == null) {
+      return defaultValue;
+    }
+    String key = v.trim().replace('-', '_').toUpperCase(Locale.ROOT);
+    for (E e : type.getEnumConstants()) {
+      if (e.name().equals(key)) {
+        return e;
+      }
+    }
+    List<String> accepted = new ArrayList<>();
+    for (E e : type.getEnumConstants()) {
+      accepted.add(e.name().toLowerCase(Locale.ROOT).replace('_', '-'));
+    }
+    throw invalidParameter(name, "'" + shown(name, v) + "' is not one of " + accepted);
+  }
+
+  /**
+   * Fails if the URL has a parameter not in {@code accepted}: a typo must not fall back to a default.
+   *
+   * @throws InvalidLockUrlException naming the unknown parameters and the accepted ones
+   */
+  public void requireKnownParameters(Collection<String> accepted) {
+    List<String> unknown = new ArrayList<>();
+    for (String k : parameters.keySet()) {
+      if (!accepted.contains(k)) {
+        unknown.add(k);
+      }
+    }
+    if (!unknown.isEmpty()) {
+      throw new InvalidLockUrlException("lock URL " + this + ": unknown parameter"
+          + (unknown.size() > 1 ? "s " : " ") + unknown + " for provider '" + scheme
+          + "'; accepted: " + new TreeSet<>(accepted));
+    }
+  }
+
+  /**
+   * This URL with {@code info} applied: its string entries override parameters of the same name;
+   * {@code user} and {@code password} override the user info. Entries that are not strings are left for
+   * the provider.
+   */
+  public LockUrl withOverrides(Properties info) {
+    if (info == null || info.isEmpty()) {
+      return this;
+    }
+    String u = user;
+    String p = password;
+    Map<String, String> params = new LinkedHashMap<>(parameters);
+    for (String key : info.stringPropertyNames()) {
+      String value = info.getProperty(key);
+      switch (key) {
+        case "user" -> u = value;
+        case "password" -> p = value;
+        default -> params.put(key, value);
+      }
+    }
+    return new LockUrl(scheme, opaque, hierarchical, u, p, hosts, path, params);
+  }
+
+  /**
+   * Parses a duration: {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, {@code 1d}, or ISO-8601
+   * ({@code PT30S}).
+   *
+   * @throws IllegalArgumentException saying what is wrong
+   */
+  public static Duration parseDuration(String text) {
+    Objects.requireNonNull(text, "text");
+    String t = text.trim();
+    Matcher m = DURATION.matcher(t);
+    if (m.matches()) {
+      long n;
+      try {
+        n = Long.parseLong(m.group(1));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("'" + text + "' is too large");
+      }
+      return switch (m.group(2)) {
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofDays(n);
+      };
+    }
+    if (t.startsWith("P") || t.startsWith("p")) {
+      Duration d;
+      try {
+        d = Duration.parse(t);
+      } catch (DateTimeParseException e) {
+        throw new IllegalArgumentException("'" + text + "' is not a duration");
+      }
+      if (d.isNegative()) {
+        throw new IllegalArgumentException("'" + text + "' is negative");
+      }
+      return d;
+    }
+    if (t.startsWith("-")) {
+      throw new IllegalArgumentException("'" + text + "' is negative");
+    }
+    if (t.chars().allMatch(Character::isDigit) && !t.isEmpty()) {
+      throw new IllegalArgumentException("'" + text + "' has no unit (write 500ms, 30s, 2m, 1h or 1d)");
+    }
+    throw new IllegalArgumentException("'" + text + "' is not a duration (write 500ms, 30s, 2m, 1h or 1d)");
+  }
+
+  /** Whether a parameter of this name holds a secret and is redacted. */
+  public static boolean isSecretParameter(String name) {
+    String n = name.toLowerCase(Locale.ROOT);
+    return n.contains("password") || n.contains("secret") || n.contains("token") || n.contains("credential")
+        || n.equals("pass") || n.equals("pwd");
+  }
+
+  private String shown(String name, String value) {
+    return isSecretParameter(name) ? REDACTED : value;
+  }
+
+  private InvalidLockUrlException invalidParameter(String name, String reason) {
+    return new InvalidLockUrlException("lock URL " + this + ": parameter '" + name + "': " + reason);
+  }
+
+  /** The URL with the password and secret parameters replaced by {@code ***}. */
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder(PREFIX).append(scheme).append(':');
+    if (hierarchical) {
+      sb.append("//");
+      if (user != null || password != null) {
+        sb.append(user == null ? "" : encode(user));
+        if (password != null) {
+          sb.append(':').append(REDACTED);
+        }
+        sb.append('@');
+      }
+      for (int i = 0; i < hosts.size(); i++) {
+        sb.append(i == 0 ? "" : ",").append(hosts.get(i));
+      }
+      sb.append(encodePath(path));
+    } else {
+      sb.append(opaque);
+    }
+    char sep = '?';
+    for (Map.Entry<String, String> e : parameters.entrySet()) {
+      sb.append(sep).append(encode(e.getKey()));
+      sb.append('=').append(isSecretParameter(e.getKey()) ? REDACTED : encode(e.getValue()));
+      sep = '&';
+    }
+    return sb.toString();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof LockUrl u && scheme.equals(u.scheme) && opaque.equals(u.opaque)
+        && hierarchical == u.hierarchical && Objects.equals(user, u.user) && Objects.equals(password, u.password)
+        && hosts.equals(u.hosts) && path.equals(u.path) && parameters.equals(u.parameters);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(scheme, opaque, hosts, path, parameters);
+  }
+
+  private static String encode(String s) {
+    StringBuilder sb = new StringBuilder();
+    for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+      int c = b & 0xff;
+      if (Character.isLetterOrDigit(c) && c < 0x80 || "-._~".indexOf(c) >= 0) {
+        sb.append((char) c);
+      } else {
+        sb.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+            .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+      }
+    }
+    return sb.toString();
+  }
+
+  private static String encodePath(String p) {
+    if (p.isEmpty()) {
+      return p;
+    }
+    StringBuilder sb = new StringBuilder();
+    for (String seg : p.substring(1).split("/", -1)) {
+      sb.append('/').append(encode(seg));
+    }
+    return sb.toString();
+  }
+
+  /** A hand-written parser, so that every error can say where the URL broke. */
+  private static final class Parser {
+    private final String url;
+
+    Parser(String url) {
+      this.url = url;
+    }
+
+    /** The URL as it may be shown: the user info's password masked, secret parameters masked. */
+    private String safe() {
+      String s = url;
+      int auth = s.indexOf("//");
+      if (auth >= 0) {
+        int end = endOfAuthority(auth + 2);
+        int at = s.lastIndexOf('@', end - 1);
+        if (at > auth) {
+          int colon = s.indexOf(':', auth + 2);
+          if (colon >= 0 && colon < at) {
+            s = s.substring(0, colon + 1) + REDACTED + s.substring(at);
+          }
+        }
+      }
+      int q = s.indexOf('?');
+      if (q >= 0) {
+        StringBuilder sb = new StringBuilder(s.substring(0, q));
+        char sep = '?';
+        for (String pair : s.substring(q + 1).split("&", -1)) {
+          int eq = pair.indexOf('=');
+          String key = eq < 0 ? pair : pair.substring(0, eq);
+          sb.append(sep).append(eq >= 0 && isSecretParameter(lenientDecode(key)) ? key + "=" + REDACTED : pair);
+          sep = '&';
+        }
+        s = sb.toString();
+      }
+      return s;
+    }
+
+    private int endOfAuthority(int from) {
+      int end = url.length();
+      for (char c : new char[] {'/', '?', '#'}) {
+        int i = url.indexOf(c, from);
+        if (i >= 0 && i < end) {
+          end = i;
+        }
+      }
+      return end;
+    }
+
+    private InvalidLockUrlException error(int position, String what) {
+      return new InvalidLockUrlException("malformed lock URL '" + safe() + "' at character " + (position + 1)
+          + ": " + what);
+    }
+
+    LockUrl parse() {
+      if (!url.regionMatches(true, 0, PREFIX, 0, PREFIX.length())) {
+        throw error(0, "a lock URL starts with 'lock:' (as in lock:redis://host:6379)");
+      }
+      int schemeEnd = url.indexOf(':', PREFIX.length());
+      if (schemeEnd < 0) {
+        throw error(PREFIX.length(), "no ':' after the scheme (as in lock:native:local)");
+      }
+      String scheme = url.substring(PREFIX.length(), schemeEnd).toLowerCase(Locale.ROOT);
+      if (!SCHEME.matcher(scheme).matches()) {
+        throw error(PREFIX.length(), "'" + scheme + "' is not a scheme (a letter, then letters, digits, '+', '-' or '.')");
+      }
+      int pos = schemeEnd + 1;
+      int hash = url.indexOf('#', pos);
+      if (hash >= 0) {
+        throw error(hash, "a lock URL has no fragment ('#')");
+      }
+      for (int i = 0; i < url.length(); i++) {
+        char c = url.charAt(i);
+        if (Character.isISOControl(c) || c == ' ') {
+          throw error(i, c == ' ' ? "a space (write %20)" : "a control character");
+        }
+      }
+      int q = url.indexOf('?', pos);
+      int restEnd = q < 0 ? url.length() : q;
+      Map<String, String> params = q < 0 ? Map.of() : parseQuery(q + 1);
+      if (!url.startsWith("//", pos)) {
+        String opaque = url.substring(pos, restEnd);
+        if (opaque.isEmpty()) {
+          throw error(pos, "nothing after 'lock:" + scheme + ":' (as in lock:" + scheme + "://host or lock:"
+              + scheme + ":local)");
+        }
+        return new LockUrl(scheme, decode(opaque, pos), false, null, null, List.of(), "", params);
+      }
+      int authStart = pos + 2;
+      int authEnd = endOfAuthority(authStart);
+      String user = null;
+      String password = null;
+      int hostStart = authStart;
+      int at = url.lastIndexOf('@', authEnd - 1);
+      if (at >= authStart) {
+        String info = url.substring(authStart, at);
+        int colon = info.indexOf(':');
+        user = decode(colon < 0 ? info : info.substring(0, colon), authStart);
+        if (colon >= 0) {
+          password = decodeSecret(info.substring(colon + 1), authStart + colon + 1);
+        }
+        if (user.isEmpty()) {
+          user = null;
+        }
+        hostStart = at + 1;
+      }
+      List<HostAndPort> hosts = parseHosts(hostStart, authEnd);
+      String path = "";
+      if (authEnd < restEnd && url.charAt(authEnd) == '/') {
+        path = decode(url.substring(authEnd, restEnd), authEnd);
+      }
+      return new LockUrl(scheme, "", true, user, password, hosts, path, params);
+    }
+
+    private List<HostAndPort> parseHosts(int start, int end) {
+      List<HostAndPort> hosts = new ArrayList<>();
+      if (start == end) {
+        return hosts;
+      }
+      int i = start;
+      while (i <= end) {
+        int comma = url.indexOf(',', i);
+        if (url.charAt(i) == '[') {
+          int close = url.indexOf(']', i);
+          if (close < 0 || close > end) {
+            throw error(i, "IPv6 literal has no closing ']'");
+          }
+          comma = url.indexOf(',', close);
+        }
+        int itemEnd = comma < 0 || comma > end ? end : comma;
+        hosts.add(parseHost(i, itemEnd));
+        i = itemEnd + 1;
+      }
+      return hosts;
+    }
+
+    private HostAndPort parseHost(int start, int end) {
+      String item = url.substring(start, end);
+      if (item.isEmpty()) {
+        throw error(start, "empty host in the host list");
+      }
+      String host;
+      String port = null;
+      int portAt;
+      if (item.startsWith("[")) {
+        int close = item.indexOf(']');
+        host = item.substring(1, close);
+        if (host.isEmpty() || !host.chars().allMatch(c -> Character.digit(c, 16) >= 0 || c == ':' || c == '.')) {
+          throw error(start + 1, "'" + host + "' is not an IPv6 address");
+        }
+        String after = item.substring(close + 1);
+        portAt = start + close + 2;
+        if (!after.isEmpty()) {
+          if (!after.startsWith(":")) {
+            throw error(start + close + 1, "expected ':port' after the IPv6 literal");
+          }
+          port = after.substring(1);
+        }
+      } else {
+        int colon = item.indexOf(':');
+        host = colon < 0 ? item : item.substring(0, colon);
+        portAt = start + colon + 1;
+        if (colon >= 0) {
+          port = item.substring(colon + 1);
+        }
+        if (host.isEmpty()) {
+          throw error(start, "empty host name");
+        }
+        for (int k = 0; k < host.length(); k++) {
+          char c = host.charAt(k);
+          if (!(Character.isLetterOrDigit(c) || c == '-' || c == '.' || c == '_' || c == '%')) {
+            throw error(start + k, "'" + c + "' is not allowed in a host name");
+          }
+        }
+        host = decode(host, start);
+      }
+      int p = -1;
+      if (port != null) {
+        if (port.isEmpty() || !port.chars().allMatch(c -> c >= '0' && c <= '9') || port.length() > 5) {
+          throw error(portAt, "port '" + port + "' is not a number");
+        }
+        p = Integer.parseInt(port);
+        if (p > 65535) {
+          throw error(portAt, "port " + p + " is not within 0-65535");
+        }
+      }
+      return new HostAndPort(host, p);
+    }
+
+    private Map<String, String> parseQuery(int start) {
+      Map<String, String> params = new LinkedHashMap<>();
+      if (start >= url.length()) {
+        return params;
+      }
+      int i = start;
+      for (String pair : url.substring(start).split("&", -1)) {
+        if (pair.isEmpty()) {
+          throw error(i, "empty parameter (two '&' in a row, or a trailing '&')");
+        }
+        int eq = pair.indexOf('=');
+        String key = decode(eq < 0 ? pair : pair.substring(0, eq), i);
+        if (key.isEmpty()) {
+          throw error(i, "parameter with no name");
+        }
+        String value = eq < 0 ? "" : isSecretParameter(key) ? decodeSecret(pair.substring(eq + 1), i + eq + 1)
+            : decode(pair.substring(eq + 1), i + eq + 1);
+        if (params.put(key, value) != null) {
+          throw error(i, "parameter '" + key + "' is given twice");
+        }
+        i += pair.length() + 1;
+      }
+      return params;
+    }
+
+    private String decodeSecret(String s, int at) {
+      try {
+        return decodeOrThrow(s);
+      } catch (IllegalArgumentException e) {
+        throw error(at, "bad percent-escape in a secret value");
+      }
+    }
+
+    private String decode(String s, int at) {
+      try {
+        return decodeOrThrow(s);
+      } catch (IllegalArgumentException e) {
+        throw error(at, e.getMessage() + " in '" + s + "'");
+      }
+    }
+
+    private static String lenientDecode(String s) {
+      try {
+        return decodeOrThrow(s);
+      } catch (IllegalArgumentException e) {
+        return s;
+      }
+    }
+
+    private static String decodeOrThrow(String s) {
+      if (s.indexOf('%') < 0) {
+        return s;
+      }
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      for (int i = 0; i < s.length(); ) {
+        int c = s.codePointAt(i);
+        if (c == '%') {
+          if (i + 2 >= s.length()) {
+            throw new IllegalArgumentException("incomplete percent-escape");
+          }
+          int hi = Character.digit(s.charAt(i + 1), 16);
+          int lo = Character.digit(s.charAt(i + 2), 16);
+          if (hi < 0 || lo < 0) {
+            throw new IllegalArgumentException("bad percent-escape '" + s.substring(i, i + 3) + "'");
+          }
+          out.write(hi << 4 | lo);
+          i += 3;
+        } else {
+          byte[] b = new String(Character.toChars(c)).getBytes(StandardCharsets.UTF_8);
+          out.write(b, 0, b.length);
+          i += Character.charCount(c);
+        }
+      }
+      return out.toString(StandardCharsets.UTF_8);
+    }
+  }
+}
