@@ -59,7 +59,9 @@ public interface Lease extends AutoCloseable {
 
   /**
    * Time left of the current term by the client's safe view (see the class comment), measured on the
-   * client's monotonic clock; {@link Duration#ZERO} once the lease is not valid.
+   * client's monotonic clock; {@link Duration#ZERO} once the lease is not valid. For providers without
+   * {@link Capability#LEASE_EXPIRY}, whose grants hold until released, a valid lease has an effectively
+   * infinite remaining time ({@code Duration.ofSeconds(Long.MAX_VALUE, 999_999_999)}).
    */
   Duration remaining();
 

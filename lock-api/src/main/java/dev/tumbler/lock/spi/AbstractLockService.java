@@ -1,0 +1,323 @@
+package dev.tumbler.lock.spi;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.LeaderElection;
+import dev.tumbler.lock.LeaseLostEvent;
+import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockException;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.LockTransaction;
+import dev.tumbler.lock.ReadWriteLock;
+import dev.tumbler.lock.Semaphore;
+import dev.tumbler.lock.ServiceClosedException;
+import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.TransactionOptions;
+import dev.tumbler.lock.UnsupportedCapabilityException;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The parts of a {@link LockService} every provider shares: argument and capability checks, the
+ * open → closed life cycle, the leases taken through the service (released on close, their lost
+ * listeners fired with {@link LeaseLostEvent.Reason#SERVICE_CLOSED}), waits that {@link #close()} ends
+ * with {@link ServiceClosedException}, background renewal through one {@link LeaseRenewer}, and
+ * {@link #unwrap}.
+ *
+ * <p>A provider implements {@link #createLock} and, for the capabilities it declares, the other
+ * {@code create*} methods, plus {@link #doClose()}. Blocking backend waits go through
+ * {@link #blocking}; granted leases through {@link #register}. Thread safe.
+ */
+public abstract class AbstractLockService implements LockService {
+  private static final System.Logger LOG = System.getLogger(AbstractLockService.class.getName());
+
+  private final ServiceInfo info;
+  private final LeaseSettings settings;
+  private final Ticker ticker;
+  private final LeaseRenewer renewer;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final Set<AbstractLease> leases = ConcurrentHashMap.newKeySet();
+  private final Set<Waiter> waiters = ConcurrentHashMap.newKeySet();
+
+  /**
+   * @param info what the service is (its URL must already be redacted: use {@code LockUrl.toString()})
+   * @param settings lease term, safety, renewal mode and namespace
+   * @param ticker the monotonic clock for waits and leases
+   */
+  protected AbstractLockService(ServiceInfo info, LeaseSettings settings, Ticker ticker) {
+    this.info = Objects.requireNonNull(info, "info");
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.renewer = new LeaseRenewer(ticker, "tumbler-" + info.provider() + "-lease");
+  }
+
+  // ---- what providers implement
+
+  /** A lock handle; {@code name} is already checked. */
+  protected abstract Lock createLock(String name);
+
+  /** A read/write lock handle; called only when {@link Capability#READ_WRITE} is declared. */
+  protected ReadWriteLock createReadWriteLock(String name) {
+    throw unsupported(Capability.READ_WRITE);
+  }
+
+  /** A semaphore handle; called only when {@link Capability#SEMAPHORE} is declared. */
+  protected Semaphore createSemaphore(String name, int maxPermits) {
+    throw unsupported(Capability.SEMAPHORE);
+  }
+
+  /** An election; called only when {@link Capability#LEADER_ELECTION} is declared. */
+  protected LeaderElection createElection(String name) {
+    throw unsupported(Capability.LEADER_ELECTION);
+  }
+
+  /** A transaction; called only when {@link Capability#TRANSACTIONS} is declared. */
+  protected LockTransaction createTransaction(TransactionOptions options) {
+    throw unsupported(Capability.TRANSACTIONS);
+  }
+
+  /**
+   * Closes the backend connection. Called once, after every lease was released and every wait ended.
+   */
+  protected abstract void doClose();
+
+  /** A provider object for {@link #unwrap}, or null. */
+  protected Object unwrapProvider(Class<?> type) {
+    return null;
+  }
+
+  // ---- LockService
+
+  @Override
+  public final Lock lock(String name) {
+    checkOpen();
+    return createLock(Checks.name(name));
+  }
+
+  @Override
+  public final ReadWriteLock readWriteLock(String name) {
+    checkOpen();
+    Checks.name(name);
+    requireCapability(Capability.READ_WRITE);
+    return createReadWriteLock(name);
+  }
+
+  @Override
+  public final Semaphore semaphore(String name, int maxPermits) {
+    checkOpen();
+    Checks.name(name);
+    Checks.maxPermits(maxPermits);
+    requireCapability(Capability.SEMAPHORE);
+    return createSemaphore(name, maxPermits);
+  }
+
+  @Override
+  public final LeaderElection election(String name) {
+    checkOpen();
+    Checks.name(name);
+    requireCapability(Capability.LEADER_ELECTION);
+    return createElection(name);
+  }
+
+  @Override
+  public final LockTransaction beginTransaction(TransactionOptions options) {
+    checkOpen();
+    Objects.requireNonNull(options, "options");
+    requireCapability(Capability.TRANSACTIONS);
+    return createTransaction(options);
+  }
+
+  @Override
+  public final ServiceInfo info() {
+    return info;
+  }
+
+  @Override
+  public final boolean supports(Capability capability) {
+    return info.capabilities().contains(Objects.requireNonNull(capability, "capability"));
+  }
+
+  @Override
+  public final <T> T unwrap(Class<T> type) {
+    Objects.requireNonNull(type, "type");
+    if (type.isInstance(this)) {
+      return type.cast(this);
+    }
+    if (type == LeaseRenewer.class) {
+      return type.cast(renewer);
+    }
+    Object o = unwrapProvider(type);
+    if (o != null) {
+      return type.cast(o);
+    }
+    throw new LockException("the " + info.provider() + " service does not wrap a " + type.getName());
+  }
+
+  @Override
+  public final boolean isClosed() {
+    return closed.get();
+  }
+
+  @Override
+  public final void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (Waiter w : waiters) {
+      w.interruptForClose();
+    }
+    for (AbstractLease lease : leases) {
+      lease.markLost(LeaseLostEvent.Reason.SERVICE_CLOSED, "the service was closed", null);
+      lease.release();
+    }
+    renewer.close();
+    try {
+      doClose();
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "closing the " + info.provider() + " service failed", e);
+    }
+  }
+
+  // ---- helpers for providers
+
+  /** The lease settings from the URL. */
+  public final LeaseSettings settings() {
+    return settings;
+  }
+
+  /** The clock of this service. */
+  public final Ticker ticker() {
+    return ticker;
+  }
+
+  /** The renewer of this service's leases. */
+  public final LeaseRenewer renewer() {
+    return renewer;
+  }
+
+  /** Leases taken through this service and not yet ended. */
+  public final int openLeases() {
+    return leases.size();
+  }
+
+  /** @throws ServiceClosedException if the service is closed */
+  public final void checkOpen() {
+    if (closed.get()) {
+      throw closedException();
+    }
+  }
+
+  /** @throws UnsupportedCapabilityException if the service does not declare {@code c} */
+  public final void requireCapability(Capability c) {
+    if (!supports(c)) {
+      throw unsupported(c);
+    }
+  }
+
+  /** The exception for a missing capability, naming the provider. */
+  public final UnsupportedCapabilityException unsupported(Capability c) {
+    return new UnsupportedCapabilityException(c, "the " + info.provider() + " service " + info.url()
+        + " does not support " + c);
+  }
+
+  /** The exception for use after close. */
+  public final ServiceClosedException closedException() {
+    return new ServiceClosedException("the " + info.provider() + " service " + info.url() + " is closed");
+  }
+
+  /** A blocking backend call that {@link #blocking} can run. */
+  @FunctionalInterface
+  public interface BlockingCall<T> {
+    T call() throws InterruptedException;
+  }
+
+  /**
+   * Runs a blocking wait so that {@link #close()} ends it: close interrupts the waiting thread, and the
+   * interrupt becomes {@link ServiceClosedException} (the thread's interrupt status is left clear). An
+   * interrupt from anyone else stays an {@link InterruptedException}.
+   */
+  public final <T> T blocking(BlockingCall<T> call) throws InterruptedException {
+    checkOpen();
+    Waiter w = new Waiter(Thread.currentThread());
+    waiters.add(w);
+    boolean reported = false;
+    try {
+      if (closed.get()) {
+        throw closedException();
+      }
+      return call.call();
+    } catch (InterruptedException e) {
+      if (w.finish()) {
+        reported = true;
+        throw closedException();
+      }
+      throw e;
+    } catch (RuntimeException e) {
+      if (closed.get() && !(e instanceof ServiceClosedException)) {
+        // the backend connection was torn down under the wait by close()
+        ServiceClosedException c = closedException();
+        c.initCause(e);
+        throw c;
+      }
+      throw e;
+    } finally {
+      waiters.remove(w);
+      if (w.finish() && !reported) {
+        // close() interrupted us after the wait had ended: that interrupt is ours, not the caller's
+        Thread.interrupted();
+      }
+    }
+  }
+
+  /**
+   * Takes a granted lease into the service: it is released when the service closes, and watched by the
+   * renewer when its settings give it a term. If the service was closed meanwhile, the lease is released
+   * and {@link ServiceClosedException} is thrown.
+   *
+   * @return {@code lease}
+   */
+  public final <L extends AbstractLease> L register(L lease) {
+    lease.attach(this);
+    leases.add(lease);
+    if (closed.get()) {
+      leases.remove(lease);
+      lease.release();
+      throw closedException();
+    }
+    renewer.watch(lease);
+    return lease;
+  }
+
+  final void forget(AbstractLease lease) {
+    leases.remove(lease);
+    renewer.unwatch(lease);
+  }
+
+  final void leaseLost(AbstractLease lease) {
+    renewer.unwatch(lease);
+  }
+
+  private static final class Waiter {
+    private final Thread thread;
+    private boolean done;
+    private boolean interrupted;
+
+    Waiter(Thread thread) {
+      this.thread = thread;
+    }
+
+    synchronized void interruptForClose() {
+      if (!done) {
+        interrupted = true;
+        thread.interrupt();
+      }
+    }
+
+    /** Ends the wait; returns whether close() interrupted it. */
+    synchronized boolean finish() {
+      done = true;
+      return interrupted;
+    }
+  }
+}
