@@ -1,0 +1,52 @@
+package dev.tumbler.peer.transport.tcp;
+
+import java.io.IOException;
+
+/**
+ * A connection broke the wire protocol or failed authentication; the connection is closed and the reason
+ * logged. The message never contains the secret or a MAC.
+ */
+final class TcpProtocolException extends IOException {
+
+  /** Why a connection was refused or closed; also sent to a dialer as the REJECT code. */
+  enum Reason {
+    CORRUPT_FRAME(1, "corrupt frame"),
+    OVERSIZED_FRAME(2, "oversized frame"),
+    BAD_MAGIC(3, "not a tumbler peer"),
+    VERSION(4, "unsupported protocol version"),
+    UNKNOWN_PEER(5, "peer id not in the membership"),
+    WRONG_NODE(6, "dialled a different node id"),
+    BAD_MAC(7, "authentication failed (secrets differ, or a replayed or reflected handshake)"),
+    UNEXPECTED_FRAME(8, "unexpected frame type"),
+    TIMEOUT(9, "handshake timed out"),
+    REJECTED(10, "rejected by the peer");
+
+    final int code;
+    final String text;
+
+    Reason(int code, String text) {
+      this.code = code;
+      this.text = text;
+    }
+
+    static Reason ofCode(int code) {
+      for (Reason r : values()) {
+        if (r.code == code) {
+          return r;
+        }
+      }
+      return REJECTED;
+    }
+  }
+
+  private final Reason reason;
+
+  TcpProtocolException(Reason reason, String detail) {
+    super(reason.text + (detail.isEmpty() ? "" : ": " + detail));
+    this.reason = reason;
+  }
+
+  Reason reason() {
+    return reason;
+  }
+}

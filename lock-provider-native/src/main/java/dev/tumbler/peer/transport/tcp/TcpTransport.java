@@ -1,0 +1,804 @@
+package dev.tumbler.peer.transport.tcp;
+
+import dev.tumbler.peer.transport.Transport;
+import dev.tumbler.peer.transport.tcp.Frames.Frame;
+import dev.tumbler.peer.transport.tcp.Frames.FrameSealer;
+import dev.tumbler.peer.transport.tcp.Frames.Hello;
+import dev.tumbler.peer.transport.tcp.TcpProtocolException.Reason;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.Closeable;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link Transport} of a native cluster over TCP, optionally TLS, with blocking I/O on virtual threads.
+ *
+ * <h2>Connections</h2>
+ * Every node dials every peer and keeps one <em>outbound</em> connection per peer; it <b>sends only on
+ * its outbound connections and receives only on inbound ones</b> (those its peers dialled). One TCP
+ * stream per ordered pair gives FIFO delivery per pair. Each connection starts with a handshake (below);
+ * afterwards the dialer sends DATA frames (and a PING when idle for a quarter of {@code idleTimeout}),
+ * the acceptor sends nothing. Frames are length-prefixed and capped ({@code maxFrameSize}); see
+ * {@link Frames} for the format.
+ *
+ * <h2>Up and down</h2>
+ * <ul>
+ *   <li>{@link Receiver#peerUp peerUp(p)} is called when the outbound connection to {@code p} has
+ *       completed its handshake: from then until the next {@code peerDown(p)}, payloads {@link #send sent}
+ *       to {@code p} are written to that one TCP stream, in order. The first callback for a peer is
+ *       always {@code peerUp}; up and down alternate.
+ *   <li>{@link Receiver#peerDown peerDown(p)} is called when that outbound connection ends: a write
+ *       fails, {@code p} closes it, this node's send queue to {@code p} overflows, or the inbound
+ *       connection from {@code p} ends (for any reason but being replaced by a newer one from {@code p}).
+ *       The last rule makes a break in either direction visible to <em>both</em> nodes as a
+ *       down/up cycle, so both re-send their state. Payloads queued but not yet written are dropped
+ *       and never written to a later connection; payloads sent while down are dropped.
+ *   <li>{@link Receiver#deliver deliver(p, …)} is called for each DATA frame on the current inbound
+ *       connection from {@code p}, in order, from one thread at a time per peer. Deliveries from
+ *       {@code p} may precede this node's own {@code peerUp(p)} (the two directions connect separately).
+ *   <li>An inbound connection that receives nothing for {@code idleTimeout} (peers send heartbeats) is
+ *       closed; that catches half-open connections and silent partitions.
+ * </ul>
+ * After a failed attempt or a broken link, the dialer waits and retries: exponential backoff from
+ * {@code backoffMin} to {@code backoffMax}, each wait drawn uniformly from its upper half (jitter from
+ * the configured random source), reset after a successful handshake.
+ *
+ * <h2>Handshake</h2>
+ * Mutual HMAC-SHA256 challenge-response under the shared secret, with fresh 32-byte nonces from both
+ * sides: the dialer sends HELLO (magic, protocol version, its id, the id it means to reach, its nonce);
+ * the acceptor checks the version, that the dialled id is its own and that the dialer is a member, then
+ * answers CHALLENGE (its nonce and its proof); the dialer checks the proof and answers RESPONSE (its
+ * proof); the acceptor checks it and answers ACCEPT. Proofs cover a direction label, both ids and both
+ * nonces, so a reflected, replayed or redirected handshake fails. Both derive a session key that tags
+ * every later frame with a sequence number. With TLS, the TLS handshake comes first and the HMAC
+ * handshake runs inside it, so a TLS certificate alone never admits a peer; the dialer checks the
+ * acceptor's certificate against its host (SAN) as HTTPS does.
+ *
+ * <h2>Bad peers</h2>
+ * A connection that sends a corrupt or oversized length, an unexpected frame, a frame with a wrong tag,
+ * a wrong proof, an unknown id, or that has not finished its handshake within {@code handshakeTimeout}
+ * is closed, and the reason logged (WARN, never the secret); other connections are unaffected. At most
+ * {@value #MAX_PENDING_HANDSHAKES} connections may be in their handshake at once; more are closed at once.
+ *
+ * <p>Thread safe. Callbacks come from transport threads; none starts after {@link #close()} returns
+ * (one already running may finish). {@link #send} never blocks.
+ */
+public final class TcpTransport implements Transport {
+  private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+
+  /** Connections allowed in their handshake at once; the rest are closed on accept. */
+  static final int MAX_PENDING_HANDSHAKES = 64;
+
+  private enum State { LATENT, STARTED, CLOSED }
+
+  private final TcpTransportConfig config;
+  private final byte[] secret;
+  private final ServerSocket server;
+  private final String self;
+  private final Set<String> peers;
+  private final Map<String, Outbound> outbound = new LinkedHashMap<>();
+  private final ConcurrentHashMap<String, Inbound> inbound = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ReentrantLock> deliveryLocks = new ConcurrentHashMap<>();
+  private final Set<Closeable> open = ConcurrentHashMap.newKeySet();
+  private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+  private final Semaphore handshakeSlots = new Semaphore(MAX_PENDING_HANDSHAKES);
+  private final SecureRandom nonces = new SecureRandom();
+  private final AtomicLong generations = new AtomicLong();
+  private final long sendQueueLimit;
+  private final Object stateLock = new Object();
+  private volatile State state = State.LATENT;
+  private volatile Receiver receiver;
+
+  private TcpTransport(TcpTransportConfig config, ServerSocket server) {
+    this.config = config;
+    this.secret = config.secret();
+    this.server = server;
+    String host = hostOf(config.self());
+    this.self = portOf(config.self()) == 0 ? new InetSocketAddressId(host, server.getLocalPort()).id()
+        : config.self();
+    this.peers = Set.copyOf(new LinkedHashSet<>(config.peers()));
+    for (String p : config.peers()) {
+      outbound.put(p, new Outbound(p));
+    }
+    // bounded so that a stuck peer cannot exhaust memory; overflowing closes the link (peerDown)
+    this.sendQueueLimit = Math.max(16L << 20, 4L * config.maxFrameSize());
+  }
+
+  /** A {@code host:port} id formatted like the configuration's. */
+  private record InetSocketAddressId(String host, int port) {
+    String id() {
+      return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+    }
+  }
+
+  /**
+   * Binds the listen socket on this peer's address (port 0: a free port, see {@link #port()}) and returns
+   * without connecting anywhere; {@link #start} connects.
+   *
+   * @throws UncheckedIOException if the address cannot be bound (in use, not local); the message names it
+   */
+  public static TcpTransport open(TcpTransportConfig config) {
+    Objects.requireNonNull(config, "config");
+    String host = hostOf(config.self());
+    int port = portOf(config.self());
+    ServerSocket server = null;
+    try {
+      server = config.tls() ? config.sslContext().getServerSocketFactory().createServerSocket() : new ServerSocket();
+      server.setReuseAddress(true);
+      server.bind(new InetSocketAddress(host, port), 128);
+      return new TcpTransport(config, server);
+    } catch (IOException e) {
+      closeQuietly(server);
+      throw new UncheckedIOException("cannot listen on " + config.self() + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public String self() {
+    return self;
+  }
+
+  @Override
+  public Set<String> peers() {
+    return peers;
+  }
+
+  /** The port the listen socket is bound to. */
+  public int port() {
+    return server.getLocalPort();
+  }
+
+  /** The settings this transport runs with. */
+  public TcpTransportConfig config() {
+    return config;
+  }
+
+  /**
+   * Starts accepting connections and dialling every peer.
+   *
+   * @throws IllegalStateException if already started or closed
+   */
+  @Override
+  public void start(Receiver receiver) {
+    Objects.requireNonNull(receiver, "receiver");
+    synchronized (stateLock) {
+      if (state != State.LATENT) {
+        throw new IllegalStateException("transport " + self + " is " + state.name().toLowerCase());
+      }
+      this.receiver = receiver;
+      state = State.STARTED;
+      spawn("tumbler-tcp-accept-" + self, this::acceptLoop);
+      for (Outbound o : outbound.values()) {
+        spawn("tumbler-tcp-dial-" + o.peer, o::run);
+      }
+    }
+    LOG.info("{}: listening on port {}{}, peers {}", self, port(), config.tls() ? " (TLS)" : "", peers);
+  }
+
+  /**
+   * Queues {@code payload} for {@code peer} and returns at once. Dropped when the link is down (the
+   * receiver has been, or will be, told with {@code peerDown}). The array must not be changed afterwards.
+   *
+   * @throws IllegalArgumentException if {@code peer} is not a member, or the payload exceeds maxFrameSize
+   */
+  @Override
+  public void send(String peer, byte[] payload) {
+    Objects.requireNonNull(payload, "payload");
+    Outbound o = outboundOf(peer);
+    if (payload.length > config.maxFrameSize()) {
+      throw new IllegalArgumentException("payload of " + payload.length + " bytes exceeds maxFrameSize "
+          + config.maxFrameSize());
+    }
+    o.send(payload);
+  }
+
+  @Override
+  public boolean isUp(String peer) {
+    return outboundOf(peer).generation != 0;
+  }
+
+  /** Closes the listen socket and every connection; no callback starts afterwards. Idempotent. */
+  @Override
+  public void close() {
+    synchronized (stateLock) {
+      if (state == State.CLOSED) {
+        return;
+      }
+      state = State.CLOSED;
+    }
+    closeQuietly(server);
+    for (Closeable c : open) {
+      closeQuietly(c);
+    }
+    for (Thread t : threads) {
+      t.interrupt();
+    }
+    LOG.info("{}: transport closed", self);
+  }
+
+  /** Closes the current outbound connection to {@code peer} (tests: a break in one direction). */
+  void breakLink(String peer) {
+    outboundOf(peer).breakLink("asked to");
+  }
+
+  @Override
+  public String toString() {
+    return "TcpTransport[" + self + ", peers=" + peers + ", " + state.name().toLowerCase() + "]";
+  }
+
+  // ---------------------------------------------------------------- inbound side
+
+  private void acceptLoop() {
+    while (state == State.STARTED) {
+      Socket s;
+      try {
+        s = server.accept();
+      } catch (IOException e) {
+        if (state == State.STARTED) {
+          LOG.warn("{}: accept failed: {}", self, e.toString());
+          sleepQuietly(100);
+        }
+        continue;
+      }
+      if (!handshakeSlots.tryAcquire()) {
+        LOG.warn("{}: closing connection from {}: {} connections already in their handshake", self,
+            s.getRemoteSocketAddress(), MAX_PENDING_HANDSHAKES);
+        closeQuietly(s);
+        continue;
+      }
+      open.add(s);
+      if (state != State.STARTED) {
+        closeQuietly(s);
+        break;
+      }
+      spawn("tumbler-tcp-in-" + s.getRemoteSocketAddress(), () -> serveInbound(s));
+    }
+  }
+
+  private void serveInbound(Socket s) {
+    String remote = String.valueOf(s.getRemoteSocketAddress());
+    Watchdog watchdog = new Watchdog(s, config.handshakeTimeout());
+    AtomicBoolean slotHeld = new AtomicBoolean(true);
+    String peer = null;
+    Inbound conn = null;
+    try {
+      s.setTcpNoDelay(true);
+      s.setSoTimeout(millis(config.handshakeTimeout()));
+      if (s instanceof SSLSocket ssl) {
+        ssl.startHandshake();
+      }
+      DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream(), 1 << 16));
+      DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream(), 1 << 12));
+      Accepted a = acceptorHandshake(in, out);
+      peer = a.peer;
+      watchdog.done();
+      handshakeSlots.release();
+      slotHeld.set(false);
+      conn = new Inbound(peer, s);
+      Inbound old = inbound.put(peer, conn);
+      if (old != null) {
+        // the peer reconnected: its old connection is dead to it, and only the newest one delivers
+        closeQuietly(old.socket);
+      }
+      LOG.debug("{}: inbound link from {} ({}) up", self, peer, remote);
+      s.setSoTimeout(millis(config.idleTimeout()));
+      readLoop(conn, in, new FrameSealer(a.sessionKey));
+    } catch (TcpProtocolException e) {
+      if (state == State.STARTED) {
+        LOG.warn("{}: closing connection from {}{}: {}", self, remote, peer == null ? "" : " (" + peer + ")",
+            e.getMessage());
+      }
+    } catch (IOException e) {
+      if (state == State.STARTED) {
+        if (watchdog.fired() || (peer == null && e instanceof SocketTimeoutException)) {
+          LOG.warn("{}: closing connection from {}: {} (no complete handshake within {} ms)", self, remote,
+              Reason.TIMEOUT.text, config.handshakeTimeout().toMillis());
+        } else if (e instanceof SocketTimeoutException) {
+          LOG.warn("{}: closing connection from {} ({}): nothing received for {} ms", self, remote, peer,
+              config.idleTimeout().toMillis());
+        } else if (peer == null) {
+          LOG.warn("{}: closing connection from {} during its handshake: {}", self, remote, describe(e));
+        } else {
+          LOG.info("{}: inbound link from {} ended: {}", self, peer, describe(e));
+        }
+      }
+    } catch (RuntimeException e) {
+      if (state == State.STARTED) {
+        LOG.error("{}: closing connection from {}{}: {}", self, remote, peer == null ? "" : " (" + peer + ")",
+            e.toString(), e);
+      }
+    } finally {
+      watchdog.done();
+      if (slotHeld.get()) {
+        handshakeSlots.release();
+      }
+      closeQuietly(s);
+      open.remove(s);
+      if (conn != null && inbound.remove(peer, conn)) {
+        Outbound o = outbound.get(peer);
+        if (o != null) {
+          o.breakLink("the inbound link from " + peer + " ended");
+        }
+      }
+    }
+  }
+
+  private record Accepted(String peer, byte[] sessionKey) {}
+
+  private Accepted acceptorHandshake(DataInputStream in, DataOutputStream out) throws IOException {
+    Frame f = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
+    if (f.type() != Frames.HELLO) {
+      throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "expected HELLO, got type " + f.type());
+    }
+    Hello hello;
+    try {
+      hello = Frames.parseHello(f.body());
+    } catch (TcpProtocolException e) {
+      if (e.reason() == Reason.VERSION) {
+        reject(out, e.reason());
+      }
+      throw e;
+    }
+    if (!hello.dialled().equals(self)) {
+      reject(out, Reason.WRONG_NODE);
+      throw new TcpProtocolException(Reason.WRONG_NODE, "'" + printable(hello.dialled()) + "' from '"
+          + printable(hello.dialer()) + "'");
+    }
+    if (!peers.contains(hello.dialer())) {
+      reject(out, Reason.UNKNOWN_PEER);
+      throw new TcpProtocolException(Reason.UNKNOWN_PEER, "'" + printable(hello.dialer()) + "' (members: "
+          + peers + ")");
+    }
+    byte[] nonce = nonce();
+    byte[] proof = Frames.proof(secret, Frames.ACCEPTOR_PROOF, hello.dialer(), self, hello.nonce(), nonce);
+    Frames.write(out, Frames.CHALLENGE, Frames.challenge(nonce, proof));
+    out.flush();
+    Frame r = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
+    if (r.type() != Frames.RESPONSE) {
+      throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "expected RESPONSE, got type " + r.type());
+    }
+    byte[] expected = Frames.proof(secret, Frames.DIALER_PROOF, hello.dialer(), self, hello.nonce(), nonce);
+    if (!Frames.sameProof(expected, Frames.parseResponse(r.body()))) {
+      reject(out, Reason.BAD_MAC);
+      throw new TcpProtocolException(Reason.BAD_MAC, "from '" + hello.dialer() + "'");
+    }
+    Frames.write(out, Frames.ACCEPT, new byte[0]);
+    out.flush();
+    return new Accepted(hello.dialer(),
+        Frames.proof(secret, Frames.SESSION_KEY, hello.dialer(), self, hello.nonce(), nonce));
+  }
+
+  private void readLoop(Inbound conn, DataInputStream in, FrameSealer sealer) throws IOException {
+    int max = config.maxFrameSize() + Frames.TAG_BYTES;
+    while (true) {
+      Frame f = Frames.read(in, max);
+      switch (f.type()) {
+        case Frames.DATA -> deliver(conn, sealer.open(Frames.DATA, f.body()));
+        case Frames.PING -> {
+          if (sealer.open(Frames.PING, f.body()).length != 0) {
+            throw new TcpProtocolException(Reason.CORRUPT_FRAME, "PING with a payload");
+          }
+        }
+        default -> throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "type " + f.type() + " after the handshake");
+      }
+    }
+  }
+
+  private void deliver(Inbound conn, byte[] payload) {
+    conn.deliveryLock.lock();
+    try {
+      // only the newest connection from a peer delivers, and nothing after close
+      if (state == State.STARTED && inbound.get(conn.peer) == conn) {
+        receiver.deliver(conn.peer, payload);
+      }
+    } finally {
+      conn.deliveryLock.unlock();
+    }
+  }
+
+  private final class Inbound {
+    final String peer;
+    final Socket socket;
+    // shared by every connection from one peer, so a replaced connection's last delivery cannot overlap
+    final ReentrantLock deliveryLock;
+
+    Inbound(String peer, Socket socket) {
+      this.peer = peer;
+      this.socket = socket;
+      this.deliveryLock = deliveryLocks.computeIfAbsent(peer, k -> new ReentrantLock());
+    }
+  }
+
+  // ---------------------------------------------------------------- outbound side
+
+  private final class Outbound {
+    private record Item(long generation, byte[] payload) {}
+
+    private static final Item WAKE = new Item(-1, new byte[0]);
+
+    final String peer;
+    final LinkedBlockingQueue<Item> queue = new LinkedBlockingQueue<>();
+    final AtomicLong queuedBytes = new AtomicLong();
+    /** Non-zero while the link is up: the id of the current connection. */
+    volatile long generation;
+    volatile Socket socket;
+
+    Outbound(String peer) {
+      this.peer = peer;
+    }
+
+    void send(byte[] payload) {
+      long g = generation;
+      if (g == 0) {
+        LOG.trace("{}: link to {} down, payload dropped", self, peer);
+        return;
+      }
+      if (queuedBytes.addAndGet(payload.length) > sendQueueLimit) {
+        queuedBytes.addAndGet(-payload.length);
+        breakLink("more than " + sendQueueLimit + " bytes queued");
+        return;
+      }
+      queue.add(new Item(g, payload));
+    }
+
+    /** Ends the current connection, if any; the dialer reports peerDown and reconnects. */
+    void breakLink(String why) {
+      Socket s = socket;
+      if (s != null && generation != 0) {
+        LOG.info("{}: closing link to {}: {}", self, peer, why);
+        closeQuietly(s);
+        queue.add(WAKE);
+      }
+    }
+
+    void run() {
+      int failures = 0;
+      while (state == State.STARTED) {
+        Socket raw = new Socket();
+        Socket s = raw;
+        boolean wasUp = false;
+        open.add(raw);
+        try {
+          Link link = connect(raw);
+          s = link.socket;
+          open.add(s);
+          long g = generations.incrementAndGet();
+          socket = s;
+          generation = g;
+          wasUp = true;
+          failures = 0;
+          LOG.info("{}: link to {} up{}", self, peer, config.tls() ? " (TLS)" : "");
+          callback(r -> r.peerUp(peer));
+          Socket watched = s;
+          spawn("tumbler-tcp-watch-" + peer, () -> watch(watched));
+          writeLoop(s, g, link.out, new FrameSealer(link.sessionKey));
+        } catch (TcpProtocolException e) {
+          if (state == State.STARTED) {
+            LOG.warn("{}: link to {} refused: {}", self, peer, e.getMessage());
+          }
+        } catch (IOException e) {
+          if (state == State.STARTED) {
+            if (wasUp) {
+              LOG.info("{}: link to {} broke: {}", self, peer, describe(e));
+            } else {
+              LOG.debug("{}: cannot connect to {}: {}", self, peer, describe(e));
+            }
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+          LOG.error("{}: link to {} failed", self, peer, e);
+        } finally {
+          generation = 0;
+          socket = null;
+          closeQuietly(s);
+          closeQuietly(raw);
+          open.remove(s);
+          open.remove(raw);
+          List<Item> dropped = new ArrayList<>();
+          queue.drainTo(dropped);
+          for (Item it : dropped) {
+            queuedBytes.addAndGet(-it.payload.length);
+          }
+          if (wasUp) {
+            LOG.info("{}: link to {} down", self, peer);
+            callback(r -> r.peerDown(peer));
+          }
+        }
+        if (state != State.STARTED || Thread.currentThread().isInterrupted()) {
+          return;
+        }
+        if (!sleepQuietly(backoff(failures++))) {
+          return;
+        }
+      }
+    }
+
+    private record Link(Socket socket, DataOutputStream out, byte[] sessionKey) {}
+
+    private Link connect(Socket raw) throws IOException {
+      String host = hostOf(peer);
+      int port = portOf(peer);
+      raw.setTcpNoDelay(true);
+      raw.setKeepAlive(true);
+      raw.connect(new InetSocketAddress(host, port), millis(config.connectTimeout()));
+      Watchdog watchdog = new Watchdog(raw, config.handshakeTimeout());
+      Socket s = raw;
+      try {
+        raw.setSoTimeout(millis(config.handshakeTimeout()));
+        if (config.tls()) {
+          SSLSocket ssl = (SSLSocket) config.sslContext().getSocketFactory().createSocket(raw, host, port, true);
+          SSLParameters params = ssl.getSSLParameters();
+          params.setEndpointIdentificationAlgorithm("HTTPS");
+          ssl.setSSLParameters(params);
+          s = ssl;
+          open.add(ssl);
+          ssl.startHandshake();
+        }
+        DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream(), 1 << 12));
+        DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream(), 1 << 16));
+        byte[] key = dialerHandshake(in, out);
+        s.setSoTimeout(0);
+        return new Link(s, out, key);
+      } catch (IOException e) {
+        closeQuietly(s);
+        open.remove(s);
+        if (watchdog.fired()) {
+          throw new TcpProtocolException(Reason.TIMEOUT, "no complete handshake with " + peer + " within "
+              + config.handshakeTimeout().toMillis() + " ms");
+        }
+        throw e;
+      } finally {
+        watchdog.done();
+      }
+    }
+
+    private byte[] dialerHandshake(DataInputStream in, DataOutputStream out) throws IOException {
+      byte[] nonce = nonce();
+      Frames.write(out, Frames.HELLO, Frames.hello(self, peer, nonce));
+      out.flush();
+      Frame c = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
+      rejected(c);
+      if (c.type() != Frames.CHALLENGE) {
+        throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "expected CHALLENGE, got type " + c.type());
+      }
+      byte[][] ch = Frames.parseChallenge(c.body());
+      byte[] expected = Frames.proof(secret, Frames.ACCEPTOR_PROOF, self, peer, nonce, ch[0]);
+      if (!Frames.sameProof(expected, ch[1])) {
+        reject(out, Reason.BAD_MAC);
+        throw new TcpProtocolException(Reason.BAD_MAC, peer + " did not prove the shared secret");
+      }
+      Frames.write(out, Frames.RESPONSE, Frames.proof(secret, Frames.DIALER_PROOF, self, peer, nonce, ch[0]));
+      out.flush();
+      Frame a = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
+      rejected(a);
+      if (a.type() != Frames.ACCEPT || a.body().length != 0) {
+        throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "expected ACCEPT, got type " + a.type());
+      }
+      return Frames.proof(secret, Frames.SESSION_KEY, self, peer, nonce, ch[0]);
+    }
+
+    private void rejected(Frame f) throws TcpProtocolException {
+      if (f.type() == Frames.REJECT) {
+        Reason r = f.body().length == 1 ? Reason.ofCode(f.body()[0]) : Reason.REJECTED;
+        throw new TcpProtocolException(Reason.REJECTED, peer + " says: " + r.text);
+      }
+    }
+
+    private void writeLoop(Socket s, long g, DataOutputStream out, FrameSealer sealer)
+        throws IOException, InterruptedException {
+      long heartbeat = Math.max(1, config.idleTimeout().toMillis() / 4);
+      while (true) {
+        Item it = queue.poll(heartbeat, TimeUnit.MILLISECONDS);
+        if (s.isClosed() || generation != g || state != State.STARTED) {
+          throw new IOException("link closed");
+        }
+        if (it == null) {
+          Frames.write(out, Frames.PING, sealer.seal(Frames.PING, new byte[0]));
+          out.flush();
+          continue;
+        }
+        if (it == WAKE) {
+          continue;
+        }
+        queuedBytes.addAndGet(-it.payload.length);
+        if (it.generation != g) {
+          continue; // queued for an earlier connection: dropped, as peerDown said
+        }
+        Frames.write(out, Frames.DATA, sealer.seal(Frames.DATA, it.payload));
+        if (queue.isEmpty()) {
+          out.flush();
+        }
+      }
+    }
+
+    /** The acceptor never writes after ACCEPT: end of stream or any byte means the link is over. */
+    private void watch(Socket s) {
+      try {
+        InputStream in = s.getInputStream();
+        int b = in.read();
+        if (b >= 0 && state == State.STARTED) {
+          LOG.warn("{}: closing link to {}: it sent data on a send-only link", self, peer);
+        }
+      } catch (IOException e) {
+        // closed, by either side
+      } finally {
+        closeQuietly(s);
+        queue.add(WAKE);
+      }
+    }
+
+    private long backoff(int failures) {
+      long min = config.backoffMin().toMillis();
+      long max = config.backoffMax().toMillis();
+      long ceiling = failures >= 30 ? max : Math.min(max, min << Math.min(failures, 30));
+      ceiling = Math.max(1, Math.min(max, ceiling));
+      long half = ceiling / 2;
+      synchronized (config.random()) {
+        return half + config.random().nextLong(ceiling - half + 1);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** Closes a socket when its handshake has not finished in time (a per-read timeout alone lets a slowloris live). */
+  private final class Watchdog {
+    private final Thread thread;
+    private final AtomicBoolean fired = new AtomicBoolean();
+    private final AtomicBoolean done = new AtomicBoolean();
+
+    Watchdog(Socket s, Duration timeout) {
+      thread = Thread.ofVirtual().name("tumbler-tcp-handshake-timer").start(() -> {
+        try {
+          Thread.sleep(timeout);
+          if (!done.get()) {
+            fired.set(true);
+            closeQuietly(s);
+          }
+        } catch (InterruptedException e) {
+          // handshake finished
+        }
+      });
+    }
+
+    void done() {
+      if (done.compareAndSet(false, true)) {
+        thread.interrupt();
+      }
+    }
+
+    boolean fired() {
+      return fired.get();
+    }
+  }
+
+  private void callback(Consumer<Receiver> call) {
+    if (state != State.STARTED) {
+      return;
+    }
+    try {
+      call.accept(receiver);
+    } catch (RuntimeException e) {
+      LOG.error("{}: receiver failed", self, e);
+    }
+  }
+
+  private void reject(DataOutputStream out, Reason reason) {
+    try {
+      Frames.write(out, Frames.REJECT, new byte[] {(byte) reason.code});
+      out.flush();
+    } catch (IOException e) {
+      // best effort: the connection is closed next anyway
+    }
+  }
+
+  private byte[] nonce() {
+    byte[] n = new byte[Frames.NONCE_BYTES];
+    nonces.nextBytes(n);
+    return n;
+  }
+
+  private final AtomicInteger threadCount = new AtomicInteger();
+
+  private void spawn(String name, Runnable r) {
+    Thread t = Thread.ofVirtual().name(name + "#" + threadCount.incrementAndGet()).unstarted(() -> {
+      try {
+        r.run();
+      } finally {
+        threads.remove(Thread.currentThread());
+      }
+    });
+    threads.add(t);
+    t.start();
+  }
+
+  private Outbound outboundOf(String peer) {
+    Objects.requireNonNull(peer, "peer");
+    Outbound o = outbound.get(peer);
+    if (o == null) {
+      throw new IllegalArgumentException("peer '" + peer + "' is not a member of " + self + "'s cluster " + peers);
+    }
+    return o;
+  }
+
+  static String hostOf(String id) {
+    if (id.startsWith("[")) {
+      return id.substring(1, id.indexOf(']'));
+    }
+    return id.substring(0, id.lastIndexOf(':'));
+  }
+
+  static int portOf(String id) {
+    return Integer.parseInt(id.substring(id.lastIndexOf(':') + 1));
+  }
+
+  /** Strips control characters from a peer-supplied id before it reaches a log line. */
+  private static String printable(String s) {
+    StringBuilder sb = new StringBuilder();
+    s.codePoints().limit(80).forEach(c -> sb.appendCodePoint(Character.isISOControl(c) ? '?' : c));
+    return sb.toString();
+  }
+
+  private static String describe(IOException e) {
+    if (e instanceof EOFException) {
+      return "closed by the peer";
+    }
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
+
+  private static int millis(Duration d) {
+    return (int) Math.min(Integer.MAX_VALUE, Math.max(1, d.toMillis()));
+  }
+
+  private static boolean sleepQuietly(long ms) {
+    try {
+      Thread.sleep(ms);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private static void closeQuietly(Closeable c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (IOException e) {
+        // nothing to do
+      }
+    }
+  }
+}

@@ -1,0 +1,436 @@
+package dev.tumbler.peer.transport.tcp;
+
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.SECRET;
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.assertClosedByNode;
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.await;
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.config;
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.freePort;
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.id;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.transport.tcp.Frames.Frame;
+import dev.tumbler.peer.transport.tcp.Frames.FrameSealer;
+import dev.tumbler.peer.transport.tcp.TcpTestSupport.Recorder;
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A node under attack by raw sockets: each bad input closes that connection with a logged reason, and the
+ * node keeps its link to a good peer (no peerDown, payloads still flow).
+ */
+@Timeout(60)
+class TcpBadPeerTest {
+  private String nodeId;
+  private String goodId;
+  private String fakeId; // a member that never runs: the raw sockets pretend to be it
+  private TcpTransport node;
+  private TcpTransport good;
+  private Recorder nodeEvents;
+  private Recorder goodEvents;
+  private final AtomicInteger probe = new AtomicInteger();
+
+  @BeforeEach
+  void startNodes() throws IOException {
+    nodeId = id(freePort());
+    goodId = id(freePort());
+    fakeId = id(freePort());
+    List<String> all = List.of(nodeId, goodId, fakeId);
+    nodeEvents = new Recorder();
+    goodEvents = new Recorder();
+    node = TcpTransport.open(config(nodeId, all).build());
+    good = TcpTransport.open(config(goodId, all).build());
+    node.start(nodeEvents);
+    good.start(goodEvents);
+    await("good link up", () -> nodeEvents.isUp(goodId) && goodEvents.isUp(nodeId));
+  }
+
+  @AfterEach
+  void stop() {
+    node.close();
+    good.close();
+  }
+
+  /** The node still serves the good peer: no link went down, and a payload goes both ways. */
+  private void assertNodeUnharmed() {
+    int n = probe.incrementAndGet();
+    node.send(goodId, new byte[] {(byte) n});
+    good.send(nodeId, new byte[] {(byte) n});
+    await("probe " + n + " delivered", () -> goodEvents.from(nodeId).size() == n && nodeEvents.from(goodId).size() == n);
+    assertEquals(0, nodeEvents.count("down " + goodId), nodeEvents.events.toString());
+    assertEquals(0, goodEvents.count("down " + nodeId), goodEvents.events.toString());
+    assertFalse(nodeEvents.delivered.containsKey(fakeId), "nothing from the fake peer was delivered");
+  }
+
+  private Socket connect() throws IOException {
+    Socket s = new Socket("127.0.0.1", node.port());
+    s.setTcpNoDelay(true);
+    return s;
+  }
+
+  /** Runs {@code action}, returning what the node logged meanwhile (slf4j-simple writes to System.err). */
+  private String logged(IoAction action) throws Exception {
+    PrintStream saved = System.err;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    PrintStream tee = new PrintStream(new TeeStream(saved, buf), true, StandardCharsets.UTF_8);
+    System.setErr(tee);
+    try {
+      action.run();
+      Thread.sleep(100); // the node logs after closing
+    } finally {
+      System.setErr(saved);
+    }
+    String log = buf.toString(StandardCharsets.UTF_8);
+    assertFalse(log.contains(new String(SECRET, StandardCharsets.UTF_8)), "secret in the log: " + log);
+    return log;
+  }
+
+  interface IoAction {
+    void run() throws Exception;
+  }
+
+  private static final class TeeStream extends OutputStream {
+    private final OutputStream a;
+    private final OutputStream b;
+
+    TeeStream(OutputStream a, OutputStream b) {
+      this.a = a;
+      this.b = b;
+    }
+
+    @Override
+    public synchronized void write(int c) throws IOException {
+      a.write(c);
+      b.write(c);
+    }
+
+    @Override
+    public synchronized void write(byte[] d, int off, int len) throws IOException {
+      a.write(d, off, len);
+      b.write(d, off, len);
+    }
+  }
+
+  /** A hand-driven dialer, speaking the wire format directly. */
+  private final class RawDialer implements AutoCloseable {
+    final Socket socket;
+    final DataInputStream in;
+    final DataOutputStream out;
+    final byte[] nonce = new byte[Frames.NONCE_BYTES];
+    byte[] acceptorNonce;
+    byte[] acceptorProof;
+
+    RawDialer() throws IOException {
+      socket = connect();
+      in = new DataInputStream(socket.getInputStream());
+      out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+      Arrays.fill(nonce, (byte) 7);
+    }
+
+    void hello(String from, String to) throws IOException {
+      Frames.write(out, Frames.HELLO, Frames.hello(from, to, nonce));
+      out.flush();
+    }
+
+    /** Reads the CHALLENGE (or fails on a REJECT). */
+    void readChallenge() throws IOException {
+      Frame f = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
+      assertEquals(Frames.CHALLENGE, f.type());
+      byte[][] c = Frames.parseChallenge(f.body());
+      acceptorNonce = c[0];
+      acceptorProof = c[1];
+      assertArrayEquals(Frames.proof(SECRET, Frames.ACCEPTOR_PROOF, fakeId, nodeId, nonce, acceptorNonce),
+          acceptorProof, "the node proves the secret");
+    }
+
+    void respond(byte[] proof) throws IOException {
+      Frames.write(out, Frames.RESPONSE, proof);
+      out.flush();
+    }
+
+    byte[] validProof() {
+      return Frames.proof(SECRET, Frames.DIALER_PROOF, fakeId, nodeId, nonce, acceptorNonce);
+    }
+
+    /** A complete, valid handshake as the fake member; returns the sealer of the data direction. */
+    FrameSealer authenticate() throws IOException {
+      hello(fakeId, nodeId);
+      readChallenge();
+      respond(validProof());
+      Frame f = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
+      assertEquals(Frames.ACCEPT, f.type());
+      return new FrameSealer(Frames.proof(SECRET, Frames.SESSION_KEY, fakeId, nodeId, nonce, acceptorNonce));
+    }
+
+    Frame readReject() throws IOException {
+      Frame f = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
+      assertEquals(Frames.REJECT, f.type(), "a REJECT frame");
+      return f;
+    }
+
+    @Override
+    public void close() throws IOException {
+      socket.close();
+    }
+  }
+
+  @Test
+  void aValidRawHandshakeIsAcceptedAndDelivers() throws Exception {
+    // the control case: the raw dialer is right, so the failures below come from the bad input alone
+    try (RawDialer d = new RawDialer()) {
+      FrameSealer sealer = d.authenticate();
+      Frames.write(d.out, Frames.DATA, sealer.seal(Frames.DATA, "hello".getBytes()));
+      d.out.flush();
+      await("delivered", () -> nodeEvents.from(fakeId).size() == 1);
+      assertEquals("hello", new String(nodeEvents.from(fakeId).get(0)));
+      nodeEvents.delivered.remove(fakeId);
+    }
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void corruptLengthBeforeHandshake() throws Exception {
+    String log = logged(() -> {
+      try (Socket s = connect()) {
+        new DataOutputStream(s.getOutputStream()).writeInt(-5);
+        assertClosedByNode(s);
+      }
+    });
+    assertTrue(log.contains("corrupt frame: length -5"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void oversizedFrameBeforeHandshake() throws Exception {
+    String log = logged(() -> {
+      try (Socket s = connect()) {
+        new DataOutputStream(s.getOutputStream()).writeInt(100_000_000);
+        assertClosedByNode(s);
+      }
+    });
+    assertTrue(log.contains("oversized frame"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void garbageBeforeHandshake() throws Exception {
+    String log = logged(() -> {
+      try (Socket s = connect()) {
+        s.getOutputStream().write("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        assertClosedByNode(s);
+      }
+    });
+    assertTrue(log.contains("closing connection from"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void helloWithBadMagicOrVersion() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        byte[] hello = Frames.hello(fakeId, nodeId, d.nonce);
+        hello[0] = 'X';
+        Frames.write(d.out, Frames.HELLO, hello);
+        d.out.flush();
+        assertClosedByNode(d.socket);
+      }
+      try (RawDialer d = new RawDialer()) {
+        byte[] hello = Frames.hello(fakeId, nodeId, d.nonce);
+        hello[4] = 99;
+        Frames.write(d.out, Frames.HELLO, hello);
+        d.out.flush();
+        assertEquals(TcpProtocolException.Reason.VERSION.code, d.readReject().body()[0]);
+        assertClosedByNode(d.socket);
+      }
+    });
+    assertTrue(log.contains("not a tumbler peer"), log);
+    assertTrue(log.contains("unsupported protocol version"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void unknownPeerIdIsRejected() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        d.hello("10.9.8.7:6543", nodeId);
+        assertEquals(TcpProtocolException.Reason.UNKNOWN_PEER.code, d.readReject().body()[0]);
+        assertClosedByNode(d.socket);
+      }
+    });
+    assertTrue(log.contains("peer id not in the membership: '10.9.8.7:6543'"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void dialingTheWrongNodeIdIsRejected() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        d.hello(fakeId, goodId);
+        assertEquals(TcpProtocolException.Reason.WRONG_NODE.code, d.readReject().body()[0]);
+        assertClosedByNode(d.socket);
+      }
+    });
+    assertTrue(log.contains("dialled a different node id"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void wrongSecretIsRejected() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        d.hello(fakeId, nodeId);
+        d.readChallenge();
+        byte[] wrong = "a different secret of some length".getBytes(StandardCharsets.UTF_8);
+        d.respond(Frames.proof(wrong, Frames.DIALER_PROOF, fakeId, nodeId, d.nonce, d.acceptorNonce));
+        assertEquals(TcpProtocolException.Reason.BAD_MAC.code, d.readReject().body()[0]);
+        assertClosedByNode(d.socket);
+      }
+    });
+    assertTrue(log.contains("authentication failed"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void reflectedProofIsRejected() throws Exception {
+    // sending the node its own proof back must fail: proofs are bound to a direction
+    try (RawDialer d = new RawDialer()) {
+      d.hello(fakeId, nodeId);
+      d.readChallenge();
+      d.respond(d.acceptorProof);
+      assertEquals(TcpProtocolException.Reason.BAD_MAC.code, d.readReject().body()[0]);
+      assertClosedByNode(d.socket);
+    }
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void replayedHandshakeIsRejected() throws Exception {
+    byte[] recordedResponse;
+    try (RawDialer d = new RawDialer()) {
+      d.authenticate();
+      recordedResponse = d.validProof();
+    }
+    // a replay of the same HELLO and RESPONSE meets a fresh acceptor nonce
+    try (RawDialer d = new RawDialer()) {
+      d.hello(fakeId, nodeId);
+      d.readChallenge();
+      d.respond(recordedResponse);
+      assertEquals(TcpProtocolException.Reason.BAD_MAC.code, d.readReject().body()[0]);
+      assertClosedByNode(d.socket);
+    }
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void slowlorisDuringHandshakeIsCutOff() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        byte[] frame = new byte[4 + 1 + 60];
+        java.nio.ByteBuffer.wrap(frame).putInt(61).put(Frames.HELLO);
+        long start = System.nanoTime();
+        // one byte every 300 ms: every read succeeds before any per-read timeout, never a whole frame in time
+        try {
+          for (byte b : frame) {
+            d.socket.getOutputStream().write(b);
+            d.socket.getOutputStream().flush();
+            Thread.sleep(300);
+            if (System.nanoTime() - start > 10_000_000_000L) {
+              break;
+            }
+          }
+        } catch (IOException e) {
+          // closed by the node, as expected
+        }
+        assertClosedByNode(d.socket);
+        assertTrue(System.nanoTime() - start < 10_000_000_000L, "cut off well before the frame completed");
+      }
+    });
+    assertTrue(log.contains("handshake timed out"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void garbageAfterHandshake() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        d.authenticate();
+        d.socket.getOutputStream().write("this is not a frame at all, just noise".getBytes());
+        assertClosedByNode(d.socket);
+      }
+    });
+    assertTrue(log.contains("closing connection from"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void oversizedFrameAfterHandshake() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        d.authenticate();
+        d.out.writeInt(TcpTransportConfig.DEFAULT_MAX_FRAME_SIZE + 1000);
+        d.out.flush();
+        assertClosedByNode(d.socket);
+      }
+    });
+    assertTrue(log.contains("oversized frame"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void tamperedOrInjectedFrameAfterHandshake() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        FrameSealer sealer = d.authenticate();
+        byte[] sealed = sealer.seal(Frames.DATA, "pay me".getBytes());
+        sealed[0] ^= 1; // one bit flipped in transit
+        Frames.write(d.out, Frames.DATA, sealed);
+        d.out.flush();
+        assertClosedByNode(d.socket);
+      }
+    });
+    assertTrue(log.contains("frame tag does not match"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void unknownFrameTypeAfterHandshake() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        d.authenticate();
+        Frames.write(d.out, (byte) 42, new byte[3]);
+        d.out.flush();
+        assertClosedByNode(d.socket);
+      }
+    });
+    assertTrue(log.contains("unexpected frame type: type 42"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void silentPeerAfterHandshakeIsClosedAfterIdleTimeout() throws Exception {
+    String log = logged(() -> {
+      try (RawDialer d = new RawDialer()) {
+        d.authenticate();
+        assertClosedByNode(d.socket); // sends no heartbeat
+      }
+    });
+    assertTrue(log.contains("nothing received for"), log);
+    assertNodeUnharmed();
+  }
+}

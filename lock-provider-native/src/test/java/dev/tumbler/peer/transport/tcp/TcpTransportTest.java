@@ -1,0 +1,155 @@
+package dev.tumbler.peer.transport.tcp;
+
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.await;
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.config;
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.freePort;
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.id;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.transport.tcp.TcpTestSupport.Recorder;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class TcpTransportTest {
+  private final List<TcpTransport> open = new ArrayList<>();
+
+  @AfterEach
+  void closeAll() {
+    open.forEach(TcpTransport::close);
+  }
+
+  private TcpTransport start(String self, List<String> all, Recorder r) {
+    TcpTransport t = TcpTransport.open(config(self, all).build());
+    open.add(t);
+    t.start(r);
+    return t;
+  }
+
+  private static byte[] numbered(String from, int n) {
+    byte[] f = from.getBytes();
+    return ByteBuffer.allocate(4 + f.length).putInt(n).put(f).array();
+  }
+
+  @Test
+  void threeNodesExchangePayloadsInFifoOrder() throws Exception {
+    List<String> ids = List.of(id(freePort()), id(freePort()), id(freePort()));
+    List<Recorder> recorders = List.of(new Recorder(), new Recorder(), new Recorder());
+    List<TcpTransport> nodes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      nodes.add(start(ids.get(i), ids, recorders.get(i)));
+    }
+    for (int i = 0; i < 3; i++) {
+      TcpTransport t = nodes.get(i);
+      assertEquals(2, t.peers().size());
+      assertFalse(t.peers().contains(t.self()), "self is not its own peer");
+      for (String p : t.peers()) {
+        Recorder r = recorders.get(i);
+        await(t.self() + " sees " + p + " up", () -> r.isUp(p) && t.isUp(p));
+      }
+    }
+    int count = 2000;
+    for (int n = 0; n < count; n++) {
+      for (TcpTransport t : nodes) {
+        for (String p : t.peers()) {
+          t.send(p, numbered(t.self(), n));
+        }
+      }
+    }
+    for (int i = 0; i < 3; i++) {
+      Recorder r = recorders.get(i);
+      for (String p : nodes.get(i).peers()) {
+        await(ids.get(i) + " got all from " + p, () -> r.from(p).size() >= count);
+        List<byte[]> got = r.from(p);
+        assertEquals(count, got.size(), "no duplicates from " + p);
+        for (int n = 0; n < count; n++) {
+          ByteBuffer b = ByteBuffer.wrap(got.get(n));
+          assertEquals(n, b.getInt(), "FIFO from " + p);
+          byte[] rest = new byte[b.remaining()];
+          b.get(rest);
+          assertEquals(p, new String(rest), "sender");
+        }
+      }
+      assertFalse(r.events.stream().anyMatch(e -> e.startsWith("down")), "no link went down: " + r.events);
+    }
+  }
+
+  @Test
+  void reconnectsAfterPeerRestartsOnTheSamePort() throws Exception {
+    String a = id(freePort());
+    String b = id(freePort());
+    Recorder ra = new Recorder();
+    TcpTransport ta = start(a, List.of(a, b), ra);
+    Recorder rb1 = new Recorder();
+    TcpTransport tb1 = start(b, List.of(a, b), rb1);
+    await("a-b up", () -> ra.isUp(b) && rb1.isUp(a));
+    ta.send(b, new byte[] {1});
+    await("b got 1", () -> rb1.from(a).size() == 1);
+
+    tb1.close();
+    await("a sees b down", () -> !ra.isUp(b) && !ta.isUp(b));
+    ta.send(b, new byte[] {2}); // dropped: the link is down
+
+    Recorder rb2 = new Recorder();
+    TcpTransport tb2 = start(b, List.of(a, b), rb2);
+    await("a sees b up again", () -> ra.isUp(b) && rb2.isUp(a));
+    assertEquals(List.of("up " + b, "down " + b, "up " + b), ra.events.subList(0, 3));
+    ta.send(b, new byte[] {3});
+    tb2.send(a, new byte[] {4});
+    await("b2 got 3", () -> rb2.from(a).size() == 1);
+    await("a got 4", () -> ra.from(b).size() == 1);
+    assertEquals(3, rb2.from(a).get(0)[0], "the payload sent while down is never delivered later");
+    assertTrue(rb1.from(a).size() == 1, "the closed transport got nothing more");
+  }
+
+  @Test
+  void peerDownOnOneSideOfABrokenInboundLinkIsSeenByBoth() throws Exception {
+    // breaking only the b→a direction must make both sides go down and up again, so both re-send
+    String a = id(freePort());
+    String b = id(freePort());
+    Recorder ra = new Recorder();
+    Recorder rb = new Recorder();
+    TcpTransport ta = start(a, List.of(a, b), ra);
+    TcpTransport tb = start(b, List.of(a, b), rb);
+    await("up", () -> ra.isUp(b) && rb.isUp(a));
+    tb.breakLink(a);
+    await("a saw b go down and up", () -> ra.count("down " + b) >= 1 && ra.isUp(b));
+    await("b saw a go down and up", () -> rb.count("down " + a) >= 1 && rb.isUp(a));
+    ta.send(b, new byte[] {7});
+    await("delivered after reconnection", () -> rb.from(a).size() == 1);
+  }
+
+  @Test
+  void sendRejectsUnknownPeersAndOversizedPayloads() throws Exception {
+    String a = id(freePort());
+    TcpTransport t = TcpTransport.open(config(a, List.of(id(freePort()))).maxFrameSize(1024).build());
+    open.add(t);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> t.send("10.0.0.1:1", new byte[1]));
+    assertTrue(e.getMessage().contains("10.0.0.1:1"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> t.send(t.peers().iterator().next(), new byte[1025]));
+    assertTrue(e.getMessage().contains("maxFrameSize"), e.getMessage());
+    assertThrows(NullPointerException.class, () -> t.send(null, new byte[1]));
+  }
+
+  @Test
+  void ephemeralPortAndBindFailure() throws Exception {
+    TcpTransport t = TcpTransport.open(config("127.0.0.1:0", List.of()).build());
+    open.add(t);
+    assertTrue(t.port() > 0);
+    assertEquals("127.0.0.1:" + t.port(), t.self());
+    UncheckedIOException e = assertThrows(UncheckedIOException.class,
+        () -> TcpTransport.open(config(t.self(), List.of()).build()));
+    assertTrue(e.getMessage().contains(t.self()), e.getMessage());
+    t.close();
+    t.close(); // idempotent
+    assertThrows(IllegalStateException.class, () -> t.start(new Recorder()));
+  }
+}
