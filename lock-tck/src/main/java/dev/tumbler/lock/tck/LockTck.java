@@ -1,0 +1,1744 @@
+package dev.tumbler.lock.tck;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.DeadlockException;
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.LeaderElection;
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LeaseLostEvent;
+import dev.tumbler.lock.LeaseLostException;
+import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockException;
+import dev.tumbler.lock.LockMode;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.LockTimeoutException;
+import dev.tumbler.lock.LockTransaction;
+import dev.tumbler.lock.ProviderInfo;
+import dev.tumbler.lock.ReadWriteLock;
+import dev.tumbler.lock.Semaphore;
+import dev.tumbler.lock.ServiceClosedException;
+import dev.tumbler.lock.TransactionOptions;
+import dev.tumbler.lock.UnsupportedCapabilityException;
+import dev.tumbler.lock.spi.Checks;
+import dev.tumbler.lock.spi.LockProvider;
+import dev.tumbler.lock.spi.LockUrl;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.function.Executable;
+
+/**
+ * The Tumbler technology compatibility kit: the definition of a provider that "works". A provider
+ * module adds {@code lock-tck} with {@code test} scope and writes one class:
+ *
+ * <pre>{@code
+ * class RedisTckTest extends LockTck {
+ *   @Override
+ *   protected TckTarget createTarget() throws Exception {
+ *     RedisServer server = ...;  // start the backend on a free loopback port
+ *     return new TckTarget() { ... };
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>The groups are the {@link Nested} classes below; each runs when the provider declares the
+ * {@link Capability capabilities} it needs (and its {@link FaultInjector} can cause the faults it needs),
+ * and is reported as skipped with the reason otherwise. {@link #excludedTests()} lets a provider skip a
+ * single test with a written reason.
+ *
+ * <p>Life cycle: one instance per provider class ({@link TestInstance.Lifecycle#PER_CLASS});
+ * {@link #createTarget()} runs once before the first test, {@link TckTarget#close()} after the last.
+ * Every service a test opens is closed after that test. Timing assertions use {@link System#nanoTime()}
+ * and generous slack: they check semantics (a wait never ends early, a holder is told of a loss before
+ * another holder is granted), never speed.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(TckConditions.class)
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+public abstract class LockTck {
+
+  /** How late a wait may end, or a release may take effect, before the TCK calls it a failure. */
+  protected static final Duration SLACK = Duration.ofSeconds(2);
+
+  /** How long the TCK waits for something that must happen (a free lock granted). */
+  protected static final Duration GRANT_WAIT = Duration.ofSeconds(15);
+
+  /** The wait that tests of "a wait is honoured" ask for. */
+  protected static final Duration SHORT_WAIT = Duration.ofMillis(300);
+
+  private static final String RUN = UUID.randomUUID().toString().substring(0, 8);
+  private static final AtomicLong NAMES = new AtomicLong();
+
+  private TckTarget target;
+  private Set<Capability> capabilities = Set.of();
+  private final List<LockService> opened = new CopyOnWriteArrayList<>();
+  private final List<Thread> threads = new CopyOnWriteArrayList<>();
+
+  /**
+   * Starts the backend if needed and says how to reach it. Called once, before the first test.
+   *
+   * @throws Exception if the backend cannot be started; every test then fails with it
+   */
+  protected abstract TckTarget createTarget() throws Exception;
+
+  /**
+   * Tests this provider skips, each with the reason reported in its place: keys are
+   * {@code "Group.method"} (as in {@code "Leases.renewalKeepsLockAcrossTerms"}) or a whole
+   * {@code "Group"}. Use sparingly and say why: a skipped test is a promise not kept.
+   */
+  protected Map<String, String> excludedTests() {
+    return Map.of();
+  }
+
+  @BeforeAll
+  final void startTarget() throws Exception {
+    target = createTarget();
+    if (target == null) {
+      throw new IllegalStateException(getClass().getName() + ".createTarget() returned null");
+    }
+    try (LockService probe = target.open()) {
+      capabilities = Collections.unmodifiableSet(EnumSet.copyOf(withMutex(probe.info().capabilities())));
+    }
+  }
+
+  private static Set<Capability> withMutex(Set<Capability> caps) {
+    Set<Capability> s = new HashSet<>(caps);
+    s.add(Capability.MUTEX);
+    return s;
+  }
+
+  @AfterAll
+  final void stopTarget() {
+    if (target != null) {
+      target.close();
+    }
+  }
+
+  @AfterEach
+  final void closeEverything() throws InterruptedException {
+    for (Thread t : threads) {
+      t.interrupt();
+    }
+    for (LockService s : opened) {
+      try {
+        s.close();
+      } catch (RuntimeException ignored) {
+        // the test may have broken it on purpose
+      }
+    }
+    opened.clear();
+    for (Thread t : threads) {
+      t.join(SLACK.toMillis());
+    }
+    threads.clear();
+    FaultInjector f = target.faults().orElse(null);
+    if (f != null) {
+      // a failed test may have left a fault in place: undo it for the next one
+      safely(() -> {
+        if (f.supported().contains(FaultInjector.Fault.CRASH_BACKEND) && crashed) {
+          crashed = false;
+          f.restartBackend();
+        }
+      });
+    }
+  }
+
+  private volatile boolean crashed;
+
+  // ---------------------------------------------------------------- helpers for the groups
+
+  /** The target created by {@link #createTarget()}. */
+  protected final TckTarget target() {
+    return target;
+  }
+
+  /** What the provider declares (as the first service opened said), MUTEX always included. */
+  protected final Set<Capability> capabilities() {
+    return capabilities;
+  }
+
+  final Set<FaultInjector.Fault> faultsSupported() {
+    return target.faults().map(FaultInjector::supported).orElse(Set.of());
+  }
+
+  final boolean declares(Capability c) {
+    return capabilities.contains(c);
+  }
+
+  /** Opens a fresh service that is closed after the test. */
+  protected final LockService open() {
+    LockService s = target.open();
+    assertNotNull(s, "TckTarget.open() returned null");
+    opened.add(s);
+    return s;
+  }
+
+  /** A name no other test or run uses. */
+  protected static String name(String base) {
+    return "tck-" + RUN + "-" + base + "-" + NAMES.incrementAndGet();
+  }
+
+  final Duration leaseTime() {
+    return target.leaseTime();
+  }
+
+  /** How long a cut-off holder's lease may take to end on the backend before the TCK gives up. */
+  final Duration expiryBound() {
+    return leaseTime().multipliedBy(4).plus(Duration.ofSeconds(5));
+  }
+
+  /** How soon a released (or closed) lease must be grantable again: well before it could expire. */
+  final Duration releaseBound() {
+    if (!declares(Capability.LEASE_EXPIRY)) {
+      return SLACK;
+    }
+    Duration half = leaseTime().dividedBy(2);
+    return half.compareTo(SLACK) < 0 ? half : SLACK;
+  }
+
+  /** A background task on its own thread; interrupted and joined after the test. */
+  final <T> Job<T> start(String what, Callable<T> body) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    Thread t = Thread.ofPlatform().daemon().name("tck-" + what).unstarted(() -> {
+      try {
+        result.complete(body.call());
+      } catch (Throwable e) {
+        result.completeExceptionally(e);
+      }
+    });
+    threads.add(t);
+    t.start();
+    return new Job<>(t, result);
+  }
+
+  /** A task started by {@link #start}. */
+  record Job<T>(Thread thread, CompletableFuture<T> result) {
+    T get(Duration max) throws Exception {
+      try {
+        return result.get(max.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof Exception ex) {
+          throw ex;
+        }
+        throw e;
+      } catch (TimeoutException e) {
+        throw new AssertionError("task " + thread.getName() + " did not finish within " + max, e);
+      }
+    }
+
+    Throwable failure(Duration max) throws Exception {
+      try {
+        result.get(max.toMillis(), TimeUnit.MILLISECONDS);
+        return null;
+      } catch (ExecutionException e) {
+        return e.getCause();
+      } catch (TimeoutException e) {
+        throw new AssertionError("task " + thread.getName() + " did not finish within " + max, e);
+      }
+    }
+  }
+
+  static void eventually(Duration max, String what, BooleanSupplier condition) throws InterruptedException {
+    long end = System.nanoTime() + max.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - end > 0) {
+        fail(what + " (waited " + max.toMillis() + " ms)");
+      }
+      Thread.sleep(10);
+    }
+  }
+
+  static long millisSince(long startNanos) {
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+  }
+
+  static Lease held(Optional<Lease> lease, String what) {
+    assertTrue(lease.isPresent(), what);
+    return lease.get();
+  }
+
+  private static void safely(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException ignored) {
+      // best effort cleanup
+    }
+  }
+
+  /** Checks that the wait ended neither before {@code asked} nor much after. */
+  static void assertWaited(long startNanos, Duration asked, String what) {
+    long ms = millisSince(startNanos);
+    assertTrue(ms >= asked.toMillis(), what + " returned after " + ms + " ms, before the " + asked.toMillis()
+        + " ms asked for");
+    assertTrue(ms <= asked.plus(SLACK).toMillis(), what + " returned after " + ms + " ms, more than "
+        + SLACK.toMillis() + " ms past the " + asked.toMillis() + " ms asked for");
+  }
+
+  /** An argument check: {@code type} thrown, its message naming {@code argument}. */
+  static <X extends Throwable> void assertRejects(Class<X> type, String argument, String call, Executable e) {
+    X x = assertThrows(type, e, call + " must throw " + type.getSimpleName());
+    String m = x.getMessage();
+    assertTrue(m != null && m.toLowerCase(Locale.ROOT).contains(argument.toLowerCase(Locale.ROOT)),
+        call + " threw " + type.getSimpleName() + " whose message does not name '" + argument + "': " + m);
+  }
+
+  /** Like {@link #assertRejects} for an async call, which may throw or return a failed future. */
+  static void assertRejectsAsync(Class<? extends Throwable> type, String argument, String call,
+      Callable<CompletableFuture<?>> c) throws Exception {
+    Throwable t;
+    try {
+      CompletableFuture<?> f = c.call();
+      try {
+        Object v = f.get(SLACK.toMillis(), TimeUnit.MILLISECONDS);
+        if (v instanceof Lease l) {
+          l.release();
+        }
+        fail(call + " succeeded; it must fail with " + type.getSimpleName());
+        return;
+      } catch (ExecutionException e) {
+        t = e.getCause();
+      }
+    } catch (RuntimeException e) {
+      t = e;
+    }
+    assertTrue(type.isInstance(t), call + " failed with " + t + "; expected " + type.getSimpleName());
+    String m = t.getMessage();
+    assertTrue(m != null && m.toLowerCase(Locale.ROOT).contains(argument.toLowerCase(Locale.ROOT)),
+        call + " failed with a message that does not name '" + argument + "': " + m);
+  }
+
+  /** Cuts {@code s} off (or pauses its renewals), so that its leases end on the backend. */
+  final void isolate(FaultInjector.Fault how, LockService s) {
+    FaultInjector f = target.faults().orElseThrow();
+    switch (how) {
+      case CUT_OFF_CLIENT -> f.cutOff(s);
+      case PAUSE_RENEWALS -> f.pauseRenewals(s);
+      default -> throw new IllegalArgumentException(how.name());
+    }
+  }
+
+  final void restore(FaultInjector.Fault how, LockService s) {
+    FaultInjector f = target.faults().orElseThrow();
+    switch (how) {
+      case CUT_OFF_CLIENT -> f.heal(s);
+      case PAUSE_RENEWALS -> f.resumeRenewals(s);
+      default -> throw new IllegalArgumentException(how.name());
+    }
+  }
+
+  /** Chooses a fault that makes a holder's leases end: cut-off if the injector can, else paused renewals. */
+  final FaultInjector.Fault isolation() {
+    Set<FaultInjector.Fault> s = faultsSupported();
+    return s.contains(FaultInjector.Fault.CUT_OFF_CLIENT) ? FaultInjector.Fault.CUT_OFF_CLIENT
+        : FaultInjector.Fault.PAUSE_RENEWALS;
+  }
+
+  // ---------------------------------------------------------------- groups
+
+  @Nested
+  @DisplayName("registry and URL")
+  class Registry {
+
+    @Test
+    @DisplayName("the service describes itself and its capabilities")
+    void serviceInfo() {
+      LockService s = open();
+      assertFalse(s.info().provider().isBlank(), "info().provider() is blank");
+      assertTrue(s.info().capabilities().contains(Capability.MUTEX), "every provider declares MUTEX");
+      for (Capability c : Capability.values()) {
+        assertEquals(s.info().capabilities().contains(c), s.supports(c), "supports(" + c + ") disagrees with info()");
+      }
+      assertFalse(s.isClosed(), "a new service is closed");
+    }
+
+    @Test
+    @DisplayName("undeclared capabilities throw UnsupportedCapabilityException")
+    void undeclaredCapabilitiesRejected() {
+      LockService s = open();
+      String n = name("unsupported");
+      check(s, Capability.READ_WRITE, () -> s.readWriteLock(n));
+      check(s, Capability.SEMAPHORE, () -> s.semaphore(n, 2));
+      check(s, Capability.LEADER_ELECTION, () -> s.election(n));
+      check(s, Capability.TRANSACTIONS, () -> s.beginTransaction(TransactionOptions.defaults()));
+    }
+
+    private void check(LockService s, Capability c, Executable call) {
+      if (s.supports(c)) {
+        return;
+      }
+      UnsupportedCapabilityException e = assertThrows(UnsupportedCapabilityException.class, call,
+          "a service without " + c + " must refuse it");
+      assertEquals(c, e.capability());
+    }
+
+    @Test
+    @DisplayName("unwrap of an unrelated type throws LockException")
+    void unwrapUnrelated() {
+      LockService s = open();
+      assertThrows(LockException.class, () -> s.unwrap(java.util.regex.Pattern.class));
+    }
+
+    @Test
+    @Requires(url = true)
+    @DisplayName("the provider is found by ServiceLoader and listed by LockProviders")
+    void foundByServiceLoader() {
+      String scheme = LockUrl.parse(target.url().orElseThrow()).scheme();
+      boolean found = false;
+      ClassLoader cl = Thread.currentThread().getContextClassLoader();
+      for (LockProvider p : ServiceLoader.load(LockProvider.class, cl == null ? LockTck.class.getClassLoader() : cl)) {
+        if (scheme.equals(p.scheme())) {
+          found = true;
+        }
+      }
+      assertTrue(found, "no provider of scheme '" + scheme + "' in META-INF/services/" + LockProvider.class.getName());
+      ProviderInfo info = LockProviders.providers().stream().filter(p -> p.scheme().equals(scheme)).findFirst()
+          .orElseThrow(() -> new AssertionError("LockProviders.providers() does not list '" + scheme + "'"));
+      LockService s = open();
+      assertTrue(info.capabilities().containsAll(s.info().capabilities()),
+          "the service declares capabilities its provider does not: " + s.info().capabilities() + " vs " + info.capabilities());
+    }
+
+    @Test
+    @Requires(url = true)
+    @DisplayName("the URL parses and connects through LockProviders")
+    void urlConnects() throws InterruptedException {
+      String url = target.url().orElseThrow();
+      LockUrl parsed = LockUrl.parse(url);
+      LockService s = LockProviders.connect(url);
+      opened.add(s);
+      assertEquals(parsed.scheme(), s.info().provider(), "info().provider() is not the URL's scheme");
+      parsed.password().ifPresent(p -> {
+        assertFalse(s.info().url().contains(p), "info().url() shows the password");
+        assertFalse(String.valueOf(s).contains(p), "the service's toString() shows the password");
+      });
+      try (Lease l = held(s.lock(name("url")).tryAcquire(GRANT_WAIT), "a free lock was not granted")) {
+        assertTrue(l.isValid());
+      }
+    }
+
+    @Test
+    @Requires(url = true)
+    @DisplayName("an unknown URL parameter is an error that names it")
+    void unknownParameterRejected() {
+      String url = target.url().orElseThrow();
+      String bad = url + (url.contains("?") ? "&" : "?") + "tckNoSuchParameter=1";
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> opened.add(LockProviders.connect(bad)),
+          "an unknown parameter must not silently fall back to a default");
+      assertTrue(e.getMessage().contains("tckNoSuchParameter"), "the error does not name the parameter: " + e.getMessage());
+    }
+
+    @Test
+    @Requires(url = true)
+    @DisplayName("a secret given to connect never appears in an error")
+    void secretNotShown() {
+      String url = target.url().orElseThrow();
+      String secret = "tckS3cretValue" + RUN;
+      Properties p = new Properties();
+      p.setProperty("password", secret);
+      p.setProperty("tckNoSuchParameter", "1");
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+          () -> opened.add(LockProviders.connect(url, p)));
+      assertFalse(e.getMessage().contains(secret), "the error shows the password: " + e.getMessage());
+    }
+
+    @Test
+    @Requires(value = Capability.LEASE_EXPIRY, url = true)
+    @DisplayName("a bad leaseTime is an error that names it")
+    void badLeaseTimeRejected() {
+      String url = target.url().orElseThrow();
+      for (String v : List.of("banana", "-5s", "10")) {
+        Properties p = new Properties();
+        p.setProperty("leaseTime", v);
+        InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+            () -> opened.add(LockProviders.connect(url, p)), "leaseTime=" + v + " was accepted");
+        assertTrue(e.getMessage().contains("leaseTime"), "the error does not name leaseTime: " + e.getMessage());
+      }
+    }
+
+    @Test
+    @Requires(url = true)
+    @DisplayName("malformed URLs and unknown schemes fail clearly")
+    void malformedUrlsRejected() {
+      String scheme = LockUrl.parse(target.url().orElseThrow()).scheme();
+      for (String bad : List.of("lock:" + scheme + ":", "lock:" + scheme + "://host:99999", "jdbc:" + scheme + "://x",
+          "lock:" + scheme + "://h1,,h2", "lock:" + scheme + "://host?a=1&a=2")) {
+        InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+            () -> opened.add(LockProviders.connect(bad)), "'" + bad + "' was accepted");
+        assertFalse(e.getMessage() == null || e.getMessage().isBlank(), "no message for '" + bad + "'");
+      }
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+          () -> opened.add(LockProviders.connect("lock:tcknosuchscheme://x")));
+      assertTrue(e.getMessage().contains(scheme), "an unknown scheme's error does not list installed '" + scheme
+          + "': " + e.getMessage());
+    }
+  }
+
+  @Nested
+  @DisplayName("mutex contract")
+  class Mutex {
+
+    @Test
+    @DisplayName("acquire gives a valid lease; release frees the lock for others")
+    void acquireRelease() throws InterruptedException {
+      LockService a = open();
+      LockService b = open();
+      String n = name("mutex");
+      Lock lock = a.lock(n);
+      assertEquals(n, lock.name());
+      Lease l = lock.acquire();
+      assertEquals(n, l.name(), "lease.name()");
+      assertEquals(1, l.permits(), "a lock lease holds 1 permit");
+      assertTrue(l.isValid(), "a new lease is not valid");
+      assertTrue(l.remaining().compareTo(Duration.ZERO) > 0, "a new lease has no time left");
+      assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "a held lock was granted to another service");
+      l.release();
+      assertFalse(l.isValid(), "a released lease is still valid");
+      assertEquals(Duration.ZERO, l.remaining(), "a released lease has time left");
+      held(b.lock(n).tryAcquire(releaseBound()), "a released lock was not granted to another service").release();
+    }
+
+    @Test
+    @DisplayName("tryAcquire(ZERO) while held elsewhere returns empty at once")
+    void tryZeroWhileHeld() throws InterruptedException {
+      LockService a = open();
+      LockService b = open();
+      String n = name("zero");
+      try (Lease l = a.lock(n).acquire()) {
+        long t0 = System.nanoTime();
+        assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "tryAcquire(ZERO) got a held lock");
+        assertTrue(millisSince(t0) < SLACK.toMillis(), "tryAcquire(ZERO) waited " + millisSince(t0) + " ms");
+        assertTrue(a.lock(n).tryAcquire(Duration.ZERO).isEmpty(),
+            "a second lease of a held lock was granted through the same service (locks are not reentrant)");
+        assertTrue(l.isValid());
+      }
+    }
+
+    @Test
+    @DisplayName("tryAcquire(wait) never returns early and returns within the slack")
+    void waitHonoured() throws InterruptedException {
+      LockService a = open();
+      LockService b = open();
+      String n = name("wait");
+      try (Lease l = a.lock(n).acquire()) {
+        for (Duration w : List.of(SHORT_WAIT, Duration.ofMillis(700))) {
+          long t0 = System.nanoTime();
+          assertTrue(b.lock(n).tryAcquire(w).isEmpty(), "tryAcquire got a held lock");
+          assertWaited(t0, w, "tryAcquire(" + w.toMillis() + "ms)");
+        }
+        assertTrue(l.isValid());
+      }
+    }
+
+    @Test
+    @DisplayName("a waiter is granted the lock when the holder releases it")
+    void waiterGrantedOnRelease() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n = name("handoff");
+      Lease la = a.lock(n).acquire();
+      Job<Optional<Lease>> waiter = start("waiter", () -> b.lock(n).tryAcquire(GRANT_WAIT));
+      Thread.sleep(200);
+      assertFalse(waiter.result().isDone(), "the waiter returned while the lock was held: " + waiter.result());
+      la.release();
+      Lease lb = held(waiter.get(GRANT_WAIT), "the waiter was not granted the released lock");
+      assertTrue(lb.isValid());
+      if (declares(Capability.FENCING)) {
+        assertTrue(lb.fencingToken() > la.fencingToken(), "fencing token did not increase: " + la.fencingToken()
+            + " then " + lb.fencingToken());
+      }
+      lb.release();
+    }
+
+    @Test
+    @DisplayName("release is idempotent, fires no listener, and a stale release frees nothing")
+    void releaseIdempotent() throws InterruptedException {
+      LockService a = open();
+      LockService b = open();
+      LockService c = open();
+      String n = name("release");
+      Lease l1 = a.lock(n).acquire();
+      AtomicBoolean fired = new AtomicBoolean();
+      l1.onLost(e -> fired.set(true));
+      l1.release();
+      l1.release();
+      l1.close();
+      assertFalse(fired.get(), "release fired a lost listener");
+      Lease l2 = held(b.lock(n).tryAcquire(releaseBound()), "the released lock was not granted");
+      l1.release();
+      l1.close();
+      assertTrue(c.lock(n).tryAcquire(Duration.ZERO).isEmpty(),
+          "releasing an old lease again freed the lock of its next holder");
+      assertTrue(l2.isValid(), "the next holder's lease was ended by a stale release");
+      l2.release();
+    }
+
+    @Test
+    @DisplayName("acquireAsync completes with a lease, or LockTimeoutException no earlier than its wait")
+    void acquireAsync() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n = name("async");
+      Lease la = a.lock(n).acquireAsync(Duration.ZERO).get(GRANT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      assertTrue(la.isValid());
+      long t0 = System.nanoTime();
+      CompletableFuture<Lease> f = b.lock(n).acquireAsync(SHORT_WAIT);
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> f.get(SHORT_WAIT.plus(SLACK).toMillis(), TimeUnit.MILLISECONDS), "acquireAsync of a held lock completed");
+      assertWaited(t0, SHORT_WAIT, "acquireAsync(" + SHORT_WAIT.toMillis() + "ms)");
+      assertTrue(e.getCause() instanceof LockTimeoutException, "expected LockTimeoutException, got " + e.getCause());
+      CompletableFuture<Lease> g = b.lock(n).acquireAsync(GRANT_WAIT);
+      Thread.sleep(100);
+      la.release();
+      Lease lb = g.get(GRANT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      assertTrue(lb.isValid());
+      lb.release();
+    }
+
+    @Test
+    @DisplayName("cancelling acquireAsync leaks nothing")
+    void asyncCancel() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      LockService c = open();
+      String n = name("cancel");
+      Lease la = a.lock(n).acquire();
+      CompletableFuture<Lease> f = b.lock(n).acquireAsync(GRANT_WAIT);
+      Thread.sleep(200);
+      assertTrue(f.cancel(true), "a pending acquireAsync could not be cancelled");
+      assertThrows(CancellationException.class, f::join);
+      la.release();
+      Lease lc = held(c.lock(n).tryAcquire(SLACK.plus(releaseBound())),
+          "the lock stayed taken after the only waiter cancelled: the cancelled acquire leaked a lease");
+      lc.release();
+    }
+
+    @Test
+    @DisplayName("an interrupted acquire throws InterruptedException and holds nothing")
+    void interrupt() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      LockService c = open();
+      String n = name("interrupt");
+      Lease la = a.lock(n).acquire();
+      Job<Lease> waiter = start("interrupted", () -> b.lock(n).acquire());
+      Thread.sleep(200);
+      waiter.thread().interrupt();
+      Throwable t = waiter.failure(SLACK);
+      assertTrue(t instanceof InterruptedException, "an interrupted acquire() ended with " + t);
+      la.release();
+      Lease lc = held(c.lock(n).tryAcquire(releaseBound()), "the interrupted acquire left the lock taken");
+      lc.release();
+      held(b.lock(name("after-interrupt")).tryAcquire(GRANT_WAIT), "the service is unusable after an interrupt").release();
+    }
+
+    @Test
+    @DisplayName("asJavaLock is thread-owned and reentrant")
+    void asJavaLock() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n = name("java");
+      Lock handle = a.lock(n);
+      java.util.concurrent.locks.Lock jl = handle.asJavaLock();
+      assertSame(jl, handle.asJavaLock(), "asJavaLock() returned a different adapter for the same handle");
+      assertThrows(IllegalMonitorStateException.class, jl::unlock, "unlock without lock");
+      jl.lock();
+      jl.lock();
+      assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "asJavaLock().lock() did not take the lock");
+      Throwable other = start("foreign-unlock", () -> {
+        jl.unlock();
+        return null;
+      }).failure(SLACK);
+      assertTrue(other instanceof IllegalMonitorStateException, "unlock from another thread gave " + other);
+      jl.unlock();
+      assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "one unlock of two nested locks freed the lock");
+      jl.unlock();
+      Lease lb = held(b.lock(n).tryAcquire(releaseBound()), "the last unlock did not free the lock");
+      assertFalse(jl.tryLock(), "tryLock() got a lock held elsewhere");
+      long t0 = System.nanoTime();
+      assertFalse(jl.tryLock(SHORT_WAIT.toMillis(), TimeUnit.MILLISECONDS), "tryLock(wait) got a lock held elsewhere");
+      assertWaited(t0, SHORT_WAIT, "tryLock(" + SHORT_WAIT.toMillis() + "ms)");
+      lb.release();
+      assertTrue(jl.tryLock(GRANT_WAIT.toMillis(), TimeUnit.MILLISECONDS), "tryLock(wait) missed a free lock");
+      jl.unlock();
+      assertThrows(UnsupportedOperationException.class, jl::newCondition);
+    }
+  }
+
+  @Nested
+  @DisplayName("exclusion under contention")
+  class Contention {
+    static final int SERVICES = 3;
+    static final int THREADS = 4;
+    static final int ROUNDS = 8;
+
+    @Test
+    @DisplayName("services x threads: one holder at a time, every grant counted, tokens increase")
+    void exclusion() throws Exception {
+      run(false);
+    }
+
+    @Test
+    @DisplayName("the same with tryAcquire(ZERO) retries")
+    void exclusionWithTryZero() throws Exception {
+      run(true);
+    }
+
+    private void run(boolean spin) throws Exception {
+      String n = name("contention");
+      AtomicInteger occupancy = new AtomicInteger();
+      AtomicInteger maxOccupancy = new AtomicInteger();
+      AtomicInteger grants = new AtomicInteger();
+      List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+      List<Job<Void>> jobs = new ArrayList<>();
+      for (int s = 0; s < SERVICES; s++) {
+        LockService svc = open();
+        for (int t = 0; t < THREADS; t++) {
+          jobs.add(start("contender-" + s + "-" + t, () -> {
+            Lock lock = svc.lock(n);
+            for (int r = 0; r < ROUNDS; r++) {
+              Lease l = null;
+              long end = System.nanoTime() + GRANT_WAIT.multipliedBy(2).toNanos();
+              while (l == null) {
+                Optional<Lease> o = spin ? lock.tryAcquire(Duration.ZERO) : lock.tryAcquire(GRANT_WAIT.multipliedBy(2));
+                if (o.isPresent()) {
+                  l = o.get();
+                } else if (!spin || System.nanoTime() - end > 0) {
+                  throw new AssertionError("no grant within " + GRANT_WAIT.multipliedBy(2));
+                } else {
+                  Thread.sleep(ThreadLocalRandom.current().nextInt(1, 4));
+                }
+              }
+              int o = occupancy.incrementAndGet();
+              maxOccupancy.accumulateAndGet(o, Math::max);
+              grants.incrementAndGet();
+              tokens.add(l.fencingToken());
+              if (r % 2 == 0) {
+                Thread.sleep(1);
+              } else {
+                Thread.yield();
+              }
+              occupancy.decrementAndGet();
+              l.release();
+            }
+            return null;
+          }));
+        }
+      }
+      for (Job<Void> j : jobs) {
+        j.get(Duration.ofSeconds(90));
+      }
+      assertEquals(1, maxOccupancy.get(), "two holders were inside the critical section at once");
+      assertEquals(SERVICES * THREADS * ROUNDS, grants.get(), "grant count");
+      assertEquals(grants.get(), tokens.size(), "the witness and the grant count disagree");
+      if (declares(Capability.FENCING)) {
+        for (int i = 1; i < tokens.size(); i++) {
+          assertTrue(tokens.get(i) > tokens.get(i - 1), "fencing tokens not strictly increasing in grant order at grant "
+              + i + ": " + tokens.get(i - 1) + " then " + tokens.get(i));
+        }
+      }
+    }
+
+    @Test
+    @DisplayName("asJavaLock: threads sharing a handle exclude each other")
+    void javaLockExclusion() throws Exception {
+      String n = name("java-contention");
+      AtomicInteger occupancy = new AtomicInteger();
+      AtomicInteger max = new AtomicInteger();
+      List<Job<Void>> jobs = new ArrayList<>();
+      for (int s = 0; s < 2; s++) {
+        java.util.concurrent.locks.Lock jl = open().lock(n).asJavaLock();
+        for (int t = 0; t < 3; t++) {
+          jobs.add(start("java-" + s + "-" + t, () -> {
+            for (int r = 0; r < 5; r++) {
+              assertTrue(jl.tryLock(GRANT_WAIT.toMillis(), TimeUnit.MILLISECONDS), "no grant");
+              try {
+                max.accumulateAndGet(occupancy.incrementAndGet(), Math::max);
+                Thread.sleep(1);
+                occupancy.decrementAndGet();
+              } finally {
+                jl.unlock();
+              }
+            }
+            return null;
+          }));
+        }
+      }
+      for (Job<Void> j : jobs) {
+        j.get(Duration.ofSeconds(90));
+      }
+      assertEquals(1, max.get(), "two threads held the java lock at once");
+    }
+  }
+
+  @Nested
+  @DisplayName("fencing")
+  @Requires(Capability.FENCING)
+  class Fencing {
+
+    @Test
+    @DisplayName("tokens strictly increase across grants through different services")
+    void tokensIncrease() throws InterruptedException {
+      List<LockService> s = List.of(open(), open(), open());
+      String n = name("fence");
+      FencedResource<Integer> resource = new FencedResource<>();
+      long prev = Long.MIN_VALUE;
+      for (int i = 0; i < 9; i++) {
+        Lease l = held(s.get(i % 3).lock(n).tryAcquire(GRANT_WAIT), "a free lock was not granted");
+        assertTrue(l.fencingToken() > prev, "grant " + i + " has token " + l.fencingToken() + ", not above " + prev);
+        assertTrue(resource.write(l.fencingToken(), i));
+        prev = l.fencingToken();
+        if (i % 2 == 0) {
+          l.renew();
+          assertEquals(prev, l.fencingToken(), "renewal changed the fencing token");
+        }
+        l.release();
+      }
+      assertEquals(0, resource.staleWrites());
+    }
+
+    @Test
+    @Requires(value = Capability.LEASE_EXPIRY, anyFault = {FaultInjector.Fault.CUT_OFF_CLIENT,
+        FaultInjector.Fault.PAUSE_RENEWALS})
+    @DisplayName("a holder cut off and woken after another was granted is rejected by the fenced resource")
+    void staleHolderRejected() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n = name("stale");
+      FencedResource<String> resource = new FencedResource<>();
+      Lease la = a.lock(n).acquire();
+      assertTrue(resource.write(la.fencingToken(), "a"));
+      FaultInjector.Fault how = isolation();
+      isolate(how, a);
+      Lease lb;
+      try {
+        lb = held(b.lock(n).tryAcquire(expiryBound()), "the lock was never granted after its holder was cut off");
+        assertTrue(resource.write(lb.fencingToken(), "b"), "the new holder's write was rejected");
+      } finally {
+        restore(how, a);
+      }
+      // the old holder wakes up and writes with the token it still has
+      assertFalse(resource.write(la.fencingToken(), "a-late"), "the stale holder's write was accepted");
+      assertEquals(1, resource.staleWrites());
+      assertEquals("b", resource.value());
+      lb.release();
+    }
+  }
+
+  @Nested
+  @DisplayName("leases")
+  @Requires(Capability.LEASE_EXPIRY)
+  class Leases {
+
+    @Test
+    @DisplayName("automatic renewal keeps a lock across 5 terms")
+    void renewalKeepsLockAcrossTerms() throws InterruptedException {
+      LockService a = open();
+      LockService b = open();
+      String n = name("renew");
+      Lease l = a.lock(n).acquire();
+      AtomicBoolean lost = new AtomicBoolean();
+      l.onLost(e -> lost.set(true));
+      long end = System.nanoTime() + leaseTime().multipliedBy(5).toNanos();
+      while (System.nanoTime() - end < 0) {
+        Thread.sleep(leaseTime().dividedBy(3).toMillis());
+        assertTrue(l.isValid(), "the lease ended while renewed automatically");
+        assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "the renewed lock was granted to another service");
+      }
+      assertFalse(lost.get(), "a renewed lease fired its lost listener");
+      assertTrue(l.remaining().compareTo(Duration.ZERO) > 0);
+      l.release();
+    }
+
+    @Test
+    @DisplayName("remaining() is within the term; renew() extends; a released lease cannot be renewed")
+    void remainingAndRenew() throws InterruptedException {
+      LockService a = open();
+      Lease l = a.lock(name("remaining")).acquire();
+      Duration r = l.remaining();
+      assertTrue(r.compareTo(Duration.ZERO) > 0 && r.compareTo(leaseTime()) <= 0,
+          "remaining() " + r + " is not within (0, " + leaseTime() + "]");
+      long token = l.fencingToken();
+      Thread.sleep(leaseTime().dividedBy(4).toMillis());
+      l.renew();
+      assertTrue(l.isValid());
+      assertEquals(token, l.fencingToken());
+      assertTrue(l.remaining().compareTo(leaseTime()) <= 0);
+      l.release();
+      assertThrows(LeaseLostException.class, l::renew, "renew() of a released lease");
+    }
+
+    @Test
+    @Requires(value = Capability.LOST_NOTIFICATION, faults = FaultInjector.Fault.CUT_OFF_CLIENT)
+    @DisplayName("a cut-off holder is told it lost the lock before another client is granted it")
+    void lostBeforeOthersGrantedWhenCutOff() throws Exception {
+      lostBeforeOthersGranted(FaultInjector.Fault.CUT_OFF_CLIENT);
+    }
+
+    @Test
+    @Requires(value = Capability.LOST_NOTIFICATION, faults = FaultInjector.Fault.PAUSE_RENEWALS)
+    @DisplayName("a holder whose renewals pause is told it lost the lock before another client is granted it")
+    void lostBeforeOthersGrantedWhenPaused() throws Exception {
+      lostBeforeOthersGranted(FaultInjector.Fault.PAUSE_RENEWALS);
+    }
+
+    @Test
+    @Requires(anyFault = {FaultInjector.Fault.CUT_OFF_CLIENT, FaultInjector.Fault.PAUSE_RENEWALS})
+    @DisplayName("the lock of a cut-off holder becomes available to others")
+    void lockFreedAfterHolderCutOff() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n = name("freed");
+      Lease la = a.lock(n).acquire();
+      FaultInjector.Fault how = isolation();
+      isolate(how, a);
+      try {
+        long t0 = System.nanoTime();
+        Lease lb = held(b.lock(n).tryAcquire(expiryBound()), "the lock was never granted after its holder was cut off ("
+            + how + "): the lease never expired");
+        assertTrue(millisSince(t0) + 50 >= leaseTime().toMillis() * 3 / 4 - 50 || !la.isValid(),
+            "granted to another while the cut-off holder still trusted its lease");
+        assertFalse(la.isValid(), "the cut-off holder still considers its lease valid after another was granted");
+        lb.release();
+      } finally {
+        restore(how, a);
+      }
+    }
+
+    private void lostBeforeOthersGranted(FaultInjector.Fault how) throws Exception {
+      LockService a = open();
+      LockService b = open();
+      LockService c = open();
+      String n = name("lost-" + how.name().toLowerCase(Locale.ROOT));
+      FencedResource<String> resource = new FencedResource<>();
+      Lease la = a.lock(n).acquire();
+      assertTrue(resource.write(la.fencingToken(), "a"));
+      AtomicLong lostAt = new AtomicLong();
+      AtomicReference<LeaseLostEvent> event = new AtomicReference<>();
+      AtomicBoolean validInListener = new AtomicBoolean(true);
+      la.onLost(e -> {
+        lostAt.set(System.nanoTime());
+        validInListener.set(la.isValid());
+        event.set(e);
+      });
+      Lease lb;
+      isolate(how, a);
+      try {
+        lb = held(b.lock(n).tryAcquire(expiryBound()), "the lock was never granted after its holder was isolated ("
+            + how + "): the lease never expired");
+        long grantedAt = System.nanoTime();
+        assertFalse(la.isValid(), "the isolated holder's lease is still valid after another client was granted the lock");
+        assertNotNull(event.get(), "the isolated holder's onLost listener had not fired when another client was granted the lock");
+        assertTrue(lostAt.get() - grantedAt < 0, "onLost fired after the other grant");
+        assertFalse(validInListener.get(), "isValid() was still true inside the lost listener");
+        LeaseLostEvent e = event.get();
+        assertEquals(n, e.name());
+        assertEquals(la.fencingToken(), e.fencingToken(), "the event's fencing token");
+        assertTrue(Set.of(LeaseLostEvent.Reason.EXPIRED, LeaseLostEvent.Reason.CONNECTION_LOST,
+            LeaseLostEvent.Reason.REVOKED).contains(e.reason()), "unexpected reason " + e.reason());
+        if (declares(Capability.FENCING)) {
+          assertTrue(lb.fencingToken() > la.fencingToken(), "the new grant's token is not above the lost one's");
+        }
+        assertTrue(resource.write(lb.fencingToken(), "b"));
+        // a listener added after the loss runs at once, on the calling thread
+        AtomicReference<Thread> ranOn = new AtomicReference<>();
+        la.onLost(x -> ranOn.set(Thread.currentThread()));
+        assertSame(Thread.currentThread(), ranOn.get(), "a listener added after the loss did not run at once");
+      } finally {
+        restore(how, a);
+      }
+      if (declares(Capability.FENCING)) {
+        assertFalse(resource.write(la.fencingToken(), "a-late"), "the lost holder's late write was accepted");
+        assertEquals(1, resource.staleWrites());
+      }
+      Thread.sleep(leaseTime().dividedBy(2).toMillis());
+      assertFalse(la.isValid(), "a lost lease became valid again after the fault was undone");
+      la.release();
+      assertTrue(c.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "releasing the lost lease freed the new holder's lock");
+      assertTrue(lb.isValid(), "the new holder lost its lease when the old one was released");
+      lb.release();
+      held(a.lock(name("recovered")).tryAcquire(GRANT_WAIT), "the client cannot lock again after the fault was undone")
+          .release();
+    }
+  }
+
+  @Nested
+  @DisplayName("semaphore")
+  @Requires(Capability.SEMAPHORE)
+  class Semaphores {
+
+    @Test
+    @DisplayName("never more permits out than the maximum")
+    void permitsNeverExceeded() throws Exception {
+      String n = name("sem");
+      int max = 3;
+      AtomicInteger inUse = new AtomicInteger();
+      AtomicInteger peak = new AtomicInteger();
+      List<Job<Void>> jobs = new ArrayList<>();
+      for (int s = 0; s < 3; s++) {
+        Semaphore sem = open().semaphore(n, max);
+        assertEquals(max, sem.maxPermits());
+        assertEquals(n, sem.name());
+        for (int t = 0; t < 3; t++) {
+          jobs.add(start("permits-" + s + "-" + t, () -> {
+            for (int r = 0; r < 6; r++) {
+              int k = 1 + (r % 2);
+              Lease l = held(sem.tryAcquire(k, GRANT_WAIT.multipliedBy(2)), "no permits within the wait");
+              assertEquals(k, l.permits(), "lease.permits()");
+              peak.accumulateAndGet(inUse.addAndGet(k), Math::max);
+              Thread.sleep(1);
+              inUse.addAndGet(-k);
+              l.release();
+            }
+            return null;
+          }));
+        }
+      }
+      for (Job<Void> j : jobs) {
+        j.get(Duration.ofSeconds(90));
+      }
+      assertTrue(peak.get() <= max, "up to " + peak.get() + " permits were out at once; the maximum is " + max);
+      assertEquals(0, inUse.get());
+    }
+
+    @Test
+    @DisplayName("permits are counted, and come back on release")
+    void permitsComeBackOnRelease() throws InterruptedException {
+      String n = name("sem-release");
+      Semaphore a = open().semaphore(n, 3);
+      Semaphore b = open().semaphore(n, 3);
+      Lease two = held(a.tryAcquire(2, GRANT_WAIT), "2 of 3 free permits were refused");
+      Lease one = held(b.tryAcquire(1, Duration.ZERO), "the third permit was refused");
+      assertTrue(b.tryAcquire(1, Duration.ZERO).isEmpty(), "a fourth permit of 3 was granted");
+      long t0 = System.nanoTime();
+      assertTrue(b.tryAcquire(1, SHORT_WAIT).isEmpty(), "a permit was granted with all out");
+      assertWaited(t0, SHORT_WAIT, "semaphore tryAcquire(" + SHORT_WAIT.toMillis() + "ms)");
+      two.release();
+      two.release();
+      Lease again = held(b.tryAcquire(2, releaseBound()), "released permits did not come back");
+      assertTrue(a.tryAcquire(1, Duration.ZERO).isEmpty(), "a permit beyond the maximum was granted after a release");
+      again.release();
+      one.release();
+      Lease all = held(a.tryAcquire(3, releaseBound()), "all permits did not come back");
+      all.release();
+      eventually(SLACK, "availablePermits() did not come back to the maximum", () -> a.availablePermits() == 3);
+    }
+
+    @Test
+    @DisplayName("closing a service gives its permits back")
+    void permitsComeBackOnClose() throws InterruptedException {
+      String n = name("sem-close");
+      LockService sa = open();
+      Semaphore a = sa.semaphore(n, 3);
+      Semaphore b = open().semaphore(n, 3);
+      Lease l = held(a.tryAcquire(2, GRANT_WAIT), "free permits were refused");
+      assertTrue(b.tryAcquire(2, Duration.ZERO).isEmpty(), "2 permits granted with only 1 free");
+      sa.close();
+      assertFalse(l.isValid(), "a lease is still valid after its service was closed");
+      held(b.tryAcquire(3, releaseBound()), "the closed service's permits did not come back (leaked on close)").release();
+    }
+
+    @Test
+    @DisplayName("a waiter for several permits is granted when enough come back")
+    void waiterGranted() throws Exception {
+      String n = name("sem-wait");
+      Semaphore a = open().semaphore(n, 2);
+      Semaphore b = open().semaphore(n, 2);
+      Lease l1 = a.acquire(1);
+      Lease l2 = a.acquire(1);
+      Job<Lease> waiter = start("sem-waiter", () -> b.acquire(2));
+      Thread.sleep(150);
+      l1.release();
+      Thread.sleep(150);
+      assertFalse(waiter.result().isDone(), "2 permits were granted with 1 free");
+      l2.release();
+      Lease both = waiter.get(GRANT_WAIT);
+      assertEquals(2, both.permits());
+      both.release();
+    }
+  }
+
+  @Nested
+  @DisplayName("read/write")
+  @Requires(Capability.READ_WRITE)
+  class ReadWrite {
+
+    @Test
+    @DisplayName("readers share the lock")
+    void readersShare() throws InterruptedException {
+      String n = name("rw-share");
+      ReadWriteLock a = open().readWriteLock(n);
+      ReadWriteLock b = open().readWriteLock(n);
+      assertEquals(n, a.name());
+      Lease r1 = held(a.readLock().tryAcquire(GRANT_WAIT), "a free read lock was refused");
+      Lease r2 = held(b.readLock().tryAcquire(SLACK), "a second reader was refused");
+      assertTrue(r1.isValid() && r2.isValid());
+      r1.release();
+      r2.release();
+    }
+
+    @Test
+    @DisplayName("a writer excludes readers and writers")
+    void writerExcludes() throws InterruptedException {
+      String n = name("rw-writer");
+      ReadWriteLock a = open().readWriteLock(n);
+      ReadWriteLock b = open().readWriteLock(n);
+      Lease w = a.writeLock().acquire();
+      assertTrue(b.readLock().tryAcquire(Duration.ZERO).isEmpty(), "a reader was admitted beside a writer");
+      long t0 = System.nanoTime();
+      assertTrue(b.readLock().tryAcquire(SHORT_WAIT).isEmpty(), "a reader was admitted beside a writer");
+      assertWaited(t0, SHORT_WAIT, "readLock().tryAcquire");
+      assertTrue(b.writeLock().tryAcquire(Duration.ZERO).isEmpty(), "two writers at once");
+      assertTrue(a.readLock().tryAcquire(Duration.ZERO).isEmpty(), "a reader through the writer's own service was admitted");
+      w.release();
+      held(b.readLock().tryAcquire(releaseBound()), "a reader was refused after the writer left").release();
+    }
+
+    @Test
+    @DisplayName("readers exclude a writer until the last leaves")
+    void readersExcludeWriter() throws Exception {
+      String n = name("rw-readers");
+      ReadWriteLock a = open().readWriteLock(n);
+      ReadWriteLock b = open().readWriteLock(n);
+      ReadWriteLock c = open().readWriteLock(n);
+      Lease r1 = a.readLock().acquire();
+      Lease r2 = b.readLock().acquire();
+      assertTrue(c.writeLock().tryAcquire(Duration.ZERO).isEmpty(), "a writer was admitted beside readers");
+      Job<Optional<Lease>> writer = start("rw-writer", () -> c.writeLock().tryAcquire(GRANT_WAIT));
+      r1.release();
+      Thread.sleep(200);
+      assertFalse(writer.result().isDone(), "a writer was admitted beside a reader");
+      r2.release();
+      Lease w = held(writer.get(GRANT_WAIT), "the writer was not admitted after the readers left");
+      w.release();
+    }
+
+    @Test
+    @DisplayName("mixed readers and writers under contention: the witness never sees a writer with anyone")
+    void contention() throws Exception {
+      String n = name("rw-contention");
+      AtomicInteger readers = new AtomicInteger();
+      AtomicInteger writers = new AtomicInteger();
+      AtomicInteger violations = new AtomicInteger();
+      AtomicInteger maxReaders = new AtomicInteger();
+      List<Long> writeTokens = Collections.synchronizedList(new ArrayList<>());
+      List<Job<Void>> jobs = new ArrayList<>();
+      for (int s = 0; s < 2; s++) {
+        ReadWriteLock rw = open().readWriteLock(n);
+        for (int t = 0; t < 4; t++) {
+          boolean writer = t % 2 == 0;
+          jobs.add(start("rw-" + s + "-" + t, () -> {
+            for (int r = 0; r < 6; r++) {
+              Lock lock = writer ? rw.writeLock() : rw.readLock();
+              Lease l = held(lock.tryAcquire(GRANT_WAIT.multipliedBy(2)), "no grant within the wait");
+              if (writer) {
+                if (writers.incrementAndGet() != 1 || readers.get() != 0) {
+                  violations.incrementAndGet();
+                }
+                writeTokens.add(l.fencingToken());
+                Thread.sleep(2);
+                writers.decrementAndGet();
+              } else {
+                maxReaders.accumulateAndGet(readers.incrementAndGet(), Math::max);
+                if (writers.get() != 0) {
+                  violations.incrementAndGet();
+                }
+                Thread.sleep(3);
+                readers.decrementAndGet();
+              }
+              l.release();
+            }
+            return null;
+          }));
+        }
+      }
+      for (Job<Void> j : jobs) {
+        j.get(Duration.ofSeconds(90));
+      }
+      assertEquals(0, violations.get(), "a writer overlapped with another writer or a reader");
+      if (declares(Capability.FENCING)) {
+        for (int i = 1; i < writeTokens.size(); i++) {
+          assertTrue(writeTokens.get(i) > writeTokens.get(i - 1), "write-lock tokens not increasing in grant order");
+        }
+      }
+    }
+  }
+
+  @Nested
+  @DisplayName("fairness")
+  @Requires(Capability.FAIR)
+  class Fairness {
+
+    @Test
+    @DisplayName("waiters are granted in the order they asked")
+    void firstComeFirstServed() throws Exception {
+      String n = name("fair");
+      Lease held = open().lock(n).acquire();
+      List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+      List<Job<Void>> jobs = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        int id = i;
+        LockService s = open();
+        jobs.add(start("fair-" + i, () -> {
+          Lease l = held(s.lock(n).tryAcquire(GRANT_WAIT.multipliedBy(2)), "a waiter was never granted");
+          order.add(id);
+          l.release();
+          return null;
+        }));
+        Thread.sleep(200);
+      }
+      held.release();
+      for (Job<Void> j : jobs) {
+        j.get(Duration.ofSeconds(60));
+      }
+      assertEquals(List.of(0, 1, 2, 3), order, "waiters were not granted in the order they asked");
+    }
+  }
+
+  @Nested
+  @DisplayName("transactions")
+  @Requires(Capability.TRANSACTIONS)
+  class Transactions {
+
+    private LockTransaction tx(LockService s) {
+      return s.beginTransaction(TransactionOptions.defaults());
+    }
+
+    @Test
+    @DisplayName("a transaction takes several locks; close releases them all")
+    void lockSeveral() throws InterruptedException {
+      String n = name("tx");
+      LockService a = open();
+      LockService b = open();
+      LockTransaction t1 = tx(a).lock(LockMode.WRITE, n, "x").lock(LockMode.WRITE, List.of(n, "y"));
+      assertTrue(t1.await(GRANT_WAIT), "free locks were not granted to a transaction");
+      Map<List<String>, Long> tokens = t1.fencingTokens();
+      assertTrue(tokens.containsKey(List.of(n, "x")) && tokens.containsKey(List.of(n, "y")),
+          "fencingTokens() does not list the held paths: " + tokens);
+      LockTransaction t2 = tx(b).lock(LockMode.WRITE, n, "y");
+      long t0 = System.nanoTime();
+      assertFalse(t2.await(SHORT_WAIT), "a held path was granted to another transaction");
+      assertWaited(t0, SHORT_WAIT, "await(" + SHORT_WAIT.toMillis() + "ms)");
+      t1.close();
+      t1.close();
+      assertTrue(t2.await(GRANT_WAIT), "the paths were not granted after the holder closed");
+      t2.close();
+    }
+
+    @Test
+    @DisplayName("readers share a path; a writer waits for them")
+    void readersShare() throws InterruptedException {
+      String n = name("tx-read");
+      LockTransaction r1 = tx(open()).lock(LockMode.READ, n);
+      LockTransaction r2 = tx(open()).lock(LockMode.READ, n);
+      assertTrue(r1.await(GRANT_WAIT) && r2.await(GRANT_WAIT), "readers did not share a path");
+      LockTransaction w = tx(open()).lock(LockMode.WRITE, n);
+      assertFalse(w.await(SHORT_WAIT), "a writer was granted beside readers");
+      r1.close();
+      r2.close();
+      assertTrue(w.await(GRANT_WAIT), "the writer was not granted after the readers left");
+      w.close();
+    }
+
+    @Test
+    @Requires(Capability.HIERARCHICAL_NAMES)
+    @DisplayName("a path conflicts with its ancestors and descendants, not its siblings")
+    void hierarchy() throws InterruptedException {
+      String n = name("tx-tree");
+      LockTransaction parent = tx(open()).lock(LockMode.WRITE, n);
+      assertTrue(parent.await(GRANT_WAIT));
+      LockTransaction child = tx(open()).lock(LockMode.WRITE, n, "a", "b");
+      assertFalse(child.await(SHORT_WAIT), "[" + n + ",a,b] was granted while [" + n + "] is held");
+      parent.close();
+      assertTrue(child.await(GRANT_WAIT), "the child was not granted after the parent left");
+      LockTransaction ancestor = tx(open()).lock(LockMode.WRITE, n);
+      assertFalse(ancestor.await(SHORT_WAIT), "[" + n + "] was granted while [" + n + ",a,b] is held");
+      LockTransaction sibling = tx(open()).lock(LockMode.WRITE, n, "a", "c");
+      assertTrue(sibling.await(GRANT_WAIT), "a sibling path was refused");
+      child.close();
+      sibling.close();
+      assertTrue(ancestor.await(GRANT_WAIT));
+      ancestor.close();
+    }
+
+    @Test
+    @DisplayName("a two-transaction deadlock is resolved: each in turn gets both locks")
+    void deadlockSurrender() throws Exception {
+      deadlock(false);
+    }
+
+    @Test
+    @DisplayName("with abortOnDeadlock, one transaction aborts with DeadlockException and the other gets both")
+    void deadlockAbort() throws Exception {
+      deadlock(true);
+    }
+
+    private void deadlock(boolean abort) throws Exception {
+      String n = name("tx-deadlock");
+      TransactionOptions o = TransactionOptions.defaults().withAbortOnDeadlock(abort);
+      LockTransaction t1 = open().beginTransaction(o).lock(LockMode.WRITE, n, "x");
+      LockTransaction t2 = open().beginTransaction(o).lock(LockMode.WRITE, n, "y");
+      assertTrue(t1.await(GRANT_WAIT) && t2.await(GRANT_WAIT), "free locks were not granted");
+      t1.lock(LockMode.WRITE, n, "y");
+      t2.lock(LockMode.WRITE, n, "x");
+      AtomicInteger inside = new AtomicInteger();
+      AtomicInteger peak = new AtomicInteger();
+      Callable<Boolean> body1 = () -> finish(t1, inside, peak);
+      Callable<Boolean> body2 = () -> finish(t2, inside, peak);
+      Job<Boolean> j1 = start("tx1", body1);
+      Job<Boolean> j2 = start("tx2", body2);
+      Duration bound = GRANT_WAIT.plus(leaseTime().multipliedBy(2));
+      Throwable f1 = j1.failure(bound.plus(SLACK));
+      Throwable f2 = j2.failure(bound.plus(SLACK));
+      assertTrue(peak.get() <= 1, "both transactions held both locks at once");
+      if (abort) {
+        int aborted = (f1 instanceof DeadlockException ? 1 : 0) + (f2 instanceof DeadlockException ? 1 : 0);
+        assertEquals(1, aborted, "exactly one transaction must abort; got " + f1 + " and " + f2);
+        Job<Boolean> winner = f1 == null ? j1 : j2;
+        assertTrue(winner.result().getNow(false), "the surviving transaction did not get both locks");
+      } else {
+        assertEquals(null, f1, "transaction 1 failed");
+        assertEquals(null, f2, "transaction 2 failed");
+        assertTrue(j1.result().getNow(false) && j2.result().getNow(false), "the deadlock was not resolved within " + bound);
+      }
+    }
+
+    private boolean finish(LockTransaction t, AtomicInteger inside, AtomicInteger peak) throws InterruptedException {
+      try {
+        boolean all = t.await(GRANT_WAIT.plus(leaseTime().multipliedBy(2)));
+        if (all) {
+          peak.accumulateAndGet(inside.incrementAndGet(), Math::max);
+          Thread.sleep(20);
+          inside.decrementAndGet();
+        }
+        return all;
+      } finally {
+        t.close();
+      }
+    }
+
+    @Test
+    @DisplayName("bad paths and use after close are rejected")
+    void badInput() throws InterruptedException {
+      LockService s = open();
+      LockTransaction t = tx(s);
+      assertThrows(NullPointerException.class, () -> s.beginTransaction(null));
+      assertThrows(IllegalArgumentException.class, () -> t.lock(LockMode.WRITE));
+      assertThrows(IllegalArgumentException.class, () -> t.lock(LockMode.WRITE, List.of()));
+      assertThrows(IllegalArgumentException.class, () -> t.lock(LockMode.WRITE, "a", ""));
+      assertThrows(NullPointerException.class, () -> t.lock(null, "a"));
+      assertThrows(IllegalArgumentException.class, () -> t.await(Duration.ofMillis(-1)));
+      t.close();
+      assertThrows(IllegalStateException.class, () -> t.lock(LockMode.WRITE, name("closed-tx")));
+    }
+  }
+
+  @Nested
+  @DisplayName("elections")
+  @Requires(Capability.LEADER_ELECTION)
+  class Elections {
+
+    private List<LeaderElection> candidates(String n, int count) {
+      List<LeaderElection> c = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        c.add(open().election(n).join());
+      }
+      return c;
+    }
+
+    private static long leaders(List<LeaderElection> c) {
+      return c.stream().filter(LeaderElection::isLeader).count();
+    }
+
+    private LeaderElection awaitOneLeader(List<LeaderElection> c) throws InterruptedException {
+      eventually(GRANT_WAIT.plus(leaseTime().multipliedBy(2)), "no single leader was elected", () -> leaders(c) == 1);
+      // then it stays exactly one for a while
+      long end = System.nanoTime() + Duration.ofMillis(500).toNanos();
+      while (System.nanoTime() - end < 0) {
+        long k = leaders(c);
+        assertTrue(k <= 1, k + " leaders at once");
+        Thread.sleep(10);
+      }
+      assertEquals(1, leaders(c), "leadership did not stay");
+      return c.stream().filter(LeaderElection::isLeader).findFirst().orElseThrow();
+    }
+
+    @Test
+    @DisplayName("exactly one leader, known to all")
+    void exactlyOneLeader() throws InterruptedException {
+      String n = name("election");
+      List<LeaderElection> c = candidates(n, 3);
+      Set<String> ids = new HashSet<>();
+      for (LeaderElection e : c) {
+        assertEquals(n, e.name());
+        assertTrue(ids.add(e.candidateId()), "two candidates share the id " + e.candidateId());
+      }
+      LeaderElection leader = awaitOneLeader(c);
+      Lease term = leader.leadership().orElseThrow(() -> new AssertionError("the leader has no leadership lease"));
+      assertTrue(term.isValid());
+      for (LeaderElection e : c) {
+        if (e != leader) {
+          assertTrue(e.leadership().isEmpty(), "a follower has a leadership lease");
+        }
+      }
+      eventually(GRANT_WAIT, "not every candidate knows the leader",
+          () -> c.stream().allMatch(e -> e.leader().equals(Optional.of(leader.candidateId()))));
+    }
+
+    @Test
+    @DisplayName("a new leader after the leader resigns, then after the next one closes its candidacy")
+    void newLeaderAfterLeaderLeaves() throws InterruptedException {
+      String n = name("election-change");
+      List<LeaderElection> c = new ArrayList<>(candidates(n, 3));
+      List<Boolean> changes = new CopyOnWriteArrayList<>();
+      LeaderElection first = awaitOneLeader(c);
+      long token1 = first.leadership().orElseThrow().fencingToken();
+      first.onLeadershipChange(changes::add);
+      first.resign();
+      assertFalse(first.isLeader(), "a resigned candidate is still leader");
+      c.remove(first);
+      LeaderElection second = awaitOneLeader(c);
+      assertNotEquals(first.candidateId(), second.candidateId());
+      if (declares(Capability.FENCING)) {
+        assertTrue(second.leadership().orElseThrow().fencingToken() > token1, "the new term's token is not above the old one's");
+      }
+      eventually(SLACK, "the resigned leader's listener was not told it stopped leading", () -> changes.contains(false));
+      // the second leader leaves by close(): the third candidate takes over
+      second.close();
+      c.remove(second);
+      LeaderElection third = awaitOneLeader(c);
+      assertNotEquals(second.candidateId(), third.candidateId());
+    }
+
+    @Test
+    @DisplayName("awaitLeadership, listeners, and closing the leader's service")
+    void awaitAndListen() throws InterruptedException {
+      String n = name("election-await");
+      LockService s1 = open();
+      LeaderElection e1 = s1.election(n);
+      assertThrows(IllegalStateException.class, () -> e1.awaitLeadership(Duration.ZERO), "awaitLeadership before join");
+      List<Boolean> changes = new CopyOnWriteArrayList<>();
+      e1.onLeadershipChange(changes::add).join().join();
+      assertTrue(e1.awaitLeadership(GRANT_WAIT), "a sole candidate did not become leader");
+      eventually(SLACK, "the leader's listener was not told", () -> changes.contains(true));
+      LeaderElection e2 = open().election(n).join();
+      assertFalse(e2.awaitLeadership(SHORT_WAIT), "a second leader while the first leads");
+      s1.close();
+      assertTrue(e2.awaitLeadership(GRANT_WAIT), "no new leader after the leader's service closed");
+      assertFalse(e1.isLeader());
+    }
+  }
+
+  @Nested
+  @DisplayName("names")
+  class Names {
+
+    private List<String> lookAlikes() {
+      String p = name("n") + "-";
+      List<String> l = new ArrayList<>();
+      for (String s : List.of("a/b", "a.b", "a:b", "a_b", "a-b", "a%2Fb", "a\\b", "a b", "a|b", "a#b", "x", "x*", "x?",
+          "{x}", "x}", "{x", "[x]", "a/../b", "b", "../b", "/", "//", "a/", "a//b", ".", "..", "A", "a", "a ",
+          "\u00e4", "a\u0308", "\u65e5\u672c", "\uD83D\uDD12", "'x'", "\"x\"", "x;y", "x=y", "x&y")) {
+        l.add(p + s);
+      }
+      l.add("/" + p);
+      l.add(" " + p);
+      String longest = p + "x".repeat(Checks.MAX_NAME_LENGTH - p.length());
+      l.add(longest);
+      l.add(longest.substring(0, longest.length() - 1) + "y");
+      l.add(p + "\u9320".repeat(Checks.MAX_NAME_LENGTH - p.length()));
+      return l;
+    }
+
+    @Test
+    @DisplayName("distinct names are distinct locks, however alike they look to a backend")
+    void distinctNames() throws InterruptedException {
+      LockService a = open();
+      LockService b = open();
+      List<String> names = lookAlikes();
+      List<Lease> leases = new ArrayList<>();
+      for (String n : names) {
+        Lease l = held(a.lock(n).tryAcquire(Duration.ofSeconds(1)),
+            "'" + n + "' was refused while other names were held: it collides with one of them");
+        assertEquals(n, l.name(), "the lease's name differs from the lock's");
+        assertEquals(n, a.lock(n).name());
+        leases.add(l);
+      }
+      for (String n : names) {
+        assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "'" + n + "' held by one service was granted to another");
+      }
+      List<Lease> bs = new ArrayList<>();
+      for (int i = 0; i < names.size(); i += 2) {
+        leases.get(i).release();
+      }
+      for (int i = 0; i < names.size(); i++) {
+        Optional<Lease> o = b.lock(names.get(i)).tryAcquire(i % 2 == 0 ? releaseBound() : Duration.ZERO);
+        if (i % 2 == 0) {
+          bs.add(held(o, "'" + names.get(i) + "' was released but not granted: it collides with a held name"));
+        } else {
+          assertTrue(o.isEmpty(), "'" + names.get(i) + "' is held but was granted: releasing a look-alike freed it");
+        }
+      }
+      bs.forEach(Lease::release);
+      for (int i = 1; i < names.size(); i += 2) {
+        leases.get(i).release();
+      }
+    }
+
+    @Test
+    @DisplayName("bad names fail with an error that names the argument")
+    void badNames() {
+      LockService s = open();
+      List<String> bad = new ArrayList<>(List.of("", " ", "\t", "a\nb", "a\u0000b", "\u007f", "x\uD800",
+          "\uDC00x", "y".repeat(Checks.MAX_NAME_LENGTH + 1)));
+      assertRejects(NullPointerException.class, "name", "lock(null)", () -> s.lock(null));
+      for (String n : bad) {
+        String shown = "'" + n.replaceAll("\\p{Cntrl}", "?") + "'";
+        assertRejects(IllegalArgumentException.class, "name", "lock(" + shown + ")", () -> s.lock(n));
+        if (declares(Capability.SEMAPHORE)) {
+          assertRejects(IllegalArgumentException.class, "name", "semaphore(" + shown + ")", () -> s.semaphore(n, 1));
+        }
+        if (declares(Capability.READ_WRITE)) {
+          assertRejects(IllegalArgumentException.class, "name", "readWriteLock(" + shown + ")", () -> s.readWriteLock(n));
+        }
+        if (declares(Capability.LEADER_ELECTION)) {
+          assertRejects(IllegalArgumentException.class, "name", "election(" + shown + ")", () -> s.election(n));
+        }
+      }
+    }
+  }
+
+  @Nested
+  @DisplayName("bad input")
+  class BadInput {
+
+    @Test
+    @DisplayName("lock arguments are checked")
+    void lockArguments() throws Exception {
+      LockService s = open();
+      Lock l = s.lock(name("args"));
+      assertRejects(NullPointerException.class, "wait", "tryAcquire(null)", () -> l.tryAcquire(null));
+      assertRejects(IllegalArgumentException.class, "wait", "tryAcquire(-1ms)", () -> l.tryAcquire(Duration.ofMillis(-1)));
+      assertRejectsAsync(NullPointerException.class, "wait", "acquireAsync(null)", () -> l.acquireAsync(null));
+      assertRejectsAsync(IllegalArgumentException.class, "wait", "acquireAsync(-1ms)",
+          () -> l.acquireAsync(Duration.ofMillis(-1)));
+      try (Lease lease = l.acquire()) {
+        assertRejects(NullPointerException.class, "listener", "onLost(null)", () -> lease.onLost(null));
+      }
+      assertThrows(NullPointerException.class, () -> s.unwrap(null), "unwrap(null)");
+      // a huge wait is no wait limit, not an overflow
+      try (Lease lease = held(l.tryAcquire(Duration.ofSeconds(Long.MAX_VALUE)), "tryAcquire(huge) failed on a free lock")) {
+        assertTrue(lease.isValid());
+      }
+    }
+
+    @Test
+    @Requires(Capability.SEMAPHORE)
+    @DisplayName("semaphore arguments are checked")
+    void semaphoreArguments() {
+      LockService s = open();
+      String n = name("sem-args");
+      assertRejects(IllegalArgumentException.class, "maxPermits", "semaphore(n, 0)", () -> s.semaphore(n, 0));
+      assertRejects(IllegalArgumentException.class, "maxPermits", "semaphore(n, -1)", () -> s.semaphore(n, -1));
+      Semaphore sem = s.semaphore(n, 2);
+      assertRejects(IllegalArgumentException.class, "permits", "acquire(0)", () -> sem.acquire(0));
+      assertRejects(IllegalArgumentException.class, "permits", "acquire(3) of 2", () -> sem.acquire(3));
+      assertRejects(IllegalArgumentException.class, "permits", "tryAcquire(-1, ZERO)", () -> sem.tryAcquire(-1, Duration.ZERO));
+      assertRejects(IllegalArgumentException.class, "permits", "tryAcquire(3, ZERO) of 2", () -> sem.tryAcquire(3, Duration.ZERO));
+      assertRejects(NullPointerException.class, "wait", "tryAcquire(1, null)", () -> sem.tryAcquire(1, null));
+      assertRejects(IllegalArgumentException.class, "wait", "tryAcquire(1, -1ms)", () -> sem.tryAcquire(1, Duration.ofMillis(-1)));
+    }
+
+    @Test
+    @Requires(Capability.READ_WRITE)
+    @DisplayName("read/write lock arguments are checked")
+    void readWriteArguments() {
+      ReadWriteLock rw = open().readWriteLock(name("rw-args"));
+      assertRejects(IllegalArgumentException.class, "wait", "readLock().tryAcquire(-1ms)",
+          () -> rw.readLock().tryAcquire(Duration.ofMillis(-1)));
+      assertRejects(NullPointerException.class, "wait", "writeLock().tryAcquire(null)", () -> rw.writeLock().tryAcquire(null));
+    }
+  }
+
+  @Nested
+  @DisplayName("closed service")
+  class Closed {
+
+    @Test
+    @DisplayName("close is idempotent; every factory then throws ServiceClosedException")
+    void factoriesThrow() {
+      LockService s = open();
+      s.close();
+      s.close();
+      assertTrue(s.isClosed());
+      String n = name("closed");
+      assertThrows(ServiceClosedException.class, () -> s.lock(n), "lock() after close");
+      if (declares(Capability.READ_WRITE)) {
+        assertThrows(ServiceClosedException.class, () -> s.readWriteLock(n), "readWriteLock() after close");
+      }
+      if (declares(Capability.SEMAPHORE)) {
+        assertThrows(ServiceClosedException.class, () -> s.semaphore(n, 1), "semaphore() after close");
+      }
+      if (declares(Capability.LEADER_ELECTION)) {
+        assertThrows(ServiceClosedException.class, () -> s.election(n), "election() after close");
+      }
+      if (declares(Capability.TRANSACTIONS)) {
+        assertThrows(ServiceClosedException.class, () -> s.beginTransaction(TransactionOptions.defaults()),
+            "beginTransaction() after close");
+      }
+    }
+
+    @Test
+    @DisplayName("handles taken before close throw ServiceClosedException")
+    void handlesThrow() throws Exception {
+      LockService s = open();
+      String n = name("closed-handle");
+      Lock lock = s.lock(n);
+      Semaphore sem = declares(Capability.SEMAPHORE) ? s.semaphore(n + "-sem", 2) : null;
+      s.close();
+      assertThrows(ServiceClosedException.class, lock::acquire, "acquire() after close");
+      assertThrows(ServiceClosedException.class, () -> lock.tryAcquire(Duration.ZERO), "tryAcquire() after close");
+      assertRejectsAsync(ServiceClosedException.class, "", "acquireAsync() after close", () -> lock.acquireAsync(Duration.ZERO));
+      if (sem != null) {
+        assertThrows(ServiceClosedException.class, () -> sem.acquire(1), "semaphore acquire() after close");
+      }
+    }
+
+    @Test
+    @DisplayName("close releases held leases and fires onLost with SERVICE_CLOSED")
+    void closeReleases() throws InterruptedException {
+      LockService a = open();
+      LockService b = open();
+      String n = name("close-release");
+      Lease l = a.lock(n).acquire();
+      AtomicReference<LeaseLostEvent> event = new AtomicReference<>();
+      l.onLost(event::set);
+      a.close();
+      assertFalse(l.isValid(), "a lease is valid after its service closed");
+      assertNotNull(event.get(), "close did not fire the lost listener");
+      assertEquals(LeaseLostEvent.Reason.SERVICE_CLOSED, event.get().reason());
+      l.release();
+      held(b.lock(n).tryAcquire(releaseBound()), "close did not release the lock").release();
+    }
+
+    @Test
+    @DisplayName("close ends waits in progress with ServiceClosedException, leaving nothing held")
+    void closeEndsWaits() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      LockService c = open();
+      String n = name("close-wait");
+      Lease la = a.lock(n).acquire();
+      Job<Lease> waiter = start("closed-waiter", () -> b.lock(n).acquire());
+      Thread.sleep(200);
+      b.close();
+      Throwable t = waiter.failure(SLACK);
+      assertTrue(t instanceof ServiceClosedException, "a wait ended by close() threw " + t);
+      la.release();
+      held(c.lock(n).tryAcquire(releaseBound()), "the closed waiter left the lock taken").release();
+    }
+  }
+
+  @Nested
+  @DisplayName("faults")
+  class Faults {
+
+    @Test
+    @Requires(faults = FaultInjector.Fault.CUT_OFF_CLIENT)
+    @DisplayName("a client cut off and healed can lock again; others are unaffected meanwhile")
+    void cutOffAndHeal() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      FaultInjector f = target.faults().orElseThrow();
+      f.cutOff(a);
+      try {
+        held(b.lock(name("unaffected")).tryAcquire(GRANT_WAIT), "another client could not lock while one was cut off")
+            .release();
+        long t0 = System.nanoTime();
+        try {
+          Optional<Lease> o = a.lock(name("cut")).tryAcquire(SHORT_WAIT);
+          assertTrue(o.isEmpty(), "a cut-off client was granted a lock");
+        } catch (LockException e) {
+          // ServiceUnavailableException (or a timeout) is the honest answer
+        }
+        assertTrue(millisSince(t0) < GRANT_WAIT.toMillis(), "a cut-off client's tryAcquire hung");
+      } finally {
+        f.heal(a);
+      }
+      held(a.lock(name("healed")).tryAcquire(GRANT_WAIT.plus(leaseTime().multipliedBy(2))),
+          "the healed client cannot lock again").release();
+    }
+
+    @Test
+    @Requires(faults = FaultInjector.Fault.CRASH_BACKEND)
+    @DisplayName("after a backend crash and restart, locks work again")
+    void crashAndRestart() throws Exception {
+      LockService a = open();
+      String n = name("crash");
+      Lease before = a.lock(n).acquire();
+      long token = before.fencingToken();
+      FaultInjector f = target.faults().orElseThrow();
+      crashed = true;
+      f.crashBackend();
+      try {
+        if (declares(Capability.LOST_NOTIFICATION) && declares(Capability.LEASE_EXPIRY)) {
+          eventually(expiryBound(), "a holder was not told it lost its lease while the backend was down",
+              () -> !before.isValid());
+        }
+      } finally {
+        crashed = false;
+        f.restartBackend();
+      }
+      before.release();
+      LockService b = open();
+      Lease after = held(b.lock(n).tryAcquire(GRANT_WAIT.plus(expiryBound())), "no grant after the backend restarted");
+      if (declares(Capability.FENCING)) {
+        assertTrue(after.fencingToken() > token, "fencing token went back after a restart: " + token + " then "
+            + after.fencingToken());
+      }
+      after.release();
+    }
+  }
+}
