@@ -63,7 +63,7 @@ public final class LockUrl {
 
     @Override
     public String toString() {
-      String h = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+      String h = host.indexOf(':') >= 0 ? "[" + host.replace("%", "%25") + "]" : host;
       return port >= 0 ? h + ":" + port : h;
     }
   }
@@ -186,7 +186,7 @@ public final class LockUrl {
     try {
       return parseDuration(v);
     } catch (IllegalArgumentException e) {
-      throw invalidParameter(name, e.getMessage());
+      throw invalidParameter(name, isSecretParameter(name) ? "the value is not a duration" : e.getMessage());
     }
   }
 
@@ -380,7 +380,7 @@ public final class LockUrl {
     char sep = '?';
     for (Map.Entry<String, String> e : parameters.entrySet()) {
       sb.append(sep).append(encode(e.getKey()));
-      sb.append('=').append(isSecretParameter(e.getKey()) ? REDACTED : encode(e.getValue()));
+      sb.append('=').append(isSecretParameter(e.getKey()) ? REDACTED : encode(e.getValue(), QUERY_SAFE));
       sep = '&';
     }
     return sb.toString();
@@ -398,11 +398,18 @@ public final class LockUrl {
     return Objects.hash(scheme, opaque, hosts, path, parameters);
   }
 
+  /** Characters a query value may hold unescaped: RFC 3986 query characters but our separators. */
+  private static final String QUERY_SAFE = "-._~:,/@;!*()$";
+
   private static String encode(String s) {
+    return encode(s, "-._~");
+  }
+
+  private static String encode(String s, String safe) {
     StringBuilder sb = new StringBuilder();
     for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
       int c = b & 0xff;
-      if (Character.isLetterOrDigit(c) && c < 0x80 || "-._~".indexOf(c) >= 0) {
+      if (c < 0x80 && (Character.isLetterOrDigit(c) || safe.indexOf(c) >= 0)) {
         sb.append((char) c);
       } else {
         sb.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
@@ -569,7 +576,18 @@ public final class LockUrl {
       if (item.startsWith("[")) {
         int close = item.indexOf(']');
         host = item.substring(1, close);
-        if (host.isEmpty() || !host.chars().allMatch(c -> Character.digit(c, 16) >= 0 || c == ':' || c == '.')) {
+        String address = host;
+        int zone = host.indexOf("%25");
+        if (zone >= 0) {
+          address = host.substring(0, zone);
+          String zoneId = host.substring(zone + 3);
+          if (zoneId.isEmpty() || !zoneId.chars().allMatch(c -> Character.isLetterOrDigit(c) || "-._~".indexOf(c) >= 0)) {
+            throw error(start + 1 + zone, "'" + zoneId + "' is not an IPv6 zone id");
+          }
+          host = address + "%" + zoneId;
+        }
+        if (address.isEmpty() || address.indexOf(':') < 0
+            || !address.chars().allMatch(c -> Character.digit(c, 16) >= 0 || c == ':' || c == '.')) {
           throw error(start + 1, "'" + host + "' is not an IPv6 address");
         }
         String after = item.substring(close + 1);

@@ -1,0 +1,140 @@
+package dev.tumbler.lock.spi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LeaseLostEvent;
+import dev.tumbler.lock.LockException;
+import dev.tumbler.lock.ServiceClosedException;
+import dev.tumbler.lock.TransactionOptions;
+import dev.tumbler.lock.UnsupportedCapabilityException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class AbstractLockServiceTest {
+  private final TestBackend backend = new TestBackend();
+  private final TestBackend.TestService service = backend.open(LeaseSettings.defaults(), Ticker.system());
+
+  @Test
+  void closeReleasesHeldLeasesAndTellsTheirHolders() throws Exception {
+    Lease a = service.lock("a").acquire();
+    Lease b = service.lock("b").acquire();
+    AtomicReference<LeaseLostEvent> event = new AtomicReference<>();
+    a.onLost(event::set);
+    service.close();
+    assertFalse(a.isValid());
+    assertFalse(b.isValid());
+    assertEquals(LeaseLostEvent.Reason.SERVICE_CLOSED, event.get().reason());
+    assertEquals(2, backend.releaseCalls.get());
+    assertTrue(service.doCloseCalled);
+    assertTrue(backend.sem("a").tryAcquire(), "released on the backend");
+  }
+
+  @Test
+  void closeEndsWaitsWithServiceClosedAndLeavesTheInterruptClear() throws Exception {
+    Lease held = service.lock("a").acquire();
+    CompletableFuture<Throwable> waiter = new CompletableFuture<>();
+    AtomicReference<Boolean> interruptedAfter = new AtomicReference<>();
+    Thread.ofPlatform().start(() -> {
+      try {
+        service.lock("a").acquire();
+        waiter.complete(null);
+      } catch (Throwable t) {
+        interruptedAfter.set(Thread.currentThread().isInterrupted());
+        waiter.complete(t);
+      }
+    });
+    Thread.sleep(100);
+    service.close();
+    assertTrue(waiter.get(5, TimeUnit.SECONDS) instanceof ServiceClosedException, String.valueOf(waiter.get()));
+    assertEquals(Boolean.FALSE, interruptedAfter.get());
+    assertFalse(held.isValid());
+  }
+
+  @Test
+  void anInterruptFromTheCallerStaysAnInterrupt() throws Exception {
+    Lease held = service.lock("a").acquire();
+    CompletableFuture<Throwable> waiter = new CompletableFuture<>();
+    Thread t = Thread.ofPlatform().start(() -> {
+      try {
+        service.lock("a").tryAcquire(Duration.ofSeconds(30));
+        waiter.complete(null);
+      } catch (Throwable e) {
+        waiter.complete(e);
+      }
+    });
+    Thread.sleep(100);
+    t.interrupt();
+    assertTrue(waiter.get(5, TimeUnit.SECONDS) instanceof InterruptedException);
+    held.release();
+    assertTrue(service.lock("a").tryAcquire(Duration.ZERO).isPresent(), "the interrupted waiter holds nothing");
+    service.close();
+  }
+
+  @Test
+  void everyCallAfterCloseThrowsServiceClosed() throws Exception {
+    dev.tumbler.lock.Lock handle = service.lock("a");
+    service.close();
+    service.close(); // idempotent
+    assertTrue(service.isClosed());
+    assertThrows(ServiceClosedException.class, () -> service.lock("b"));
+    assertThrows(ServiceClosedException.class, handle::acquire);
+    assertThrows(ServiceClosedException.class, () -> handle.tryAcquire(Duration.ZERO));
+    assertThrows(ServiceClosedException.class, () -> handle.acquireAsync(Duration.ZERO));
+    assertThrows(ServiceClosedException.class, () -> service.election("e"));
+  }
+
+  @Test
+  void argumentChecksNameTheArgument() {
+    assertEquals("name", assertThrows(NullPointerException.class, () -> service.lock(null)).getMessage());
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> service.lock(" ")).getMessage().contains("blank"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> service.lock("x".repeat(257))).getMessage()
+        .contains("256"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> service.lock("a\nb")).getMessage()
+        .contains("control"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> service.lock("a").tryAcquire(Duration.ofMillis(-1)))
+        .getMessage().contains("maxWait"));
+    assertThrows(NullPointerException.class, () -> service.lock("a").tryAcquire(null));
+    service.lock("x".repeat(256)); // the longest allowed
+    service.close();
+  }
+
+  @Test
+  void undeclaredCapabilitiesAreTypedErrors() {
+    UnsupportedCapabilityException e = assertThrows(UnsupportedCapabilityException.class,
+        () -> service.semaphore("s", 2));
+    assertEquals(Capability.SEMAPHORE, e.capability());
+    assertThrows(UnsupportedCapabilityException.class, () -> service.readWriteLock("rw"));
+    assertThrows(UnsupportedCapabilityException.class, () -> service.beginTransaction(TransactionOptions.defaults()));
+    assertThrows(IllegalArgumentException.class, () -> service.semaphore("s", 0), "argument checks come first");
+    service.close();
+  }
+
+  @Test
+  void unwrapFindsTheServiceTheRenewerAndProviderObjects() {
+    assertSame(service, service.unwrap(AbstractLockService.class));
+    assertSame(service.renewer(), service.unwrap(LeaseRenewer.class));
+    assertSame(backend, service.unwrap(TestBackend.class));
+    LockException e = assertThrows(LockException.class, () -> service.unwrap(String.class));
+    assertTrue(e.getMessage().contains("java.lang.String"));
+    service.close();
+  }
+
+  @Test
+  void waitIsNeverShorterThanAsked() throws Exception {
+    Lease held = service.lock("a").acquire();
+    long start = System.nanoTime();
+    assertTrue(service.lock("a").tryAcquire(Duration.ofMillis(150)).isEmpty());
+    assertTrue(System.nanoTime() - start >= 150_000_000L);
+    held.release();
+    service.close();
+  }
+}
