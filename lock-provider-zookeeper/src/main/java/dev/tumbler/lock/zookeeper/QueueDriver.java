@@ -1,0 +1,139 @@
+package dev.tumbler.lock.zookeeper;
+
+import dev.tumbler.lock.spi.Ticker;
+import java.util.List;
+import java.util.UUID;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.LockInternalsDriver;
+import org.apache.curator.framework.recipes.locks.PredicateResults;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * The strategy Curator's lock engine ({@code InterProcessMutex} and its {@code LockInternals} wait loop)
+ * runs with for one acquire attempt of an exclusive lock, or of the read or write side of a read/write
+ * lock. Curator's own recipe creates the queue node, lists the queue, asks this driver whether the node
+ * is granted and, if not, which node to watch; it then waits for that node's deletion. This driver adds
+ * what Tumbler needs and the stock driver hides:
+ *
+ * <ul>
+ *   <li>the created node's path and {@link Stat} (its {@code czxid}, the fencing token of an exclusive
+ *       grant), read from the create reply itself, so no round trip is added;
+ *   <li>a marker of its own in the node name ({@code <marker>-w-lock-}), so that a node whose create
+ *       reply never arrived (interrupt) can still be found and deleted;
+ *   <li>read and write nodes in one queue: a write (or exclusive) node is granted when it is first; a read
+ *       node when no write node is ahead of it. Both are first come, first served.
+ *   <li>the moment the granting queue listing was requested, for the lease's client-side window.
+ * </ul>
+ *
+ * <p>One instance per acquire attempt; used by the acquiring thread only (Curator calls it on that
+ * thread), published to others through the lease.
+ */
+final class QueueDriver implements LockInternalsDriver {
+  /** What the node asks for. */
+  enum Mode {
+    WRITE("w-"), READ("r-");
+
+    final String tag;
+
+    Mode(String tag) {
+      this.tag = tag;
+    }
+  }
+
+  static final String LOCK_NAME = "lock-";
+
+  private final Mode mode;
+  private final Ticker ticker;
+  private final String marker = UUID.randomUUID().toString();
+  private final Stat stat = new Stat();
+  private volatile String ourPath;
+  private long createdAt;
+  private long grantedListingSent;
+  private int checks;
+
+  QueueDriver(Mode mode, Ticker ticker) {
+    this.mode = mode;
+    this.ticker = ticker;
+  }
+
+  @Override
+  public String createsTheLock(CuratorFramework client, String path, byte[] lockNodeBytes) throws Exception {
+    // path is "<dir>/lock-"; ours is "<dir>/<marker>-<tag>lock-" (Curator prefixes its protection id)
+    ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
+    String ours = ZKPaths.makePath(pn.getPath(), marker + "-" + mode.tag + pn.getNode());
+    String created = client.create().creatingParentContainersIfNeeded().withProtection().storingStatIn(stat)
+        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(ours, lockNodeBytes == null ? new byte[0] : lockNodeBytes);
+    ourPath = created;
+    createdAt = ticker.read();
+    checks = 0;
+    return created;
+  }
+
+  @Override
+  public PredicateResults getsTheLock(CuratorFramework client, List<String> children, String sequenceNodeName,
+      int maxLeases) throws Exception {
+    long now = ticker.read();
+    int ours = children.indexOf(sequenceNodeName);
+    if (ours < 0) {
+      // our node is gone (session expired); Curator's engine starts over with a new node
+      throw new KeeperException.NoNodeException("lock node vanished: " + sequenceNodeName);
+    }
+    String watch = null;
+    if (mode == Mode.WRITE) {
+      watch = ours == 0 ? null : children.get(ours - 1);
+    } else {
+      for (int i = ours - 1; i >= 0; i--) {
+        if (isWrite(children.get(i))) {
+          watch = children.get(i);
+          break;
+        }
+      }
+    }
+    if (watch == null) {
+      // the listing that granted us was sent after our create returned (first check) or after the
+      // previous check; see ZooKeeperLease for why the second case is within one round trip
+      grantedListingSent = checks == 0 ? createdAt : now;
+    }
+    checks++;
+    return new PredicateResults(watch, watch == null);
+  }
+
+  @Override
+  public String fixForSorting(String str, String lockName) {
+    return StandardLockInternalsDriver.standardFixForSorting(str, lockName);
+  }
+
+  static boolean isWrite(String child) {
+    int i = child.lastIndexOf(LOCK_NAME);
+    return i >= 2 && child.startsWith(Mode.WRITE.tag, i - 2);
+  }
+
+  /** The marker in this attempt's node name, to find the node when its create reply was lost. */
+  String marker() {
+    return marker;
+  }
+
+  /** The node created by the last create, or null. */
+  String ourPath() {
+    return ourPath;
+  }
+
+  /** The create's zxid, or 0 when Curator recovered the node without a reply (protection after a loss). */
+  long czxid() {
+    return ourPath == null ? 0 : stat.getCzxid();
+  }
+
+  /** The session that owns the node, or 0 when unknown. */
+  long ephemeralOwner() {
+    return ourPath == null ? 0 : stat.getEphemeralOwner();
+  }
+
+  /** Ticker reading no later than the sending of the queue listing that granted the node. */
+  long grantedListingSent() {
+    return grantedListingSent;
+  }
+}

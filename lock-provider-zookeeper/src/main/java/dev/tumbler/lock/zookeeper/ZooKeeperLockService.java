@@ -1,0 +1,410 @@
+package dev.tumbler.lock.zookeeper;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.LeaseLostEvent;
+import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockException;
+import dev.tumbler.lock.ReadWriteLock;
+import dev.tumbler.lock.Semaphore;
+import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.AbstractLease;
+import dev.tumbler.lock.spi.AbstractLockService;
+import dev.tumbler.lock.spi.Deadline;
+import dev.tumbler.lock.spi.LeaseSettings;
+import dev.tumbler.lock.spi.Ticker;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.curator.retry.RetryUntilElapsed;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link dev.tumbler.lock.LockService} on a ZooKeeper ensemble through one Curator client (one
+ * ZooKeeper session).
+ *
+ * <h2>Layout</h2>
+ * Every lock lives in a directory {@code <root>/<kind>/<escaped name>} (see {@link ZNodeNames}), where
+ * {@code <root>} is the URL's chroot (default {@code /tumbler}) plus the escaped {@code namespace}, and
+ * kind is {@code locks}, {@code rwlocks} or {@code semaphores}. Holders and waiters are ephemeral
+ * sequential nodes in that directory, created in Curator's protected mode (a create whose reply is lost
+ * to a connection loss is found again instead of leaving a ghost node). Directories are container nodes,
+ * which ZooKeeper removes once empty.
+ *
+ * <h2>Connection state becomes lease state</h2>
+ * Curator's locks never report their own loss. This service listens to Curator's connection state and
+ * turns it into lease state: {@code SUSPENDED} marks every lease of the service lost
+ * ({@link LeaseLostEvent.Reason#CONNECTION_LOST}), {@code LOST} (session expired) marks them
+ * {@link LeaseLostEvent.Reason#REVOKED}. A grant that races with a suspension is given up, not returned.
+ * See {@link ZooKeeperLease} for the timing argument.
+ *
+ * <h2>Fencing</h2>
+ * Every fencing token is a ZooKeeper transaction id (zxid). Zxids are assigned by the ensemble's leader
+ * in one total order and only grow, across leader changes (the epoch is the high half) and for the life
+ * of the ensemble's data, whatever the clients do: so they keep growing after a lock's nodes and
+ * directory were cleaned up, and across client restarts. Which zxid:
+ *
+ * <ul>
+ *   <li>Exclusive lock: the {@code czxid} of the holder's queue node, read from the create reply (no
+ *       extra round trip). Grants follow queue order, a node is granted only when every node created
+ *       before it in the directory is gone, and nodes are numbered in creation (zxid) order; so a later
+ *       grant's node was created after an earlier grant's node, and has the larger czxid. A directory
+ *       that was removed when idle and created again does not break this: the new nodes are created
+ *       after the old ones were deleted.
+ *   <li>Read/write lock and semaphore: shared grants can be granted out of creation order (a slow reader
+ *       created first may notice its grant after a later one), so the holder confirms its grant with a
+ *       {@code setData} on its own node and the token is that write's {@code mzxid}: one round trip
+ *       more, and tokens then strictly increase in the order grants are confirmed. A write grant comes
+ *       after every earlier read grant was released, so it is larger than all of them, and vice versa.
+ * </ul>
+ *
+ * <h2>Waits</h2>
+ * Waits are Curator's: a waiter watches the node ahead of it (no polling, no herd). Curator times them
+ * on the wall clock; the service's {@link Ticker} bounds the total. Thread safe.
+ */
+final class ZooKeeperLockService extends AbstractLockService {
+  private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperLockService.class);
+  private static final byte[] EMPTY = new byte[0];
+
+  static final Set<Capability> CAPABILITIES = Set.of(Capability.MUTEX, Capability.FAIR, Capability.READ_WRITE,
+      Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
+      Capability.FAULT_TOLERANT);
+
+  private final ZooKeeperSettings zk;
+  private final CuratorFramework client;
+  private final LeaseSettings leaseSettings;
+  private final Set<ZooKeeperLease> live = ConcurrentHashMap.newKeySet();
+  /** Bumped on every SUSPENDED or LOST: a grant that saw a bump in between is not trusted. */
+  private final AtomicLong generation = new AtomicLong();
+  private final ConnectionStateListener stateListener = this::stateChanged;
+
+  private ZooKeeperLockService(ServiceInfo info, ZooKeeperSettings zk, LeaseSettings leaseSettings,
+      CuratorFramework client, Ticker ticker) {
+    super(info, leaseSettings, ticker);
+    this.zk = zk;
+    this.client = client;
+    this.leaseSettings = leaseSettings;
+  }
+
+  /**
+   * Connects and waits for the first session.
+   *
+   * @throws ServiceUnavailableException if no server answers within the connection timeout
+   */
+  static ZooKeeperLockService connect(ServiceInfo info, ZooKeeperSettings zk, Ticker ticker) {
+    CuratorFramework client = CuratorFrameworkFactory.builder()
+        .connectString(zk.connectString())
+        .sessionTimeoutMs((int) zk.sessionTimeout().toMillis())
+        .connectionTimeoutMs((int) zk.connectionTimeout().toMillis())
+        // an operation retries for at most one connection timeout, then fails as unavailable
+        .retryPolicy(new RetryUntilElapsed((int) zk.connectionTimeout().toMillis(), 100))
+        .build();
+    client.start();
+    boolean connected;
+    try {
+      connected = client.blockUntilConnected((int) zk.connectionTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      client.close();
+      throw new ServiceUnavailableException("interrupted while connecting to ZooKeeper at " + zk.connectString());
+    }
+    if (!connected) {
+      client.close();
+      throw new ServiceUnavailableException("cannot connect to ZooKeeper at " + zk.connectString() + " within "
+          + zk.connectionTimeout().toMillis() + "ms");
+    }
+    LeaseSettings lease = zk.lease();
+    try {
+      int negotiated = client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+      if (negotiated > 0 && negotiated != zk.sessionTimeout().toMillis()) {
+        LOG.warn("ZooKeeper at {} negotiated a session timeout of {}ms instead of the {}ms asked; leases use {}ms",
+            zk.connectString(), negotiated, zk.sessionTimeout().toMillis(), negotiated);
+        lease = lease.withLeaseTime(Duration.ofMillis(Math.max(negotiated, LeaseSettings.MIN_LEASE_TIME.toMillis())));
+      }
+    } catch (Exception e) {
+      client.close();
+      throw new ServiceUnavailableException("cannot open a ZooKeeper session at " + zk.connectString() + ": " + e, e);
+    }
+    ZooKeeperLockService s = new ZooKeeperLockService(info, zk, lease, client, ticker);
+    client.getConnectionStateListenable().addListener(s.stateListener);
+    return s;
+  }
+
+  // ---- handles
+
+  @Override
+  protected Lock createLock(String name) {
+    return new ZooKeeperLock(this, name, zk.path("locks", name), QueueDriver.Mode.WRITE, false);
+  }
+
+  @Override
+  protected ReadWriteLock createReadWriteLock(String name) {
+    String dir = zk.path("rwlocks", name);
+    Lock read = new ZooKeeperLock(this, name, dir, QueueDriver.Mode.READ, true);
+    Lock write = new ZooKeeperLock(this, name, dir, QueueDriver.Mode.WRITE, true);
+    return new ReadWriteLock() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public Lock readLock() {
+        return read;
+      }
+
+      @Override
+      public Lock writeLock() {
+        return write;
+      }
+
+      @Override
+      public String toString() {
+        return "ZooKeeperReadWriteLock[" + name + "]";
+      }
+    };
+  }
+
+  @Override
+  protected Semaphore createSemaphore(String name, int maxPermits) {
+    return new ZooKeeperSemaphore(this, name, zk.path("semaphores", name), maxPermits);
+  }
+
+  @Override
+  protected Object unwrapProvider(Class<?> type) {
+    return type.isInstance(client) ? client : null;
+  }
+
+  @Override
+  protected void doClose() {
+    client.getConnectionStateListenable().removeListener(stateListener);
+    // closing the session deletes every node it still has, waiting or holding
+    client.close();
+  }
+
+  // ---- acquiring
+
+  /**
+   * One acquire of an exclusive lock or a side of a read/write lock, through Curator's lock engine.
+   *
+   * @return the lease, or null when the deadline passed (or the grant raced with a suspension)
+   */
+  AbstractLease acquireQueued(String name, String dir, QueueDriver.Mode mode, boolean confirm, Deadline deadline)
+      throws InterruptedException {
+    QueueDriver driver = new QueueDriver(mode, ticker());
+    InterProcessMutex engine = new InterProcessMutex(client, dir, driver);
+    long gen = generation.get();
+    boolean granted;
+    try {
+      if (deadline.isNone()) {
+        engine.acquire();
+        granted = true;
+      } else {
+        granted = engine.acquire(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
+      }
+    } catch (InterruptedException e) {
+      abandon(dir, driver.marker(), driver.ourPath());
+      throw e;
+    } catch (Exception e) {
+      abandon(dir, driver.marker(), driver.ourPath());
+      throw unavailable("acquire '" + name + "'", e);
+    }
+    if (!granted) {
+      checkOpen();
+      return null;
+    }
+    String path = driver.ourPath();
+    long sent = driver.grantedListingSent();
+    long token = driver.czxid();
+    long owner = driver.ephemeralOwner();
+    try {
+      if (confirm) {
+        sent = ticker().read();
+        Stat s = client.setData().forPath(path, EMPTY);
+        token = s.getMzxid();
+        owner = s.getEphemeralOwner();
+      } else if (token == 0 || owner == 0) {
+        // Curator found our node after a connection loss instead of reading the create reply
+        sent = ticker().read();
+        Stat s = client.checkExists().forPath(path);
+        if (s == null) {
+          return null;
+        }
+        token = s.getCzxid();
+        owner = s.getEphemeralOwner();
+      }
+    } catch (KeeperException.NoNodeException e) {
+      return null; // the session expired right after the grant: try again
+    } catch (InterruptedException e) {
+      abandon(dir, driver.marker(), path);
+      throw e;
+    } catch (Exception e) {
+      abandon(dir, driver.marker(), path);
+      throw unavailable("acquire '" + name + "'", e);
+    }
+    return granted(name, path, owner, token, 1, sent, gen);
+  }
+
+  /**
+   * Makes the lease of a grant, unless the connection was suspended since {@code gen} was read: then the
+   * grant is given up (its node deleted) and null returned.
+   */
+  ZooKeeperLease granted(String name, String path, long owner, long token, int permits, long sent, long gen) {
+    ZooKeeperLease lease = new ZooKeeperLease(this, name, path, owner, token, permits, leaseSettings, ticker(), sent);
+    // first listener: it only schedules the node's deletion, after every listener had time to run
+    lease.onLost(e -> cleanUpLater(lease));
+    live.add(lease);
+    // add first, then check: stateChanged bumps first, then marks what is live; one of us sees the other
+    if (generation.get() != gen) {
+      live.remove(lease);
+      deleteInBackground(path);
+      LOG.debug("grant of '{}' raced with a connection suspension; given up", name);
+      return null;
+    }
+    return lease;
+  }
+
+  // ---- lease support
+
+  /** Whether {@code path} exists and belongs to session {@code sessionId}; throws if unreachable. */
+  boolean stillOwned(String path, long sessionId) {
+    try {
+      Stat s = client.checkExists().forPath(path);
+      return s != null && s.getEphemeralOwner() == sessionId;
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw unavailable("check the lease on " + path, e);
+    }
+  }
+
+  /** Release: delete the node now (in the background when the connection is down). */
+  void released(ZooKeeperLease lease) {
+    live.remove(lease);
+    if (!client.getZookeeperClient().isConnected()) {
+      deleteInBackground(lease.path());
+      return;
+    }
+    try {
+      client.delete().guaranteed().forPath(lease.path());
+    } catch (KeeperException.NoNodeException e) {
+      // already gone: expired session or an earlier cleanup
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      // guaranteed(): Curator keeps retrying the delete in the background
+      LOG.debug("release of {} failed for now; Curator retries it: {}", lease.path(), e.toString());
+    }
+  }
+
+  private void cleanUpLater(ZooKeeperLease lease) {
+    live.remove(lease);
+    LeaseSettings s = lease.settings();
+    long grace = s.expires() ? s.leaseTime().toNanos() - s.trustedNanos() : 0;
+    Thread.ofVirtual().name("tumbler-zookeeper-cleanup").start(() -> {
+      try {
+        TimeUnit.NANOSECONDS.sleep(Math.max(0, grace));
+      } catch (InterruptedException e) {
+        return;
+      }
+      if (!lease.isReleased() && !isClosed()) {
+        deleteInBackground(lease.path());
+      }
+    });
+  }
+
+  /** Deletes a node without waiting; Curator retries it across connection loss. */
+  void deleteInBackground(String path) {
+    if (path == null || isClosed()) {
+      return;
+    }
+    try {
+      client.delete().guaranteed().inBackground().forPath(path);
+    } catch (Exception e) {
+      LOG.debug("cannot delete {}: {}", path, e.toString());
+    }
+  }
+
+  /**
+   * Gives up an attempt that failed or was interrupted: deletes its node, or, when its create reply
+   * never arrived, any node in {@code dir} carrying {@code marker}. Runs in the background, since the
+   * caller may be interrupted.
+   */
+  void abandon(String dir, String marker, String path) {
+    if (isClosed()) {
+      return;
+    }
+    Thread.ofVirtual().name("tumbler-zookeeper-abandon").start(() -> {
+      try {
+        if (path != null) {
+          client.delete().guaranteed().forPath(path);
+          return;
+        }
+        List<String> children = client.getChildren().forPath(dir);
+        for (String c : children) {
+          if (c.contains(marker)) {
+            client.delete().guaranteed().forPath(dir + "/" + c);
+          }
+        }
+      } catch (KeeperException.NoNodeException e) {
+        // nothing left
+      } catch (Exception e) {
+        LOG.debug("cannot clean up an abandoned attempt in {}: {}", dir, e.toString());
+      }
+    });
+  }
+
+  /** The generation of the connection: changes on every suspension or session loss. */
+  long generation() {
+    return generation.get();
+  }
+
+  CuratorFramework client() {
+    return client;
+  }
+
+  LeaseSettings leaseSettings() {
+    return leaseSettings;
+  }
+
+  /** The typed error for a backend failure, naming the ensemble (never a secret: the URL has none). */
+  ServiceUnavailableException unavailable(String what, Exception e) {
+    if (e instanceof LockException le && le instanceof ServiceUnavailableException su) {
+      return su;
+    }
+    checkOpen();
+    return new ServiceUnavailableException("cannot " + what + " on ZooKeeper at " + zk.connectString() + ": "
+        + e, e);
+  }
+
+  // ---- connection state
+
+  private void stateChanged(CuratorFramework c, ConnectionState state) {
+    switch (state) {
+      case SUSPENDED, READ_ONLY -> loseAll(LeaseLostEvent.Reason.CONNECTION_LOST,
+          "the connection to ZooKeeper was suspended; the session may expire before it is back");
+      case LOST -> loseAll(LeaseLostEvent.Reason.REVOKED, "the ZooKeeper session expired; its nodes are gone");
+      case CONNECTED, RECONNECTED -> LOG.debug("ZooKeeper connection {}", state);
+    }
+  }
+
+  private void loseAll(LeaseLostEvent.Reason reason, String detail) {
+    generation.incrementAndGet();
+    for (ZooKeeperLease lease : live) {
+      lease.markLost(reason, detail, null);
+    }
+  }
+}

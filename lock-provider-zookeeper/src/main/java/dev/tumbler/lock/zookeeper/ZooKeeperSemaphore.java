@@ -1,0 +1,206 @@
+package dev.tumbler.lock.zookeeper;
+
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.Semaphore;
+import dev.tumbler.lock.spi.AbstractLease;
+import dev.tumbler.lock.spi.AbstractLock;
+import dev.tumbler.lock.spi.Checks;
+import dev.tumbler.lock.spi.Deadline;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * A counting semaphore on ZooKeeper: a fair queue of requests, each one ephemeral sequential node whose
+ * name carries the permits it asks for ({@code <marker>-p<permits>-lock-<sequence>}).
+ *
+ * <h2>Rule</h2>
+ * A request is granted when the permits of every node from the head of the queue up to and including it
+ * add up to at most {@code maxPermits}. This is safe: take the granted node {@code g} furthest back in
+ * the queue; every other current holder is ahead of it, so it was created before {@code g}, existed when
+ * {@code g} was granted, and was counted then; nodes are never inserted ahead of existing ones. It is
+ * fair: a large request at the head is not overtaken by smaller ones behind it. Requests are taken as one
+ * block, so two clients each asking for most of the permits cannot deadlock each other (Curator's
+ * {@code InterProcessSemaphoreV2} takes permits one by one and can).
+ *
+ * <h2>Fencing</h2>
+ * The grant is confirmed by a {@code setData} on the request's own node; the token is that write's zxid
+ * (see {@link ZooKeeperLockService}).
+ *
+ * <p>Every handle of one name must use the same {@code maxPermits}: each client applies its own. Waiters
+ * watch the queue's children (any release may make room). Thread safe.
+ */
+final class ZooKeeperSemaphore implements Semaphore {
+  private static final Pattern NODE = Pattern.compile("-p(\\d{1,10})-lock-(\\d+)$");
+  private static final byte[] EMPTY = new byte[0];
+
+  private final ZooKeeperLockService service;
+  private final String name;
+  private final String dir;
+  private final int maxPermits;
+
+  ZooKeeperSemaphore(ZooKeeperLockService service, String name, String dir, int maxPermits) {
+    this.service = service;
+    this.name = name;
+    this.dir = dir;
+    this.maxPermits = maxPermits;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public int maxPermits() {
+    return maxPermits;
+  }
+
+  @Override
+  public int availablePermits() {
+    service.checkOpen();
+    List<String> queue;
+    try {
+      queue = sorted(service.client().getChildren().forPath(dir));
+    } catch (KeeperException.NoNodeException e) {
+      return maxPermits;
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw service.unavailable("read the permits of '" + name + "'", e);
+    }
+    long held = 0;
+    for (String node : queue) {
+      long next = held + permitsOf(node);
+      if (next > maxPermits) {
+        break;
+      }
+      held = next;
+    }
+    return (int) (maxPermits - held);
+  }
+
+  @Override
+  public Lease acquire(int permits) throws InterruptedException {
+    Checks.permits(permits, maxPermits);
+    return new Request(permits).acquire();
+  }
+
+  @Override
+  public Optional<Lease> tryAcquire(int permits, Duration maxWait) throws InterruptedException {
+    Checks.permits(permits, maxPermits);
+    Checks.maxWait(maxWait);
+    return new Request(permits).tryAcquire(maxWait);
+  }
+
+  @Override
+  public String toString() {
+    return "ZooKeeperSemaphore[" + name + ", max " + maxPermits + " at " + dir + "]";
+  }
+
+  /** One request as a lock, so the SPI's wait, close and registration rules apply unchanged. */
+  private final class Request extends AbstractLock {
+    private final int permits;
+
+    Request(int permits) {
+      super(service, name);
+      this.permits = permits;
+    }
+
+    @Override
+    protected AbstractLease doAcquire(Deadline deadline) throws InterruptedException {
+      return acquireOnce(permits, deadline);
+    }
+  }
+
+  private AbstractLease acquireOnce(int permits, Deadline deadline) throws InterruptedException {
+    CuratorFramework client = service.client();
+    String marker = UUID.randomUUID().toString();
+    long gen = service.generation();
+    java.util.concurrent.Semaphore wake = new java.util.concurrent.Semaphore(0);
+    Watcher watcher = event -> wake.release();
+    String path = null;
+    try {
+      path = client.create().creatingParentContainersIfNeeded().withProtection()
+          .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(dir + "/" + marker + "-p" + permits + "-lock-", EMPTY);
+      String node = ZKPaths.getNodeFromPath(path);
+      while (true) {
+        long sent = service.ticker().read();
+        List<String> queue = sorted(client.getChildren().usingWatcher(watcher).forPath(dir));
+        int ours = queue.indexOf(node);
+        if (ours < 0) {
+          path = null;
+          return null; // our session expired while we waited: start over
+        }
+        long ahead = 0;
+        for (int i = 0; i <= ours; i++) {
+          ahead += permitsOf(queue.get(i));
+        }
+        if (ahead <= maxPermits) {
+          Stat s = client.setData().forPath(path, EMPTY);
+          String granted = path;
+          path = null; // from here the lease (or granted()) owns the node
+          return service.granted(name, granted, s.getEphemeralOwner(), s.getMzxid(), permits, sent, gen);
+        }
+        long remaining = deadline.remainingNanos();
+        if (remaining == 0) {
+          String timedOut = path;
+          path = null;
+          try {
+            client.delete().guaranteed().forPath(timedOut);
+          } catch (KeeperException.NoNodeException gone) {
+            // expired with the session
+          }
+          return null;
+        }
+        if (wake.tryAcquire(remaining, TimeUnit.NANOSECONDS)) {
+          wake.drainPermits();
+        }
+      }
+    } catch (KeeperException.NoNodeException e) {
+      // the node vanished between listing and confirming (session expired): start over
+      return null;
+    } catch (InterruptedException e) {
+      service.abandon(dir, marker, path);
+      throw e;
+    } catch (Exception e) {
+      service.abandon(dir, marker, path);
+      throw service.unavailable("acquire " + permits + " permits of '" + name + "'", e);
+    }
+  }
+
+  /** The queue in sequence order; names that are not requests are left out. */
+  static List<String> sorted(List<String> children) {
+    List<String> out = new ArrayList<>(children.size());
+    for (String c : children) {
+      if (NODE.matcher(c).find()) {
+        out.add(c);
+      }
+    }
+    out.sort(Comparator.comparingLong(ZooKeeperSemaphore::sequenceOf));
+    return out;
+  }
+
+  static long sequenceOf(String node) {
+    Matcher m = NODE.matcher(node);
+    return m.find() ? Long.parseLong(m.group(2)) : Long.MAX_VALUE;
+  }
+
+  static long permitsOf(String node) {
+    Matcher m = NODE.matcher(node);
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
+  }
+}

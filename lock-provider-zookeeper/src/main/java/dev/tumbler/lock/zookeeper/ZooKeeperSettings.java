@@ -1,0 +1,106 @@
+package dev.tumbler.lock.zookeeper;
+
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.spi.LeaseSettings;
+import dev.tumbler.lock.spi.LockUrl;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.curator.utils.PathUtils;
+
+/**
+ * What a {@code lock:zookeeper://h1:2181,h2:2181/chroot?...} URL says, validated when it is given.
+ *
+ * <p>The session is the lease: ZooKeeper deletes a holder's lock node when its session expires, so the
+ * lease term is the session timeout. {@code leaseTime} and {@code sessionTimeout} are two names for it;
+ * giving both with different values is an error (a typo must not pick one silently).
+ *
+ * @param hosts the ensemble, each with a port (2181 when the URL gave none)
+ * @param connectString the hosts joined for ZooKeeper
+ * @param root the znode under which every lock of this service lives (the chroot, default
+ *     {@code /tumbler}, plus the escaped {@code namespace})
+ * @param sessionTimeout the session timeout asked of the ensemble (it may negotiate another)
+ * @param connectionTimeout how long {@code connect} waits for the first connection, and each operation
+ *     for a connection
+ * @param lease the lease settings; their term is the session timeout until the negotiated one is known
+ */
+record ZooKeeperSettings(List<LockUrl.HostAndPort> hosts, String connectString, String root,
+    Duration sessionTimeout, Duration connectionTimeout, LeaseSettings lease) {
+
+  static final int DEFAULT_PORT = 2181;
+  static final String DEFAULT_CHROOT = "/tumbler";
+  static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(15);
+  static final Set<String> PARAMETERS;
+
+  static {
+    Set<String> p = new HashSet<>(LeaseSettings.PARAMETERS);
+    p.add("sessionTimeout");
+    p.add("connectionTimeout");
+    PARAMETERS = Set.copyOf(p);
+  }
+
+  /**
+   * Reads and checks a URL.
+   *
+   * @throws InvalidLockUrlException naming what is wrong
+   */
+  static ZooKeeperSettings fromUrl(LockUrl url) {
+    if (!url.isHierarchical() || url.hosts().isEmpty()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": the zookeeper provider needs hosts: "
+          + "lock:zookeeper://host[:port][,host[:port]...][/chroot][?sessionTimeout=15s&...]");
+    }
+    if (url.user().isPresent() || url.password().isPresent()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": the zookeeper provider does not take user "
+          + "info; remove 'user@' from the URL");
+    }
+    url.requireKnownParameters(PARAMETERS);
+    LeaseSettings lease = LeaseSettings.fromUrl(url);
+    Duration session = url.duration("sessionTimeout", null);
+    boolean leaseGiven = url.parameter("leaseTime").isPresent();
+    if (session != null && leaseGiven && !session.equals(lease.leaseTime())) {
+      throw new InvalidLockUrlException("lock URL " + url + ": 'leaseTime' (" + lease.leaseTime().toMillis()
+          + "ms) and 'sessionTimeout' (" + session.toMillis() + "ms) differ; on ZooKeeper the lease is the "
+          + "session, give one of them");
+    }
+    if (session == null) {
+      session = lease.leaseTime();
+    } else if (session.compareTo(LeaseSettings.MIN_LEASE_TIME) < 0) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'sessionTimeout': "
+          + session.toMillis() + "ms is shorter than the minimum " + LeaseSettings.MIN_LEASE_TIME.toMillis() + "ms");
+    }
+    if (session.toMillis() > Integer.MAX_VALUE) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'sessionTimeout' is too long: " + session);
+    }
+    Duration connection = url.duration("connectionTimeout", DEFAULT_CONNECTION_TIMEOUT);
+    if (connection.isZero() || connection.toMillis() > Integer.MAX_VALUE) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'connectionTimeout' must be within "
+          + "1ms and 24 days: " + connection);
+    }
+    String chroot = url.path().isEmpty() ? DEFAULT_CHROOT : url.path();
+    if (chroot.length() > 1 && chroot.endsWith("/")) {
+      chroot = chroot.substring(0, chroot.length() - 1);
+    }
+    try {
+      PathUtils.validatePath(chroot);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidLockUrlException("lock URL " + url + ": the chroot path '" + chroot
+          + "' is not a valid znode path: " + e.getMessage());
+    }
+    if (chroot.equals("/zookeeper") || chroot.startsWith("/zookeeper/")) {
+      throw new InvalidLockUrlException("lock URL " + url + ": the chroot path '" + chroot
+          + "' is inside ZooKeeper's reserved /zookeeper tree");
+    }
+    String root = lease.namespace().isEmpty() ? chroot
+        : (chroot.equals("/") ? "" : chroot) + "/" + ZNodeNames.segment(lease.namespace());
+    List<LockUrl.HostAndPort> hosts = url.hosts(DEFAULT_PORT);
+    String connect = hosts.stream().map(LockUrl.HostAndPort::toString).collect(Collectors.joining(","));
+    return new ZooKeeperSettings(hosts, connect, root, session, connection, lease.withLeaseTime(session));
+  }
+
+  /** The path of the lock directory of one kind ({@code locks}, {@code rwlocks}, {@code semaphores}). */
+  String path(String kind, String name) {
+    return (root.equals("/") ? "" : root) + "/" + kind + "/" + ZNodeNames.segment(name);
+  }
+}
