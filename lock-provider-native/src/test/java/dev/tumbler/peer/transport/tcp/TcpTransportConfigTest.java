@@ -1,0 +1,113 @@
+package dev.tumbler.peer.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.spi.LockUrl;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class TcpTransportConfigTest {
+  private static final String SECRET = "0123456789abcdef-secret";
+
+  private static TcpTransportConfig parse(String url) {
+    return TcpTransportConfig.fromUrl(LockUrl.parse(url), new Properties());
+  }
+
+  private static InvalidLockUrlException fails(String url) {
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> parse(url));
+    assertFalse(e.getMessage().contains(SECRET), "secret leaked: " + e.getMessage());
+    return e;
+  }
+
+  @Test
+  void fullUrl() {
+    TcpTransportConfig c = parse("lock:native://127.0.0.1:7701?peers=127.0.0.1:7702,127.0.0.1:7701,"
+        + "LOCALHOST:7703,[::1]:7704&secret=" + SECRET + "&maxFrameSize=4096&connectTimeout=1s"
+        + "&handshakeTimeout=750ms&idleTimeout=3s&backoffMin=10ms&backoffMax=2s");
+    assertEquals("127.0.0.1:7701", c.self());
+    assertEquals(List.of("127.0.0.1:7702", "localhost:7703", "[::1]:7704"), c.peers(), "self skipped, normalized");
+    assertArrayEquals(SECRET.getBytes(StandardCharsets.UTF_8), c.secret());
+    assertFalse(c.tls());
+    assertNull(c.sslContext());
+    assertEquals(4096, c.maxFrameSize());
+    assertEquals(Duration.ofSeconds(1), c.connectTimeout());
+    assertEquals(Duration.ofMillis(750), c.handshakeTimeout());
+    assertEquals(Duration.ofSeconds(3), c.idleTimeout());
+    assertEquals(Duration.ofMillis(10), c.backoffMin());
+    assertEquals(Duration.ofSeconds(2), c.backoffMax());
+    assertFalse(c.toString().contains(SECRET), c.toString());
+  }
+
+  @Test
+  void defaults() {
+    TcpTransportConfig c = parse("lock:native://127.0.0.1:7701?secret=" + SECRET);
+    assertEquals(List.of(), c.peers());
+    assertEquals(TcpTransportConfig.DEFAULT_MAX_FRAME_SIZE, c.maxFrameSize());
+    assertEquals(Duration.ofSeconds(5), c.handshakeTimeout());
+  }
+
+  @Test
+  void propertiesOverrideAndMayCarryTheSecretAsBytes() {
+    Properties info = new Properties();
+    info.setProperty("peers", "127.0.0.1:9");
+    info.put("secret", "bytes-secret-of-16+".getBytes(StandardCharsets.UTF_8));
+    TcpTransportConfig c = TcpTransportConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7701?peers=127.0.0.1:8"), info);
+    assertEquals(List.of("127.0.0.1:9"), c.peers());
+    assertArrayEquals("bytes-secret-of-16+".getBytes(StandardCharsets.UTF_8), c.secret());
+  }
+
+  @Test
+  void badValuesNameTheParameter() {
+    assertTrue(fails("lock:native://127.0.0.1:7701").getMessage().contains("'secret'"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=short").getMessage().contains("at least 16 bytes"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=" + SECRET + "&peers=127.0.0.1").getMessage()
+        .contains("'peers'"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=" + SECRET + "&peers=127.0.0.1:0").getMessage()
+        .contains("'peers'"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=" + SECRET + "&peers=a:1,a:1").getMessage()
+        .contains("twice"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=" + SECRET + "&maxFrameSize=10").getMessage()
+        .contains("'maxFrameSize'"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=" + SECRET + "&handshakeTimeout=0s").getMessage()
+        .contains("'handshakeTimeout'"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=" + SECRET + "&backoffMin=2s&backoffMax=1s").getMessage()
+        .contains("'backoffMax'"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=" + SECRET + "&tls=true").getMessage()
+        .contains("'keyStore'"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=" + SECRET + "&tls=true&keyStore=/nonexistent/ks.p12"
+        + "&keyStorePassword=pw").getMessage().contains("cannot read file"));
+    assertTrue(fails("lock:native://127.0.0.1:7701?secret=" + SECRET + "&keyStore=/x").getMessage()
+        .contains("without tls=true"));
+    assertTrue(fails("lock:native://127.0.0.1?secret=" + SECRET).getMessage().contains("listen address"));
+    assertTrue(fails("lock:native://a:1,b:2?secret=" + SECRET).getMessage().contains("exactly one"));
+  }
+
+  @Test
+  void builderChecksItsArguments() {
+    assertThrows(IllegalArgumentException.class, () -> TcpTransportConfig.builder("nohost"));
+    assertThrows(IllegalArgumentException.class, () -> TcpTransportConfig.builder("h:1").secret(new byte[3]));
+    assertThrows(IllegalStateException.class, () -> TcpTransportConfig.builder("h:1").build());
+    assertThrows(IllegalArgumentException.class, () -> TcpTransportConfig.builder("h:1").maxFrameSize(1));
+    assertThrows(IllegalArgumentException.class,
+        () -> TcpTransportConfig.builder("h:1").backoff(Duration.ofSeconds(2), Duration.ofSeconds(1)));
+    assertThrows(NullPointerException.class, () -> TcpTransportConfig.builder(null));
+  }
+
+  @Test
+  void parametersListsWhatFromUrlReads() {
+    for (String p : List.of("peers", "secret", "tls", "keyStore", "keyStorePassword", "trustStore",
+        "trustStorePassword", "maxFrameSize", "connectTimeout", "handshakeTimeout", "idleTimeout", "backoffMin",
+        "backoffMax")) {
+      assertTrue(TcpTransportConfig.PARAMETERS.contains(p), p);
+    }
+  }
+}
