@@ -1,0 +1,315 @@
+package dev.tumbler.lock.redis;
+
+import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.LeaseSettings;
+import dev.tumbler.lock.spi.Ticker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.exceptions.JedisException;
+
+/**
+ * Where the scripts run: one server ({@link Single}) or a majority of independent masters
+ * ({@link Redlock}). Methods throw the client's {@link JedisException} (or
+ * {@link ServiceUnavailableException} for a missing quorum); the lock layer turns them into
+ * {@code LockException}s naming the lock. Thread safe.
+ */
+abstract sealed class Backend implements AutoCloseable {
+
+  /**
+   * The answer to an acquire.
+   *
+   * @param granted whether it was granted
+   * @param token the fencing token, when granted
+   * @param waitMs when refused: in how many ms the obstacle expires by itself, -1 if unknown
+   */
+  record Grant(boolean granted, long token, long waitMs) {}
+
+  abstract List<RedisNode> nodes();
+
+  /** How many hubs must confirm a waiter's subscription before a release cannot be missed. */
+  abstract int confirmationsNeeded();
+
+  abstract Grant acquire(Scripts.Script script, List<String> keys, List<String> args);
+
+  /** @return true if renewed, false if the grant is no longer ours */
+  abstract boolean renew(Scripts.Script script, List<String> keys, List<String> args);
+
+  abstract void release(Scripts.Script script, List<String> keys, List<String> args);
+
+  /** Runs a read-only script where it can be answered (the server, or the first master that answers). */
+  abstract Object read(Scripts.Script script, List<String> keys, List<String> args);
+
+  void register(String channel, Waiter w) {
+    for (RedisNode n : nodes()) {
+      n.hub().register(channel, w);
+    }
+  }
+
+  void unregister(String channel, Waiter w) {
+    for (RedisNode n : nodes()) {
+      n.hub().unregister(channel, w);
+    }
+  }
+
+  @Override
+  public void close() {
+    for (RedisNode n : nodes()) {
+      n.close();
+    }
+  }
+
+  static Grant parseGrant(Object reply) {
+    List<?> r = (List<?>) reply;
+    long granted = (Long) r.get(0);
+    long value = (Long) r.get(1);
+    return granted == 1 ? new Grant(true, value, 0) : new Grant(false, 0, value);
+  }
+
+  /** One server: every operation is one script call, one round trip. */
+  static final class Single extends Backend {
+    private final RedisNode node;
+
+    Single(RedisNode node) {
+      this.node = node;
+    }
+
+    @Override
+    List<RedisNode> nodes() {
+      return List.of(node);
+    }
+
+    @Override
+    int confirmationsNeeded() {
+      return 1;
+    }
+
+    @Override
+    Grant acquire(Scripts.Script script, List<String> keys, List<String> args) {
+      return parseGrant(node.eval(script, keys, args, false));
+    }
+
+    @Override
+    boolean renew(Scripts.Script script, List<String> keys, List<String> args) {
+      return ((Long) node.eval(script, keys, args, true)) == 1L;
+    }
+
+    @Override
+    void release(Scripts.Script script, List<String> keys, List<String> args) {
+      node.eval(script, keys, args, true);
+    }
+
+    @Override
+    Object read(Scripts.Script script, List<String> keys, List<String> args) {
+      return node.eval(script, keys, args, true);
+    }
+  }
+
+  /**
+   * Redlock over N independent masters (no replication between them). An acquire runs the same script
+   * with the same owner on every master in parallel; it is granted when a majority granted it and time
+   * is left of the lease: {@code T × safety − elapsed − drift > 0}, with {@code drift = T/100 + 2ms}
+   * (the usual allowance for clock-rate differences). The lease's trusted window is counted from the
+   * moment the first request was sent, which already subtracts the elapsed time Redlock's validity
+   * formula subtracts. Otherwise the acquire is undone on every master.
+   *
+   * <p><b>Fencing.</b> Each master has its own counter. The token of a grant is the largest of the
+   * majority's, and before the grant is reported it is written back to those masters (raising their
+   * counters to it, one more parallel round trip). Any later grant shares at least one master with this
+   * majority, whose counter is now at least this token, so its token is larger — provided that master
+   * kept its counter (it did not restart without persistence, or its clock carries the seed forward,
+   * see {@link Scripts}).
+   *
+   * <p>Renewal succeeds when a majority renews; it is refused when so many masters refuse that no
+   * majority can renew. Releases go to every master.
+   */
+  static final class Redlock extends Backend {
+    private static final Logger LOG = LoggerFactory.getLogger(Redlock.class);
+
+    private final List<RedisNode> nodes;
+    private final int majority;
+    private final LeaseSettings lease;
+    private final Ticker ticker;
+    private final long callTimeoutNanos;
+    private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
+
+    Redlock(List<RedisNode> nodes, LeaseSettings lease, Ticker ticker, Duration timeout) {
+      this.nodes = List.copyOf(nodes);
+      this.majority = nodes.size() / 2 + 1;
+      this.lease = lease;
+      this.ticker = ticker;
+      this.callTimeoutNanos = timeout.toNanos();
+    }
+
+    @Override
+    List<RedisNode> nodes() {
+      return nodes;
+    }
+
+    @Override
+    int confirmationsNeeded() {
+      // any releaser held a majority; a majority of confirmed subscriptions shares a master with it
+      return majority;
+    }
+
+    long driftNanos() {
+      return lease.leaseTime().toNanos() / 100 + TimeUnit.MILLISECONDS.toNanos(2);
+    }
+
+    private List<Object> onAll(List<RedisNode> targets, Scripts.Script script, List<String> keys, List<String> args,
+        boolean idempotent) {
+      List<CompletableFuture<Object>> fs = new ArrayList<>();
+      for (RedisNode n : targets) {
+        fs.add(CompletableFuture.supplyAsync(() -> n.eval(script, keys, args, idempotent), calls));
+      }
+      long until = ticker.read() + callTimeoutNanos;
+      List<Object> out = new ArrayList<>();
+      for (CompletableFuture<Object> f : fs) {
+        try {
+          out.add(f.get(Math.max(0, until - ticker.read()), TimeUnit.NANOSECONDS));
+        } catch (ExecutionException e) {
+          out.add(e.getCause());
+        } catch (TimeoutException e) {
+          out.add(new ServiceUnavailableException("no answer within the timeout"));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          out.add(new ServiceUnavailableException("interrupted"));
+        }
+      }
+      return out;
+    }
+
+    @Override
+    Grant acquire(Scripts.Script script, List<String> keys, List<String> args) {
+      long start = ticker.read();
+      List<Object> replies = onAll(nodes, script, keys, args, false);
+      List<RedisNode> granted = new ArrayList<>();
+      long token = 0;
+      long wait = -1;
+      Throwable error = null;
+      for (int i = 0; i < nodes.size(); i++) {
+        Object r = replies.get(i);
+        if (r instanceof Throwable t) {
+          error = t;
+          continue;
+        }
+        Grant g = parseGrant(r);
+        if (g.granted()) {
+          granted.add(nodes.get(i));
+          token = Math.max(token, g.token());
+        } else if (g.waitMs() >= 0) {
+          wait = wait < 0 ? g.waitMs() : Math.min(wait, g.waitMs());
+        }
+      }
+      if (granted.size() >= majority) {
+        List<Object> raised = onAll(granted, Scripts.RAISE_FENCE, List.of(keys.getLast()), List.of(Long.toString(token)),
+            true);
+        long ok = raised.stream().filter(r -> !(r instanceof Throwable)).count();
+        long left = lease.trustedNanos() - (ticker.read() - start) - driftNanos();
+        if (ok >= majority && left > 0) {
+          return new Grant(true, token, 0);
+        }
+      }
+      // undo everywhere: a master that timed out may have granted it after all
+      undo(script, keys, args);
+      if (granted.size() < majority && nodes.size() - countErrors(replies) < majority) {
+        throw new ServiceUnavailableException("only " + (nodes.size() - countErrors(replies)) + " of " + nodes.size()
+            + " Redis masters answered; Redlock needs " + majority
+            + (error != null ? " (last error: " + error.getMessage() + ")" : ""), error);
+      }
+      return new Grant(false, 0, wait);
+    }
+
+    private static long countErrors(List<Object> replies) {
+      return replies.stream().filter(r -> r instanceof Throwable).count();
+    }
+
+    private void undo(Scripts.Script acquire, List<String> keys, List<String> args) {
+      Scripts.Script release = releaseFor(acquire);
+      if (release == null) {
+        return;
+      }
+      List<String> releaseArgs = List.of(args.getFirst(), "");
+      for (RedisNode n : nodes) {
+        calls.submit(() -> {
+          try {
+            n.eval(release, keys, releaseArgs, true);
+          } catch (RuntimeException e) {
+            LOG.debug("undoing a partial Redlock grant on {} failed; it expires there: {}", n, e.toString());
+          }
+        });
+      }
+    }
+
+    private static Scripts.Script releaseFor(Scripts.Script acquire) {
+      if (acquire == Scripts.MUTEX_ACQUIRE || acquire == Scripts.WRITE_ACQUIRE) {
+        return Scripts.MUTEX_RELEASE;
+      }
+      if (acquire == Scripts.READ_ACQUIRE) {
+        return Scripts.READ_RELEASE;
+      }
+      return null;
+    }
+
+    @Override
+    boolean renew(Scripts.Script script, List<String> keys, List<String> args) {
+      List<Object> replies = onAll(nodes, script, keys, args, true);
+      int ours = 0;
+      int refused = 0;
+      Throwable error = null;
+      for (Object r : replies) {
+        if (r instanceof Throwable t) {
+          error = t;
+        } else if ((Long) r == 1L) {
+          ours++;
+        } else {
+          refused++;
+        }
+      }
+      if (ours >= majority) {
+        return true;
+      }
+      if (refused > nodes.size() - majority) {
+        return false;
+      }
+      throw new ServiceUnavailableException("renewal reached " + ours + " of the " + majority
+          + " Redis masters needed", error);
+    }
+
+    @Override
+    void release(Scripts.Script script, List<String> keys, List<String> args) {
+      List<Object> replies = onAll(nodes, script, keys, args, true);
+      if (countErrors(replies) == nodes.size()) {
+        Object first = replies.getFirst();
+        throw first instanceof RuntimeException e ? e : new ServiceUnavailableException("no Redis master answered");
+      }
+    }
+
+    @Override
+    Object read(Scripts.Script script, List<String> keys, List<String> args) {
+      RuntimeException last = null;
+      for (RedisNode n : nodes) {
+        try {
+          return n.eval(script, keys, args, true);
+        } catch (RuntimeException e) {
+          last = e;
+        }
+      }
+      throw last;
+    }
+
+    @Override
+    public void close() {
+      super.close();
+      calls.shutdownNow();
+    }
+  }
+}

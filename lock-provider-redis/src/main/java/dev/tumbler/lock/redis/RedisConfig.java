@@ -1,0 +1,114 @@
+package dev.tumbler.lock.redis;
+
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.spi.LeaseSettings;
+import dev.tumbler.lock.spi.LockUrl;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The settings of one Redis lock service, read from its URL:
+ * {@code lock:redis://[user:password@]host[:port][,host[:port]...][/db][?parameters]}.
+ *
+ * <p>Validated when read: every problem is an {@link InvalidLockUrlException} naming the parameter; the
+ * password is kept here only and never shown ({@link #toString()} omits it). Immutable.
+ *
+ * @param url the URL, for messages (its {@code toString()} is redacted)
+ * @param hosts the servers: one in {@link Mode#SINGLE}, at least three in {@link Mode#REDLOCK}
+ * @param user the ACL user, if any
+ * @param password the password, if any
+ * @param database the logical database ({@code /db} path), 0 by default
+ * @param tls whether to connect with TLS
+ * @param mode one server, or independent masters with Redlock
+ * @param timeout connect and socket timeout of one call
+ * @param recheck the longest a waiter sleeps without a notification before it asks again
+ * @param lease the common lease settings (term, renewal, namespace)
+ */
+record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String> user, Optional<String> password,
+    int database, boolean tls, Mode mode, Duration timeout, Duration recheck, LeaseSettings lease) {
+
+  /** How the service uses its servers. */
+  enum Mode {
+    /** One Redis server (or a primary with replicas behind one address, or a cluster node: see the README). */
+    SINGLE,
+    /** Several independent masters; a grant needs a majority of them (Redlock). */
+    REDLOCK
+  }
+
+  static final int DEFAULT_PORT = 6379;
+  static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
+  static final Duration DEFAULT_RECHECK = Duration.ofSeconds(1);
+
+  /** Every parameter this provider accepts. */
+  static final Set<String> PARAMETERS;
+
+  static {
+    Set<String> p = new HashSet<>(LeaseSettings.PARAMETERS);
+    p.addAll(List.of("tls", "mode", "timeout", "recheck"));
+    PARAMETERS = Set.copyOf(p);
+  }
+
+  @Override
+  public String toString() {
+    // the password stays out of every string
+    return "RedisConfig[" + url + "]";
+  }
+
+  /**
+   * Reads the settings of {@code url}.
+   *
+   * @throws InvalidLockUrlException naming what is wrong
+   */
+  static RedisConfig from(LockUrl url) {
+    if (!url.isHierarchical()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": the Redis provider needs hosts, as in "
+          + "lock:redis://localhost:6379 or lock:redis://h1,h2,h3?mode=redlock");
+    }
+    url.requireKnownParameters(PARAMETERS);
+    if (url.hosts().isEmpty()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": no host (as in lock:redis://localhost:6379)");
+    }
+    List<LockUrl.HostAndPort> hosts = url.hosts(DEFAULT_PORT);
+    for (LockUrl.HostAndPort h : hosts) {
+      if (h.port() == 0) {
+        throw new InvalidLockUrlException("lock URL " + url + ": port 0 of host '" + h.host() + "' cannot be connected to");
+      }
+    }
+    if (new HashSet<>(hosts).size() != hosts.size()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": a host is listed twice");
+    }
+    Mode mode = url.enumValue("mode", Mode.class, Mode.SINGLE);
+    if (mode == Mode.SINGLE && hosts.size() != 1) {
+      throw new InvalidLockUrlException("lock URL " + url + ": " + hosts.size() + " hosts need mode=redlock "
+          + "(independent masters); mode=single takes one host");
+    }
+    if (mode == Mode.REDLOCK && hosts.size() < 3) {
+      throw new InvalidLockUrlException("lock URL " + url + ": mode=redlock needs at least 3 independent masters, got "
+          + hosts.size() + " (with fewer, one server down stops every lock)");
+    }
+    int db = 0;
+    String path = url.path();
+    if (!path.isEmpty() && !path.equals("/")) {
+      String d = path.substring(1);
+      if (d.isEmpty() || d.length() > 5 || !d.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        throw new InvalidLockUrlException("lock URL " + url + ": the path is the database number, as in /0; got '" + path + "'");
+      }
+      db = Integer.parseInt(d);
+    }
+    boolean tls = url.bool("tls", false);
+    Duration timeout = url.duration("timeout", DEFAULT_TIMEOUT);
+    if (timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'timeout': must be within (0, "
+          + Integer.MAX_VALUE + "ms]: " + timeout);
+    }
+    Duration recheck = url.duration("recheck", DEFAULT_RECHECK);
+    if (recheck.toMillis() < 10) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'recheck': at least 10ms: " + recheck);
+    }
+    LeaseSettings lease = LeaseSettings.fromUrl(url);
+    return new RedisConfig(url, hosts, url.user(), url.password(), db, tls, mode, timeout, recheck, lease);
+  }
+}

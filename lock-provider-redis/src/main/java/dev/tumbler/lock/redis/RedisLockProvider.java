@@ -1,0 +1,119 @@
+package dev.tumbler.lock.redis;
+
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.ProviderInfo;
+import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.LockProvider;
+import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.lock.spi.Ticker;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+
+/**
+ * The Redis provider: {@code lock:redis://[user:password@]host[:port][/db][?parameters]} for one server,
+ * {@code lock:redis://h1,h2,h3[?...]&mode=redlock} for independent masters. Built on Jedis.
+ *
+ * <p>Parameters: {@code leaseTime} (default 30s), {@code renew} ({@code auto}|{@code manual}),
+ * {@code namespace}, {@code tls} (default false), {@code mode} ({@code single}|{@code redlock}),
+ * {@code timeout} (connect and per-call socket timeout, default 2s), {@code recheck} (the longest a
+ * waiter sleeps without a release notification, default 1s). Anything else is an error. See the module
+ * README for what the provider guarantees, and what Redis cannot.
+ *
+ * <p>Stateless and thread safe; found by {@link java.util.ServiceLoader}.
+ */
+public final class RedisLockProvider implements LockProvider {
+
+  static final String VERSION = "0.1.0";
+
+  @Override
+  public String scheme() {
+    return "redis";
+  }
+
+  @Override
+  public ProviderInfo info() {
+    Set<dev.tumbler.lock.Capability> all = EnumSet.noneOf(dev.tumbler.lock.Capability.class);
+    all.addAll(RedisLockService.SINGLE_CAPABILITIES);
+    all.addAll(RedisLockService.REDLOCK_CAPABILITIES);
+    return new ProviderInfo("redis", "Tumbler Redis provider (Jedis)", VERSION,
+        "locks, read/write locks, semaphores and elections on one Redis server, or Redlock over independent masters",
+        all);
+  }
+
+  @Override
+  public LockService connect(LockUrl url, Properties info) {
+    return connect(url, Ticker.system());
+  }
+
+  /** {@link #connect(LockUrl, Properties)} with an injected clock. */
+  LockService connect(LockUrl url, Ticker ticker) {
+    RedisConfig config = RedisConfig.from(url);
+    int timeoutMs = (int) config.timeout().toMillis();
+    DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
+        .connectionTimeoutMillis(timeoutMs)
+        .socketTimeoutMillis(timeoutMs)
+        .database(config.database())
+        .ssl(config.tls())
+        .clientName("tumbler")
+        // saves a round trip per new connection, which matters when reconnecting under faults
+        .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+    config.user().ifPresent(b::user);
+    config.password().ifPresent(b::password);
+    JedisClientConfig clientConfig = b.build();
+
+    String clientId = RedisLockService.randomId();
+    RedisKeys keys = new RedisKeys(config.lease().namespace());
+    List<RedisNode> nodes = new ArrayList<>();
+    try {
+      for (LockUrl.HostAndPort h : config.hosts()) {
+        nodes.add(new RedisNode(new HostAndPort(h.host(), h.port()), clientConfig, config.timeout(),
+            keys.controlChannel(clientId), config.recheck()));
+      }
+      checkReachable(config, nodes);
+    } catch (RuntimeException e) {
+      nodes.forEach(RedisNode::close);
+      throw e;
+    }
+    Backend backend = config.mode() == RedisConfig.Mode.SINGLE
+        ? new Backend.Single(nodes.getFirst())
+        : new Backend.Redlock(nodes, config.lease(), ticker, config.timeout());
+    Set<dev.tumbler.lock.Capability> caps = config.mode() == RedisConfig.Mode.SINGLE
+        ? RedisLockService.SINGLE_CAPABILITIES : RedisLockService.REDLOCK_CAPABILITIES;
+    ServiceInfo serviceInfo = new ServiceInfo("redis", VERSION, url.toString(), caps);
+    return new RedisLockService(config, serviceInfo, backend, ticker);
+  }
+
+  /** One server must answer; in Redlock mode, a majority. */
+  private static void checkReachable(RedisConfig config, List<RedisNode> nodes) {
+    int up = 0;
+    RuntimeException last = null;
+    List<String> down = new ArrayList<>();
+    for (RedisNode n : nodes) {
+      try {
+        n.ping();
+        up++;
+      } catch (RuntimeException e) {
+        last = e;
+        down.add(n.toString());
+      }
+    }
+    int needed = nodes.size() / 2 + 1;
+    if (up < needed) {
+      String why = last == null ? "" : ": " + last.getMessage();
+      if (last instanceof redis.clients.jedis.exceptions.JedisDataException) {
+        throw new dev.tumbler.lock.LockException("Redis refused the connection for " + config.url() + why, last);
+      }
+      throw new ServiceUnavailableException("cannot reach Redis " + down + " for " + config.url()
+          + (nodes.size() > 1 ? " (" + up + " of " + nodes.size() + " masters up, " + needed + " needed)" : "") + why,
+          last);
+    }
+  }
+}

@@ -1,0 +1,284 @@
+package dev.tumbler.lock.redis;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.LeaderElection;
+import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockException;
+import dev.tumbler.lock.ReadWriteLock;
+import dev.tumbler.lock.Semaphore;
+import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.AbstractLease;
+import dev.tumbler.lock.spi.AbstractLockService;
+import dev.tumbler.lock.spi.Deadline;
+import dev.tumbler.lock.spi.LockElection;
+import dev.tumbler.lock.spi.SimpleReadWriteLock;
+import dev.tumbler.lock.spi.Ticker;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
+
+/**
+ * A lock service on one Redis server or, with {@code mode=redlock}, on a majority of independent masters.
+ *
+ * <p>Every grant, renewal and release is one Lua script (one round trip on one server). Waiting threads
+ * do not poll: they subscribe to the lock's release channel (see {@link WakeupHub}), retry when a
+ * release is published, and otherwise only when the current holder's grant would expire by itself or
+ * after {@code recheck} (1 s by default), whichever comes first — so a lost message costs at most that.
+ * Leases are renewed in the background every {@code T/3} by the SPI's renewer; a lease is lost, and its
+ * listeners run, {@code T × 3/4} after the last successful request was sent, before its key can expire on
+ * the server.
+ *
+ * <p>Errors of the Redis client never reach callers raw: an unreachable server is a
+ * {@link ServiceUnavailableException}, anything the server refuses a {@link LockException}, both naming
+ * the lock and the operation. Thread safe.
+ */
+final class RedisLockService extends AbstractLockService {
+  private static final Logger LOG = LoggerFactory.getLogger(RedisLockService.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  static final Set<Capability> SINGLE_CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
+      Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
+      Capability.LEADER_ELECTION);
+  /**
+   * No semaphore: permits counted separately on each master do not add up to a bound over a majority.
+   * FAULT_TOLERANT: grants, renewals and releases go on while a minority of masters is down.
+   */
+  static final Set<Capability> REDLOCK_CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
+      Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION, Capability.LEADER_ELECTION,
+      Capability.FAULT_TOLERANT);
+
+  private final RedisConfig config;
+  private final Backend backend;
+  private final RedisKeys keys;
+  private final String clientId;
+  private final AtomicLong sequence = new AtomicLong();
+  private final String ttlMs;
+  private final long recheckNanos;
+
+  RedisLockService(RedisConfig config, ServiceInfo info, Backend backend, Ticker ticker) {
+    super(info, config.lease(), ticker);
+    this.config = config;
+    this.backend = backend;
+    this.keys = new RedisKeys(config.lease().namespace());
+    this.clientId = randomId();
+    this.ttlMs = Long.toString(config.lease().leaseTime().toMillis());
+    this.recheckNanos = config.recheck().toNanos();
+  }
+
+  static String randomId() {
+    byte[] b = new byte[12];
+    RANDOM.nextBytes(b);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+  }
+
+  RedisKeys keys() {
+    return keys;
+  }
+
+  Backend backend() {
+    return backend;
+  }
+
+  String clientId() {
+    return clientId;
+  }
+
+  // ---- handles
+
+  @Override
+  protected Lock createLock(String name) {
+    return new RedisLock(this, name, Primitive.mutex(keys, RedisKeys.Kind.MUTEX, name), clientId);
+  }
+
+  @Override
+  protected ReadWriteLock createReadWriteLock(String name) {
+    return new SimpleReadWriteLock(name, new RedisLock(this, name, Primitive.read(keys, name), clientId),
+        new RedisLock(this, name, Primitive.write(keys, name), clientId));
+  }
+
+  @Override
+  protected Semaphore createSemaphore(String name, int maxPermits) {
+    return new RedisSemaphore(this, name, maxPermits, Primitive.semaphore(keys, name));
+  }
+
+  @Override
+  protected LeaderElection createElection(String name) {
+    String candidate = clientId + "." + sequence.incrementAndGet();
+    Primitive p = Primitive.mutex(keys, RedisKeys.Kind.ELECTION, name);
+    RedisLock lock = new RedisLock(this, name, p, candidate);
+    return new LockElection(this, name, lock, candidate, () -> leaderOf(p));
+  }
+
+  private Optional<String> leaderOf(Primitive p) {
+    try {
+      Object holder = backend.read(Scripts.HOLDER, p.keys(), List.of());
+      if (holder instanceof String s && s.indexOf('|') > 0) {
+        return Optional.of(s.substring(0, s.indexOf('|')));
+      }
+      return Optional.empty();
+    } catch (RuntimeException e) {
+      LOG.debug("cannot look up the leader of '{}': {}", p.name(), e.toString());
+      return Optional.empty();
+    }
+  }
+
+  @Override
+  protected Object unwrapProvider(Class<?> type) {
+    if (config.mode() == RedisConfig.Mode.SINGLE) {
+      UnifiedJedis jedis = backend.nodes().getFirst().jedis();
+      if (type.isInstance(jedis)) {
+        return jedis;
+      }
+    }
+    return null;
+  }
+
+  @Override
+  protected void doClose() {
+    backend.close();
+  }
+
+  // ---- the one wait loop every primitive uses
+
+  /**
+   * Tries to grant {@code p} until {@code deadline}: one attempt if it has expired, else waiting for
+   * release notifications (bounded by the holder's own expiry and {@code recheck}).
+   *
+   * @return the lease, not yet registered; null if the deadline passed
+   */
+  AbstractLease acquire(Primitive p, String label, int permits, List<String> extraArgs, Deadline deadline)
+      throws InterruptedException {
+    Waiter waiter = null;
+    try {
+      while (true) {
+        long seen = waiter == null ? 0 : waiter.version();
+        Attempt a = attempt(p, label, permits, extraArgs);
+        if (a.lease() != null) {
+          return a.lease();
+        }
+        if (deadline.isExpired()) {
+          return null;
+        }
+        if (waiter == null) {
+          waiter = new Waiter();
+          backend.register(p.channel(), waiter);
+          waiter.awaitConfirmed(backend.confirmationsNeeded(), Math.min(deadline.remainingNanos(), recheckNanos));
+          continue; // a release may have come before the subscription: look again at once
+        }
+        long wait = Math.min(deadline.remainingNanos(), recheckNanos);
+        if (a.waitMs() >= 0) {
+          // the holder's grant expires by itself then, with no message: look again right after
+          wait = Math.min(wait, TimeUnit.MILLISECONDS.toNanos(a.waitMs() + 1));
+        }
+        waiter.awaitChange(seen, wait);
+      }
+    } finally {
+      if (waiter != null) {
+        backend.unregister(p.channel(), waiter);
+      }
+    }
+  }
+
+  private record Attempt(RedisLease lease, long waitMs) {}
+
+  private Attempt attempt(Primitive p, String label, int permits, List<String> extraArgs) throws InterruptedException {
+    for (int tries = 1; ; tries++) {
+      String owner = label + "|" + clientId + ":" + sequence.incrementAndGet();
+      List<String> args = new ArrayList<>(2 + extraArgs.size());
+      args.add(owner);
+      args.add(ttlMs);
+      args.addAll(extraArgs);
+      long sent = ticker().read();
+      Backend.Grant g;
+      try {
+        g = backend.acquire(p.acquire(), p.keys(), args);
+      } catch (RuntimeException e) {
+        // the script may have run and its reply been lost: give back whatever it may have granted
+        releaseQuietly(p, owner);
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
+        }
+        if (tries == 1 && e instanceof JedisConnectionException) {
+          // most often a pooled connection that died quietly (server restart, idle timeout): one more
+          // try on a fresh one, with a fresh owner so the undo above cannot touch it
+          continue;
+        }
+        throw translate("acquiring " + p.describe(), e);
+      }
+      if (!g.granted()) {
+        return new Attempt(null, g.waitMs());
+      }
+      return new Attempt(new RedisLease(this, p, owner, g.token(), permits, sent), 0);
+    }
+  }
+
+  private void releaseQuietly(Primitive p, String owner) {
+    Thread.ofVirtual().name("tumbler-redis-undo").start(() -> {
+      try {
+        backend.release(p.release(), p.keys(), List.of(owner, p.channel()));
+      } catch (RuntimeException e) {
+        LOG.debug("undoing an uncertain grant of {} failed; it expires on the server: {}", p.describe(), e.toString());
+      }
+    });
+  }
+
+  boolean renew(Primitive p, String owner) {
+    try {
+      return backend.renew(p.renew(), p.keys(), List.of(owner, ttlMs));
+    } catch (RuntimeException e) {
+      throw translate("renewing " + p.describe(), e);
+    }
+  }
+
+  void release(Primitive p, String owner) {
+    try {
+      backend.release(p.release(), p.keys(), List.of(owner, p.channel()));
+    } catch (RuntimeException e) {
+      throw translate("releasing " + p.describe(), e);
+    }
+  }
+
+  int availablePermits(Primitive p, int maxPermits) {
+    checkOpen();
+    try {
+      return Math.toIntExact((Long) backend.read(Scripts.SEMAPHORE_AVAILABLE, p.keys(), List.of(Integer.toString(maxPermits))));
+    } catch (RuntimeException e) {
+      throw translate("reading the permits of " + p.describe(), e);
+    }
+  }
+
+  /** The client's exceptions as Tumbler's, naming the operation and the servers (never a password). */
+  LockException translate(String what, RuntimeException e) {
+    if (e instanceof LockException le) {
+      return le;
+    }
+    String where = "Redis " + (config.hosts().size() == 1 ? "server " : "servers ") + hostList();
+    if (e instanceof JedisDataException) {
+      return new LockException(where + " refused " + what + ": " + e.getMessage(), e);
+    }
+    if (e instanceof JedisConnectionException || e instanceof JedisException) {
+      return new ServiceUnavailableException(where + " unreachable while " + what + ": " + e.getMessage(), e);
+    }
+    return new LockException("unexpected failure " + what + " on " + where + ": " + e, e);
+  }
+
+  private String hostList() {
+    StringBuilder sb = new StringBuilder();
+    for (var h : config.hosts()) {
+      sb.append(sb.isEmpty() ? "" : ",").append(h);
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,218 @@
+package dev.tumbler.lock.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * The Lua scripts: every multi-step operation on a lock is one script, so it is atomic on the server and
+ * costs one round trip. Conventions shared by all of them:
+ *
+ * <ul>
+ *   <li>{@code KEYS} are the keys of one primitive ({@link RedisKeys}), all in one hash slot; the fencing
+ *       counter is always the last key.
+ *   <li>Acquire: {@code ARGV = owner, ttlMs, [permits, maxPermits]}; returns {@code {1, token}} when
+ *       granted, {@code {0, waitMs}} otherwise, where {@code waitMs} is when the obstacle expires by
+ *       itself (-1: unknown).
+ *   <li>Renew: {@code ARGV = owner, ttlMs}; returns 1 if the grant is still this owner's and was
+ *       extended, 0 otherwise (then the lease is lost).
+ *   <li>Release: {@code ARGV = owner, channel}; deletes only what this owner holds and publishes on the
+ *       channel in the same script, so waiters are woken one hop after the release.
+ *   <li>Times come from the server ({@code TIME}), never from the client: expiries of permits and readers
+ *       are compared against the same clock that sets them.
+ * </ul>
+ *
+ * <h2>Fencing tokens</h2>
+ * {@code token = max(counter + 1, serverTimeMicros)}. The counter alone would restart at 1 when the
+ * server restarts without persistence (the key is gone); seeding from the server's clock keeps the next
+ * token above every earlier one, since earlier tokens were at most the clock at their grant (plus at most
+ * one per grant issued faster than one per microsecond). Limits: a server clock stepped backwards by more
+ * than the time since the last grant, or a failover to a replica that missed the last counter writes
+ * while the clock is behind, can repeat a token. The counter key expires after a day without grants
+ * (the clock carries monotonicity across the gap), so abandoned names do not leak memory.
+ */
+final class Scripts {
+
+  /** A script and its SHA-1, for EVALSHA. */
+  record Script(String name, String source, String sha) {
+    static Script of(String name, String source) {
+      return new Script(name, source, sha1(source));
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  private Scripts() {}
+
+  private static final String FENCE = """
+      local function fence(k)
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+        local c = tonumber(redis.call('GET', k) or '0') or 0
+        local tok = now
+        if c >= now then tok = c + 1 end
+        redis.call('SET', k, string.format('%d', tok), 'PX', 86400000)
+        return tok
+      end
+      """;
+
+  private static final String NOW_MS = """
+      local function nowms()
+        local t = redis.call('TIME')
+        return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+      end
+      -- keeps a sorted set of expiries alive until its last member expires
+      local function keepUntilLast(z, ...)
+        local last = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
+        if last[2] then
+          local at = string.format('%d', tonumber(last[2]))
+          redis.call('PEXPIREAT', z, at)
+          for _, k in ipairs({...}) do redis.call('PEXPIREAT', k, at) end
+        end
+      end
+      """;
+
+  // ---- mutex: KEYS = holder, fence
+
+  static final Script MUTEX_ACQUIRE = Script.of("mutex-acquire", FENCE + """
+      local pttl = redis.call('PTTL', KEYS[1])
+      if pttl ~= -2 then return {0, pttl} end
+      local tok = fence(KEYS[2])
+      redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+      return {1, tok}
+      """);
+
+  static final Script MUTEX_RENEW = Script.of("mutex-renew", """
+      if redis.call('GET', KEYS[1]) == ARGV[1] then
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        return 1
+      end
+      return 0
+      """);
+
+  static final Script MUTEX_RELEASE = Script.of("mutex-release", """
+      if redis.call('GET', KEYS[1]) == ARGV[1] then
+        redis.call('DEL', KEYS[1])
+        redis.call('PUBLISH', ARGV[2], 'r')
+        return 1
+      end
+      return 0
+      """);
+
+  // ---- read/write: KEYS = writer, readers (zset owner -> expiry ms), fence
+
+  static final Script READ_ACQUIRE = Script.of("read-acquire", FENCE + NOW_MS + """
+      local pttl = redis.call('PTTL', KEYS[1])
+      if pttl ~= -2 then return {0, pttl} end
+      local now = nowms()
+      redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+      redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
+      keepUntilLast(KEYS[2])
+      return {1, fence(KEYS[3])}
+      """);
+
+  static final Script WRITE_ACQUIRE = Script.of("write-acquire", FENCE + NOW_MS + """
+      local pttl = redis.call('PTTL', KEYS[1])
+      if pttl ~= -2 then return {0, pttl} end
+      local now = nowms()
+      redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+      local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+      if last[2] then return {0, tonumber(last[2]) - now} end
+      redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+      return {1, fence(KEYS[3])}
+      """);
+
+  static final Script READ_RENEW = Script.of("read-renew", NOW_MS + """
+      local now = nowms()
+      local s = redis.call('ZSCORE', KEYS[2], ARGV[1])
+      if not s or tonumber(s) <= now then return 0 end
+      redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
+      keepUntilLast(KEYS[2])
+      return 1
+      """);
+
+  static final Script READ_RELEASE = Script.of("read-release", """
+      local removed = redis.call('ZREM', KEYS[2], ARGV[1])
+      if removed == 1 and redis.call('ZCARD', KEYS[2]) == 0 then redis.call('PUBLISH', ARGV[2], 'r') end
+      return removed
+      """);
+
+  // the write side renews and releases exactly like a mutex: KEYS[1] is the holder in both layouts
+
+  // ---- semaphore: KEYS = holders (zset owner -> expiry ms), permits (hash owner -> n), fence
+
+  private static final String SEM_CLEAN = """
+      local function clean(now)
+        local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+        for i = 1, #gone do redis.call('HDEL', KEYS[2], gone[i]) end
+        if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
+        local used = 0
+        for _, v in ipairs(redis.call('HVALS', KEYS[2])) do used = used + tonumber(v) end
+        return used
+      end
+      """;
+
+  static final Script SEMAPHORE_ACQUIRE = Script.of("semaphore-acquire", FENCE + NOW_MS + SEM_CLEAN + """
+      local now = nowms()
+      local used = clean(now)
+      local want = tonumber(ARGV[3])
+      if used + want > tonumber(ARGV[4]) then
+        local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+        if first[2] then return {0, tonumber(first[2]) - now} end
+        return {0, -1}
+      end
+      redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+      redis.call('HSET', KEYS[2], ARGV[1], want)
+      keepUntilLast(KEYS[1], KEYS[2])
+      return {1, fence(KEYS[3])}
+      """);
+
+  static final Script SEMAPHORE_RENEW = Script.of("semaphore-renew", NOW_MS + """
+      local now = nowms()
+      local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+      if not s or tonumber(s) <= now then return 0 end
+      redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+      keepUntilLast(KEYS[1], KEYS[2])
+      return 1
+      """);
+
+  static final Script SEMAPHORE_RELEASE = Script.of("semaphore-release", """
+      local removed = redis.call('ZREM', KEYS[1], ARGV[1])
+      redis.call('HDEL', KEYS[2], ARGV[1])
+      if removed == 1 then redis.call('PUBLISH', ARGV[2], 'r') end
+      return removed
+      """);
+
+  /** {@code ARGV = maxPermits}; returns the permits not out (never below 0). */
+  static final Script SEMAPHORE_AVAILABLE = Script.of("semaphore-available", NOW_MS + SEM_CLEAN + """
+      local free = tonumber(ARGV[1]) - clean(nowms())
+      if free < 0 then return 0 end
+      return free
+      """);
+
+  // ---- Redlock: raises a node's fencing counter to the token granted over the majority
+
+  /** {@code KEYS = fence}, {@code ARGV = token}: the counter becomes at least {@code token}. */
+  static final Script RAISE_FENCE = Script.of("raise-fence", """
+      local c = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+      if c < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1], 'PX', 86400000) end
+      return 1
+      """);
+
+  /** {@code KEYS = holder}: the holder's owner value, or false. For elections' leader lookup. */
+  static final Script HOLDER = Script.of("holder", """
+      return redis.call('GET', KEYS[1])
+      """);
+
+  private static String sha1(String s) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(s.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is missing from this JVM", e);
+    }
+  }
+}

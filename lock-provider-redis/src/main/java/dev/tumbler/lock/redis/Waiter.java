@@ -1,0 +1,88 @@
+package dev.tumbler.lock.redis;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One thread's wait for a release: {@link WakeupHub}s bump its version when a release is published on
+ * the channel it watches (or when a hub reconnects and messages may have been lost), and count the hubs
+ * that confirmed its subscription. The waiter reads {@link #version()} <em>before</em> each attempt and
+ * then waits for a newer one: a release between the attempt and the wait is never missed once the
+ * subscription is confirmed. Thread safe.
+ */
+final class Waiter {
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private long version;
+  private int confirmations;
+
+  /** A release (or a possible loss of one) happened. */
+  void signal() {
+    lock.lock();
+    try {
+      version++;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A hub confirmed the subscription this waiter needs. */
+  void confirmed() {
+    lock.lock();
+    try {
+      confirmations++;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  long version() {
+    lock.lock();
+    try {
+      return version;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Waits until {@code hubs} hubs confirmed the subscription, at most {@code nanos}.
+   *
+   * @return whether they did
+   */
+  boolean awaitConfirmed(int hubs, long nanos) throws InterruptedException {
+    lock.lock();
+    try {
+      long left = nanos;
+      while (confirmations < hubs) {
+        if (left <= 0) {
+          return false;
+        }
+        left = changed.awaitNanos(left);
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Waits at most {@code nanos} for a version newer than {@code seen}. */
+  void awaitChange(long seen, long nanos) throws InterruptedException {
+    lock.lock();
+    try {
+      long left = nanos;
+      while (version == seen && left > 0) {
+        left = changed.awaitNanos(left);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  static long millisToNanos(long ms) {
+    return TimeUnit.MILLISECONDS.toNanos(ms);
+  }
+}

@@ -1,0 +1,309 @@
+package dev.tumbler.lock.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisPubSub;
+
+/**
+ * The push half of waiting: one subscriber connection per server and service, subscribed to the release
+ * channels of the locks some thread of this service waits for (and to a private control channel that
+ * keeps the connection in subscriber mode).
+ *
+ * <h2>No lost wake-ups</h2>
+ * A waiter must not miss a release that happens between its failed attempt and its wait. So a waiter
+ * first {@linkplain #register registers}, then waits until the server <em>confirmed</em> the
+ * subscription, and only then retries; each retry reads the waiter's version first. A channel counts as
+ * confirmed only when every SUBSCRIBE/UNSUBSCRIBE sent for it has been answered and the last one sent was
+ * a SUBSCRIBE: replies to one connection arrive in order, so a stale reply cannot confirm a later
+ * subscription. Channels with no waiter left are unsubscribed.
+ *
+ * <h2>Faults</h2>
+ * When the connection breaks, every waiter is signalled (a release may have been missed) and the hub
+ * reconnects with backoff, resubscribing what is still wanted. A heartbeat PING every {@code heartbeat}
+ * detects a connection that is silently dead (a partition): with no PONG for three beats, the hub drops
+ * it and reconnects. Waiters never rely on the hub alone: they also re-check after a bounded time.
+ *
+ * <p>Thread safe. Runs two virtual threads (reader, heartbeat) until {@link #close()}.
+ */
+final class WakeupHub implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(WakeupHub.class);
+
+  private final HostAndPort address;
+  private final JedisClientConfig config;
+  private final String controlChannel;
+  private final long heartbeatNanos;
+  private final Object lock = new Object();
+  // guarded by lock
+  private final Map<String, Channel> channels = new HashMap<>();
+  private Subscriber current;
+  private Connection connection;
+  private boolean ready;
+  private long lastPong;
+  private volatile boolean closed;
+  private final Thread reader;
+  private final Thread heartbeat;
+
+  private static final class Channel {
+    final Set<Waiter> waiters = new LinkedHashSet<>();
+    int outstanding;
+    boolean lastWasSubscribe;
+    boolean confirmed;
+  }
+
+  WakeupHub(HostAndPort address, JedisClientConfig config, String controlChannel, Duration heartbeat) {
+    this.address = address;
+    this.config = config;
+    this.controlChannel = controlChannel;
+    this.heartbeatNanos = heartbeat.toNanos();
+    this.reader = Thread.ofVirtual().name("tumbler-redis-sub-" + address).start(this::readLoop);
+    this.heartbeat = Thread.ofVirtual().name("tumbler-redis-beat-" + address).start(this::beatLoop);
+  }
+
+  /** Adds {@code w} to the waiters of {@code channel}, subscribing if it is the first. */
+  void register(String channel, Waiter w) {
+    synchronized (lock) {
+      Channel c = channels.computeIfAbsent(channel, k -> new Channel());
+      c.waiters.add(w);
+      if (c.confirmed) {
+        w.confirmed();
+      } else if (ready && !(c.lastWasSubscribe && c.outstanding > 0)) {
+        send(true, channel, c);
+      }
+    }
+  }
+
+  /** Removes {@code w}; unsubscribes the channel when no waiter is left. */
+  void unregister(String channel, Waiter w) {
+    synchronized (lock) {
+      Channel c = channels.get(channel);
+      if (c == null || !c.waiters.remove(w) || !c.waiters.isEmpty()) {
+        return;
+      }
+      if (ready && (c.confirmed || c.outstanding > 0)) {
+        send(false, channel, c);
+      } else if (c.outstanding == 0) {
+        channels.remove(channel);
+      }
+    }
+  }
+
+  /** Whether the subscriber connection is up. */
+  boolean isConnected() {
+    synchronized (lock) {
+      return ready;
+    }
+  }
+
+  // guarded by lock
+  private void send(boolean subscribe, String channel, Channel c) {
+    try {
+      if (subscribe) {
+        current.subscribe(channel);
+      } else {
+        current.unsubscribe(channel);
+      }
+      c.outstanding++;
+      c.lastWasSubscribe = subscribe;
+      c.confirmed = false;
+    } catch (RuntimeException e) {
+      // the connection is breaking; the reader notices, signals everyone and resubscribes
+      LOG.debug("cannot {} {} on {}: {}", subscribe ? "subscribe" : "unsubscribe", channel, address, e.toString());
+      dropConnection();
+    }
+  }
+
+  // guarded by lock
+  private void dropConnection() {
+    Connection c = connection;
+    if (c != null) {
+      try {
+        c.disconnect();
+      } catch (RuntimeException ignored) {
+        // already broken
+      }
+    }
+  }
+
+  private void readLoop() {
+    long backoffMs = 50;
+    while (!closed) {
+      Connection conn = null;
+      Subscriber sub = new Subscriber();
+      try {
+        conn = new Connection(address, config);
+        synchronized (lock) {
+          if (closed) {
+            conn.close();
+            return;
+          }
+          connection = conn;
+          current = sub;
+          lastPong = System.nanoTime();
+        }
+        backoffMs = 50;
+        sub.proceed(conn, controlChannel);
+      } catch (RuntimeException e) {
+        if (!closed) {
+          LOG.debug("subscriber connection to {} ended: {}", address, e.toString());
+        }
+      } finally {
+        List<Waiter> toSignal = new ArrayList<>();
+        synchronized (lock) {
+          ready = false;
+          current = null;
+          connection = null;
+          channels.values().removeIf(c -> c.waiters.isEmpty());
+          for (Channel c : channels.values()) {
+            c.outstanding = 0;
+            c.confirmed = false;
+            c.lastWasSubscribe = false;
+            toSignal.addAll(c.waiters);
+          }
+        }
+        // a release may have been published while we were not listening
+        toSignal.forEach(Waiter::signal);
+        if (conn != null) {
+          try {
+            conn.close();
+          } catch (RuntimeException ignored) {
+            // broken anyway
+          }
+        }
+      }
+      if (!closed) {
+        try {
+          Thread.sleep(backoffMs);
+        } catch (InterruptedException e) {
+          return;
+        }
+        backoffMs = Math.min(1000, backoffMs * 2);
+      }
+    }
+  }
+
+  private void beatLoop() {
+    while (!closed) {
+      try {
+        Thread.sleep(Duration.ofNanos(heartbeatNanos));
+      } catch (InterruptedException e) {
+        return;
+      }
+      synchronized (lock) {
+        if (!ready || current == null) {
+          continue;
+        }
+        if (System.nanoTime() - lastPong > 3 * heartbeatNanos) {
+          LOG.debug("no PONG from {} for {}ms; reconnecting the subscriber", address, 3 * heartbeatNanos / 1_000_000);
+          dropConnection();
+          continue;
+        }
+        try {
+          current.ping();
+        } catch (RuntimeException e) {
+          dropConnection();
+        }
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    List<Waiter> toSignal = new ArrayList<>();
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      dropConnection();
+      for (Channel c : channels.values()) {
+        toSignal.addAll(c.waiters);
+      }
+    }
+    toSignal.forEach(Waiter::signal);
+    reader.interrupt();
+    heartbeat.interrupt();
+  }
+
+  private final class Subscriber extends JedisPubSub {
+    @Override
+    public void onSubscribe(String channel, int count) {
+      List<Waiter> toConfirm = List.of();
+      synchronized (lock) {
+        if (current != this) {
+          return;
+        }
+        if (channel.equals(controlChannel)) {
+          ready = true;
+          lastPong = System.nanoTime();
+          for (Map.Entry<String, Channel> e : channels.entrySet()) {
+            if (!e.getValue().waiters.isEmpty()) {
+              send(true, e.getKey(), e.getValue());
+            }
+          }
+          return;
+        }
+        Channel c = channels.get(channel);
+        if (c == null) {
+          return;
+        }
+        c.outstanding--;
+        if (c.outstanding <= 0 && c.lastWasSubscribe) {
+          c.outstanding = 0;
+          c.confirmed = true;
+          toConfirm = new ArrayList<>(c.waiters);
+        }
+      }
+      toConfirm.forEach(Waiter::confirmed);
+    }
+
+    @Override
+    public void onUnsubscribe(String channel, int count) {
+      synchronized (lock) {
+        if (current != this) {
+          return;
+        }
+        Channel c = channels.get(channel);
+        if (c == null) {
+          return;
+        }
+        c.outstanding--;
+        if (c.outstanding <= 0) {
+          c.outstanding = 0;
+          if (c.waiters.isEmpty()) {
+            channels.remove(channel);
+          }
+        }
+      }
+    }
+
+    @Override
+    public void onMessage(String channel, String message) {
+      List<Waiter> toSignal;
+      synchronized (lock) {
+        Channel c = channels.get(channel);
+        if (c == null) {
+          return;
+        }
+        toSignal = new ArrayList<>(c.waiters);
+      }
+      toSignal.forEach(Waiter::signal);
+    }
+
+    @Override
+    public void onPong(String pattern) {
+      synchronized (lock) {
+        lastPong = System.nanoTime();
+      }
+    }
+  }
+}

@@ -1,0 +1,96 @@
+package dev.tumbler.lock.redis;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import redis.clients.jedis.Jedis;
+import redis.embedded.RedisServer;
+
+/**
+ * A real Redis server (the binary shipped in {@code org.signal:embedded-redis}) on a free loopback port,
+ * without persistence, that a test can crash and restart on the same port.
+ */
+final class EmbeddedRedis implements AutoCloseable {
+  private final int port;
+  private RedisServer server;
+
+  private EmbeddedRedis(int port) {
+    this.port = port;
+  }
+
+  static EmbeddedRedis start() {
+    EmbeddedRedis r = new EmbeddedRedis(freePort());
+    r.restart();
+    return r;
+  }
+
+  int port() {
+    return port;
+  }
+
+  String address() {
+    return "127.0.0.1:" + port;
+  }
+
+  /** Kills the server: every key is gone (no persistence). */
+  synchronized void stop() {
+    if (server != null) {
+      server.stop();
+      server = null;
+    }
+  }
+
+  /** Starts it again on the same port, empty. */
+  synchronized void restart() {
+    stop();
+    RuntimeException last = null;
+    for (int i = 0; i < 5; i++) {
+      try {
+        server = RedisServer.builder()
+            .port(port)
+            .bind("127.0.0.1")
+            .setting("save \"\"")
+            .setting("appendonly no")
+            .setting("maxmemory-policy noeviction")
+            .build();
+        server.start();
+        return;
+      } catch (RuntimeException e) {
+        // the port may linger for a moment after a stop
+        last = e;
+        server = null;
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+    throw last;
+  }
+
+  boolean isRunning() {
+    return server != null && server.isActive();
+  }
+
+  /** A plain client on this server, for tests that look at keys. */
+  Jedis client() {
+    return new Jedis("127.0.0.1", port);
+  }
+
+  @Override
+  public void close() {
+    stop();
+  }
+
+  static int freePort() {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      s.setReuseAddress(true);
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
