@@ -1,0 +1,321 @@
+package dev.tumbler.lock.tck.memory;
+
+import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.Deadline;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The "backend" of the reference provider: an in-memory lock server shared by every client (service)
+ * opened on the same URL in this JVM. It keeps, per resource, the grants (each with a lease that ends
+ * {@code leaseTime} after the last acquire or renew the server received) and a FIFO queue of waiting
+ * requests; it grants from the head of the queue while the head is compatible, so it is fair.
+ * Fencing tokens come from one counter, so they strictly increase over every grant.
+ *
+ * <p>Faults: a client can be cut off (every call from it fails with {@link ServiceUnavailableException},
+ * as a partition would) and healed. All state is guarded by one lock; waits poll every few ms so that
+ * expiries are noticed without a timer thread. Thread safe.
+ */
+final class MemoryServer {
+  private static final Map<String, MemoryServer> SERVERS = new ConcurrentHashMap<>();
+  private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+  enum Mode { READ, WRITE }
+
+  /**
+   * A grant the server made; {@code grantedAt} is the server's {@link System#nanoTime()} when it made it
+   * (the same clock as the clients', since they share the JVM).
+   */
+  record Grant(long id, String client, String label, Mode mode, int permits, long token, long grantedAt) {}
+
+  private static final class Held {
+    final Grant grant;
+    long expiresAt;
+
+    Held(Grant grant, long expiresAt) {
+      this.grant = grant;
+      this.expiresAt = expiresAt;
+    }
+  }
+
+  private static final class Request {
+    final long id;
+    final String client;
+    final String label;
+    final Mode mode;
+    final int permits;
+    Grant granted;
+
+    Request(long id, String client, String label, Mode mode, int permits) {
+      this.id = id;
+      this.client = client;
+      this.label = label;
+      this.mode = mode;
+      this.permits = permits;
+    }
+  }
+
+  private static final class Resource {
+    final int capacity;
+    final List<Held> held = new ArrayList<>();
+    final Deque<Request> queue = new ArrayDeque<>();
+
+    Resource(int capacity) {
+      this.capacity = capacity;
+    }
+  }
+
+  private final String name;
+  private final long leaseNanos;
+  private final Defect defect;
+  private final ReentrantLock mu = new ReentrantLock();
+  private final Condition changed = mu.newCondition();
+  private final Map<String, Resource> resources = new HashMap<>();
+  private final Set<String> cutOff = ConcurrentHashMap.newKeySet();
+  private long nextToken = 1;
+  private long lastReleasedToken = -1;
+  private long nextId = 1;
+
+  private MemoryServer(String name, long leaseNanos, Defect defect) {
+    this.name = name;
+    this.leaseNanos = leaseNanos;
+    this.defect = defect;
+  }
+
+  /** The server of {@code name}, started on first use. */
+  static MemoryServer get(String name, long leaseNanos, Defect defect) {
+    return SERVERS.computeIfAbsent(name, n -> new MemoryServer(n, leaseNanos, defect));
+  }
+
+  /** Forgets the server of {@code name}. */
+  static void stop(String name) {
+    SERVERS.remove(name);
+  }
+
+  Defect defect() {
+    return defect;
+  }
+
+  void cutOff(String client) {
+    cutOff.add(client);
+    signal();
+  }
+
+  void heal(String client) {
+    cutOff.remove(client);
+  }
+
+  private void reachable(String client) {
+    if (cutOff.contains(client)) {
+      throw new ServiceUnavailableException("tck-memory server '" + name + "' does not answer client " + client
+          + " (cut off)");
+    }
+  }
+
+  /**
+   * Asks for {@code permits} of {@code key} (capacity {@code capacity}) in {@code mode}, waiting until
+   * {@code deadline}.
+   *
+   * @return the grant, or null when the deadline passed
+   * @throws InterruptedException if interrupted; the request is withdrawn and nothing stays held
+   */
+  Grant acquire(String client, String label, String key, int capacity, Mode mode, int permits, Deadline deadline)
+      throws InterruptedException {
+    reachable(client);
+    mu.lock();
+    try {
+      Resource r = resources.computeIfAbsent(key, k -> new Resource(capacity));
+      Request req = new Request(nextId++, client, label, mode, permits);
+      if (defect == Defect.UNFAIR) {
+        r.queue.addFirst(req);
+      } else {
+        r.queue.addLast(req);
+      }
+      try {
+        while (true) {
+          expire(r);
+          grant(r);
+          if (req.granted != null) {
+            return req.granted;
+          }
+          if (cutOff.contains(client)) {
+            r.queue.remove(req);
+            reachable(client);
+          }
+          long left = deadline.remainingNanos();
+          if (left <= 0) {
+            r.queue.remove(req);
+            changed.signalAll();
+            return null;
+          }
+          changed.awaitNanos(Math.min(left, POLL_NANOS));
+        }
+      } catch (InterruptedException | RuntimeException e) {
+        r.queue.remove(req);
+        if (req.granted != null) {
+          removeGrant(r, req.granted.id());
+        }
+        changed.signalAll();
+        throw e;
+      }
+    } finally {
+      mu.unlock();
+    }
+  }
+
+  /** Extends a grant by a full term; false if it is no longer held. */
+  boolean renew(String client, String key, long grantId) {
+    reachable(client);
+    mu.lock();
+    try {
+      Resource r = resources.get(key);
+      if (r == null) {
+        return false;
+      }
+      expire(r);
+      for (Held h : r.held) {
+        if (h.grant.id() == grantId) {
+          h.expiresAt = System.nanoTime() + leaseNanos;
+          return true;
+        }
+      }
+      return false;
+    } finally {
+      mu.unlock();
+    }
+  }
+
+  /** Ends a grant if it is still held. */
+  void release(String client, String key, long grantId) {
+    reachable(client);
+    mu.lock();
+    try {
+      Resource r = resources.get(key);
+      if (r != null) {
+        removeGrant(r, grantId);
+        grant(r);
+        changed.signalAll();
+      }
+    } finally {
+      mu.unlock();
+    }
+  }
+
+  /** The label of a holder of {@code key}, if any (the leader of an election). */
+  Optional<String> holder(String client, String key) {
+    reachable(client);
+    mu.lock();
+    try {
+      Resource r = resources.get(key);
+      if (r == null) {
+        return Optional.empty();
+      }
+      expire(r);
+      return r.held.isEmpty() ? Optional.empty() : Optional.of(r.held.get(0).grant.label());
+    } finally {
+      mu.unlock();
+    }
+  }
+
+  /** Permits not held on {@code key}. */
+  int available(String client, String key, int capacity) {
+    reachable(client);
+    mu.lock();
+    try {
+      Resource r = resources.get(key);
+      if (r == null) {
+        return capacity;
+      }
+      expire(r);
+      return r.capacity - r.held.stream().mapToInt(h -> h.grant.permits()).sum();
+    } finally {
+      mu.unlock();
+    }
+  }
+
+  private void signal() {
+    mu.lock();
+    try {
+      changed.signalAll();
+    } finally {
+      mu.unlock();
+    }
+  }
+
+  private void removeGrant(Resource r, long grantId) {
+    for (Iterator<Held> it = r.held.iterator(); it.hasNext(); ) {
+      Held h = it.next();
+      if (h.grant.id() == grantId) {
+        it.remove();
+        lastReleasedToken = h.grant.token();
+      }
+    }
+  }
+
+  private void expire(Resource r) {
+    if (defect == Defect.LEASE_NEVER_EXPIRES) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (r.held.removeIf(h -> now - h.expiresAt >= 0)) {
+      changed.signalAll();
+    }
+  }
+
+  /** Grants from the head of the queue while the head fits. */
+  private void grant(Resource r) {
+    boolean any = false;
+    while (!r.queue.isEmpty()) {
+      Request head = r.queue.peekFirst();
+      if (!fits(r, head)) {
+        break;
+      }
+      r.queue.pollFirst();
+      long token;
+      if (defect == Defect.REPEATED_TOKEN && lastReleasedToken > 0) {
+        token = lastReleasedToken;
+        lastReleasedToken = -1;
+      } else {
+        token = nextToken++;
+      }
+      long now = System.nanoTime();
+      head.granted = new Grant(nextId++, head.client, head.label, head.mode, head.permits, token, now);
+      r.held.add(new Held(head.granted, now + leaseNanos));
+      any = true;
+    }
+    if (any) {
+      changed.signalAll();
+    }
+  }
+
+  private boolean fits(Resource r, Request q) {
+    int used = 0;
+    boolean writer = false;
+    for (Held h : r.held) {
+      used += h.grant.permits();
+      writer |= h.grant.mode() == Mode.WRITE;
+    }
+    if (q.mode == Mode.READ) {
+      return !writer || defect == Defect.READER_BESIDE_WRITER;
+    }
+    if (r.capacity == 1 && defect == Defect.NO_EXCLUSION) {
+      return true;
+    }
+    if (r.capacity > 1) {
+      // a semaphore: permits
+      return used + q.permits <= r.capacity;
+    }
+    return r.held.isEmpty();
+  }
+}
