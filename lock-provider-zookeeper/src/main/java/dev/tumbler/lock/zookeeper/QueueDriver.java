@@ -65,7 +65,7 @@ final class QueueDriver implements LockInternalsDriver {
     // path is "<dir>/lock-"; ours is "<dir>/<marker>-<tag>lock-" (Curator prefixes its protection id)
     ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
     String ours = ZKPaths.makePath(pn.getPath(), marker + "-" + mode.tag + pn.getNode());
-    String created = client.create().creatingParentContainersIfNeeded().withProtection().storingStatIn(stat)
+    String created = client.create().storingStatIn(stat).creatingParentContainersIfNeeded().withProtection()
         .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(ours, lockNodeBytes == null ? new byte[0] : lockNodeBytes);
     ourPath = created;
     createdAt = ticker.read();

@@ -1,0 +1,191 @@
+package dev.tumbler.lock.zookeeper;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.ReadWriteLock;
+import dev.tumbler.lock.Semaphore;
+import dev.tumbler.lock.ServiceUnavailableException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+/** The provider against one real in-process ZooKeeper server, through the public API. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ZooKeeperLockServiceTest {
+  private TestingServer server;
+  private final List<LockService> opened = new ArrayList<>();
+
+  @BeforeAll
+  void start() throws Exception {
+    server = ZooKeeperServers.server();
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    server.close();
+  }
+
+  @AfterEach
+  void closeAll() {
+    opened.forEach(LockService::close);
+    opened.clear();
+  }
+
+  private LockService open(String params) {
+    LockService s = LockProviders.connect("lock:zookeeper://" + server.getConnectString() + "/svc-test?sessionTimeout=4s"
+        + params);
+    opened.add(s);
+    return s;
+  }
+
+  @Test
+  void mutexExcludesAndHandsOver() throws Exception {
+    LockService a = open("");
+    LockService b = open("");
+    Lease la = a.lock("m").acquire();
+    assertTrue(b.lock("m").tryAcquire(Duration.ZERO).isEmpty());
+    assertTrue(a.lock("m").tryAcquire(Duration.ZERO).isEmpty(), "a lock is not reentrant, even in one service");
+    CompletableFuture<Lease> waiting = b.lock("m").acquireAsync(Duration.ofSeconds(20));
+    Thread.sleep(200);
+    assertFalse(waiting.isDone());
+    la.release();
+    Lease lb = waiting.get(20, TimeUnit.SECONDS);
+    assertTrue(lb.fencingToken() > la.fencingToken());
+    lb.release();
+  }
+
+  @Test
+  void fencingTokensGrowAfterIdleCleanupAndClientRestart() throws Exception {
+    LockService a = open("");
+    CuratorFramework curator = a.unwrap(CuratorFramework.class);
+    long t1;
+    try (Lease l = a.lock("f").acquire()) {
+      t1 = l.fencingToken();
+    }
+    // the lock's directory is removed while idle (as the container reaper would): sequence numbers restart
+    String dir = "/svc-test/locks/f";
+    assertTrue(curator.getChildren().forPath(dir).isEmpty());
+    curator.delete().forPath(dir);
+    assertNull(curator.checkExists().forPath(dir));
+    long t2;
+    try (Lease l = a.lock("f").acquire()) {
+      t2 = l.fencingToken();
+    }
+    assertTrue(t2 > t1, t2 + " after cleanup is not above " + t1);
+    a.close();
+    LockService b = open("");
+    long t3;
+    try (Lease l = b.lock("f").acquire()) {
+      t3 = l.fencingToken();
+    }
+    assertTrue(t3 > t2, t3 + " after a client restart is not above " + t2);
+  }
+
+  @Test
+  void readWriteTokensFollowGrantOrder() throws Exception {
+    LockService a = open("");
+    LockService b = open("");
+    ReadWriteLock ra = a.readWriteLock("rw");
+    ReadWriteLock rb = b.readWriteLock("rw");
+    Lease r1 = ra.readLock().acquire();
+    Lease r2 = rb.readLock().tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+    assertTrue(r2.fencingToken() > r1.fencingToken());
+    assertTrue(rb.writeLock().tryAcquire(Duration.ZERO).isEmpty(), "a writer was granted while readers hold");
+    CompletableFuture<Lease> w = rb.writeLock().acquireAsync(Duration.ofSeconds(20));
+    Thread.sleep(200);
+    // a reader arriving after a queued writer waits behind it (first come, first served)
+    assertTrue(ra.readLock().tryAcquire(Duration.ofMillis(200)).isEmpty(), "a late reader overtook a queued writer");
+    r1.release();
+    r2.release();
+    Lease wl = w.get(20, TimeUnit.SECONDS);
+    assertTrue(wl.fencingToken() > r2.fencingToken());
+    wl.release();
+    Lease r3 = ra.readLock().tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+    assertTrue(r3.fencingToken() > wl.fencingToken());
+    r3.release();
+  }
+
+  @Test
+  void semaphoreTakesBlocksFairly() throws Exception {
+    LockService a = open("");
+    LockService b = open("");
+    Semaphore sa = a.semaphore("s", 3);
+    Semaphore sb = b.semaphore("s", 3);
+    Lease two = sa.acquire(2);
+    assertEquals(2, two.permits());
+    assertEquals(1, sb.availablePermits());
+    assertTrue(sb.tryAcquire(2, Duration.ZERO).isEmpty());
+    // a queued request for 2 blocks a later request for 1, though 1 permit is free
+    CompletableFuture<Optional<Lease>> big = CompletableFuture.supplyAsync(() -> {
+      try {
+        return sb.tryAcquire(2, Duration.ofSeconds(20));
+      } catch (InterruptedException e) {
+        throw new RuntimeException(e);
+      }
+    });
+    Thread.sleep(300);
+    assertTrue(sa.tryAcquire(1, Duration.ofMillis(200)).isEmpty(), "a later small request overtook a queued large one");
+    long before = two.fencingToken();
+    two.release();
+    Lease b2 = big.get(20, TimeUnit.SECONDS).orElseThrow();
+    assertTrue(b2.fencingToken() > before);
+    Lease one = sa.tryAcquire(1, Duration.ofSeconds(5)).orElseThrow();
+    assertEquals(0, sa.availablePermits());
+    one.release();
+    b2.release();
+    assertEquals(3, sa.availablePermits());
+  }
+
+  @Test
+  void unwrapGivesCurator() {
+    LockService a = open("");
+    CuratorFramework c = a.unwrap(CuratorFramework.class);
+    assertSame(c, a.unwrap(CuratorFramework.class));
+    assertTrue(c.getZookeeperClient().isConnected());
+  }
+
+  @Test
+  void nodesAreEphemeralOfTheService() throws Exception {
+    LockService a = open("");
+    LockService b = open("");
+    a.lock("e").acquire();
+    a.close();
+    // closing the service ends its session: the lock is free at once, not after a session timeout
+    assertTrue(b.lock("e").tryAcquire(Duration.ofSeconds(2)).isPresent());
+  }
+
+  @Test
+  void unreachableEnsembleFailsWithinConnectionTimeout() throws Exception {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    long t0 = System.nanoTime();
+    String url = "lock:zookeeper://127.0.0.1:" + port + "?connectionTimeout=1s";
+    ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class, () -> LockProviders.connect(url));
+    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
+    assertTrue(ms < 10_000, "took " + ms + "ms");
+  }
+}

@@ -1,0 +1,38 @@
+package dev.tumbler.lock.zookeeper;
+
+import java.io.File;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingCluster;
+import org.apache.curator.test.TestingServer;
+
+/** In-process ZooKeeper servers for tests: loopback, free ports, a short tick so short sessions are allowed. */
+final class ZooKeeperServers {
+  /** 100 ms: sessions from 200 ms (2 ticks); expiry is checked every tick. */
+  static final int TICK_MS = 100;
+
+  private ZooKeeperServers() {}
+
+  private static Map<String, Object> props() {
+    return Map.of("minSessionTimeout", String.valueOf(2 * TICK_MS), "maxSessionTimeout", "60000");
+  }
+
+  /** A started standalone server. */
+  static TestingServer server() throws Exception {
+    InstanceSpec spec = new InstanceSpec(null, -1, -1, -1, true, -1, TICK_MS, -1, props(), "127.0.0.1");
+    return new TestingServer(spec, true);
+  }
+
+  /** A started ensemble of {@code n}. */
+  static TestingCluster cluster(int n) throws Exception {
+    List<InstanceSpec> specs = new ArrayList<>();
+    for (int i = 1; i <= n; i++) {
+      specs.add(new InstanceSpec((File) null, -1, -1, -1, true, i, TICK_MS, -1, props(), "127.0.0.1"));
+    }
+    TestingCluster c = new TestingCluster(specs);
+    c.start();
+    return c;
+  }
+}
