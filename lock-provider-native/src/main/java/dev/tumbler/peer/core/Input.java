@@ -1,0 +1,79 @@
+package dev.tumbler.peer.core;
+
+import java.util.Objects;
+
+/**
+ * What a {@link ProtocolCore} reacts to: a message from a peer, a timer it set, a change in a link, or a
+ * request from a local client. Immutable records.
+ *
+ * <p>Client requests are identified by a request id that the driver chooses and never reuses within one
+ * core's life, and belong to a session (one {@code LockService}): closing the session ends every request
+ * of it. Timeouts are the client's business: a client that stops waiting sends {@link Cancel}.
+ *
+ * @param <M> the algorithm's message type
+ */
+public sealed interface Input<M extends PeerMessage> {
+
+  /** A message from {@code from}, delivered in the order {@code from} sent it (FIFO per link). */
+  record Message<M extends PeerMessage>(String from, M message) implements Input<M> {
+    public Message {
+      Objects.requireNonNull(from, "from");
+      Objects.requireNonNull(message, "message");
+    }
+  }
+
+  /** The timer {@code timerId} set by an earlier {@link Output.SetTimer} is due. */
+  record TimerFired<M extends PeerMessage>(long timerId) implements Input<M> {}
+
+  /**
+   * The link to {@code peer} is (again) up. Messages sent while it was down may be lost; the core must
+   * restate what the peer needs. Always comes after the matching {@link PeerDown} (if any) and before any
+   * message received over the new link.
+   */
+  record PeerUp<M extends PeerMessage>(String peer) implements Input<M> {
+    public PeerUp {
+      Objects.requireNonNull(peer, "peer");
+    }
+  }
+
+  /** The link to {@code peer} is down; messages sent to it since the last {@link PeerUp} may be lost. */
+  record PeerDown<M extends PeerMessage>(String peer) implements Input<M> {
+    public PeerDown {
+      Objects.requireNonNull(peer, "peer");
+    }
+  }
+
+  /**
+   * A client asks for the exclusive lock {@code name}.
+   *
+   * @param requestId the driver's id for this request, unique for the life of the core
+   * @param session the client session it belongs to
+   * @param name the lock name
+   * @param attempt whether this is a single attempt ({@code tryAcquire(ZERO)}): the core fails it with
+   *     {@link Output.Failure#CONTENDED} as soon as it knows the lock is taken, instead of queueing
+   */
+  record Acquire<M extends PeerMessage>(long requestId, String session, String name, boolean attempt)
+      implements Input<M> {
+    public Acquire {
+      Objects.requireNonNull(session, "session");
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /** The holder gives back the grant of {@code requestId}. Unknown or ended ids are ignored. */
+  record Release<M extends PeerMessage>(long requestId) implements Input<M> {}
+
+  /**
+   * The client stopped waiting for {@code requestId} (timeout, interrupt). A pending request ends with
+   * {@link Output.Failed} ({@link Output.Failure#CANCELLED}); a request granted meanwhile is released, the
+   * driver having seen (or being about to see) its {@link Output.Granted} and dropping it.
+   */
+  record Cancel<M extends PeerMessage>(long requestId) implements Input<M> {}
+
+  /** The session closed: every grant of it is released and every pending request of it dropped silently. */
+  record CloseSession<M extends PeerMessage>(String session) implements Input<M> {
+    public CloseSession {
+      Objects.requireNonNull(session, "session");
+    }
+  }
+}

@@ -1,0 +1,38 @@
+package dev.tumbler.peer.core;
+
+import java.util.List;
+
+/**
+ * One algorithm of the native provider, as a pure state machine: {@code step(now, input) → outputs}.
+ *
+ * <p>A core does no I/O, reads no clock (time arrives as {@code now}), starts no thread and uses no
+ * global randomness (a core that needs randomness takes a seeded {@link java.util.random.RandomGenerator}
+ * when it is made). Same state plus same input gives the same outputs, which is what lets the
+ * {@linkplain dev.tumbler.peer.sim.Simulation simulator} replay a failing run from its seed. One core
+ * serves every lock name of one node.
+ *
+ * <p>Drivers: the simulator, and the node runtime (in-memory or TCP transport). A crash is modelled by
+ * throwing the core away; a restarted node gets a new core with empty state.
+ *
+ * <p>Not thread safe: a driver calls {@link #step} from one thread at a time (the node runtime runs every
+ * core on its own serial executor).
+ *
+ * @param <M> the algorithm's message type
+ */
+public interface ProtocolCore<M extends PeerMessage> {
+
+  /**
+   * Handles one input.
+   *
+   * @param now the node's monotonic clock in nanoseconds; never smaller than at the previous call
+   * @param input what happened
+   * @return what to do, in order; never null
+   */
+  List<Output<M>> step(long now, Input<M> input);
+
+  /** This node's id. */
+  String self();
+
+  /** The algorithm's name, as in the URL ({@code lamport}, {@code ricart-agrawala}). */
+  String algorithm();
+}

@@ -1,0 +1,40 @@
+package dev.tumbler.peer.sim;
+
+/**
+ * One scheduled client operation or fault of a {@link Simulation}, at a real (simulation) time in
+ * nanoseconds. A run is its seed plus its list of ops, which is what the shrinker cuts down.
+ */
+public sealed interface Op {
+
+  /** When it happens, in simulation nanoseconds. */
+  long at();
+
+  /**
+   * A client of {@code node}'s session slot {@code session} asks for {@code name}; it holds a grant for
+   * {@code holdNanos} and gives up after {@code waitNanos} ({@code -1}: never; the core's peer timeout
+   * still ends it). {@code attempt} asks for a single attempt.
+   */
+  record Acquire(long at, int node, int session, String name, long holdNanos, long waitNanos, boolean attempt)
+      implements Op {}
+
+  /** The session closes: its grants are released and its waits end. */
+  record CloseSession(long at, int node, int session) implements Op {}
+
+  /** The node crashes: state, timers, sessions and links gone. Skipped for the last live node. */
+  record Crash(long at, int node) implements Op {}
+
+  /** A crashed node starts again with empty state. */
+  record Restart(long at, int node) implements Op {}
+
+  /** The link between {@code a} and {@code b} breaks (both directions). */
+  record Cut(long at, int a, int b) implements Op {}
+
+  /** The link between {@code a} and {@code b} may come back (unless partitioned or a node is down). */
+  record Heal(long at, int a, int b) implements Op {}
+
+  /** Nodes whose bit is set in {@code side} are separated from the others. */
+  record Partition(long at, int side) implements Op {}
+
+  /** Every cut and partition ends. */
+  record HealAll(long at) implements Op {}
+}

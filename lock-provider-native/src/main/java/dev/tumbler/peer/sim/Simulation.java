@@ -1,0 +1,735 @@
+package dev.tumbler.peer.sim;
+
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.MessageCodec;
+import dev.tumbler.peer.core.Output;
+import dev.tumbler.peer.core.PeerMessage;
+import dev.tumbler.peer.core.ProtocolCore;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.random.RandomGenerator;
+
+/**
+ * The deterministic simulator: runs the {@link ProtocolCore}s of a cluster under a seeded scheduler and
+ * checks the lock invariants after every step.
+ *
+ * <h2>The world</h2>
+ * <ul>
+ *   <li>Each node has its own monotonic clock with a fixed rate error of at most
+ *       {@link SimulationConfig#maxDrift()}; timers fire by that clock.
+ *   <li>Each directed link delivers in FIFO order with a random delay. A link breaks on a cut, a
+ *       partition or a crash: messages in flight on it are lost and both ends are told
+ *       {@link Input.PeerDown}; when it comes back both ends are told {@link Input.PeerUp}, ordered
+ *       before anything sent over the new link (TCP semantics, as the real transports give).
+ *   <li>A crash throws the node's core away with its sessions (their holders die with them); a restart
+ *       gives it a new core with empty state. The last live <em>informed</em> node (up since the start,
+ *       or told by an informed node since its restart) is never crashed: a cluster that loses every such
+ *       node has forgotten every fencing token.
+ *   <li>Clients acquire, hold for a while and release; give up after a wait ({@link Input.Cancel}); make
+ *       single attempts; close their sessions. Every message goes through the codec and back.
+ * </ul>
+ *
+ * <h2>Invariants, after every step</h2>
+ * Exclusion (at most one holder of a name at a time), fencing (a grant's token is larger than every
+ * earlier grant's of the name), no grant for a request that is unknown, already ended (cancelled,
+ * closed, crashed) or already granted, no failure of a held request, codec round trips; and at the end,
+ * once every fault has healed and the run is quiet, every request ended.
+ *
+ * <h2>On failure</h2>
+ * {@link #check} shrinks the op list (delta debugging), replays the smallest failing list with a trace,
+ * and reports the seed, the shrunk ops, the trace's tail and the command that replays it. Single-threaded;
+ * one instance per run.
+ *
+ * @param <M> the algorithm's message type
+ */
+public final class Simulation<M extends PeerMessage> {
+
+  /** Makes the core of a node (again, after a crash). */
+  @FunctionalInterface
+  public interface CoreFactory<M extends PeerMessage> {
+    /**
+     * @param self the node's id
+     * @param peers the other nodes' ids
+     * @param incarnation 0 at first start, then 1, 2, ... after each restart
+     * @param random a seeded generator for the core's randomness, if it needs any
+     */
+    ProtocolCore<M> create(String self, List<String> peers, int incarnation, RandomGenerator random);
+  }
+
+  /**
+   * The outcome of one run.
+   *
+   * @param seed the seed
+   * @param violation what went wrong, or null
+   * @param ops the ops run
+   * @param grants grants made
+   * @param requests acquires issued
+   * @param events steps run
+   * @param messagesByType messages sent, by message class simple name
+   * @param trace the events, when traced; else empty
+   */
+  public record Result(long seed, String violation, List<Op> ops, long grants, long requests, long events,
+      Map<String, Long> messagesByType, List<String> trace) {
+
+    /** Whether no invariant failed. */
+    public boolean ok() {
+      return violation == null;
+    }
+
+    /** Messages of every type. */
+    public long messages() {
+      return messagesByType.values().stream().mapToLong(Long::longValue).sum();
+    }
+  }
+
+  private static final long MS = 1_000_000L;
+
+  private final SimulationConfig config;
+  private final CoreFactory<M> factory;
+  private final MessageCodec<M> codec;
+
+  /**
+   * @param config the shape of runs
+   * @param factory makes cores
+   * @param codec the algorithm's codec; every message is encoded and decoded on its way
+   */
+  public Simulation(SimulationConfig config, CoreFactory<M> factory, MessageCodec<M> codec) {
+    this.config = config;
+    this.factory = factory;
+    this.codec = codec;
+  }
+
+  // ---- generating ops
+
+  /** The number of nodes of the run of {@code seed}. */
+  public int nodesFor(long seed) {
+    SplittableRandom r = new SplittableRandom(seed);
+    return config.minNodes() + r.nextInt(config.maxNodes() - config.minNodes() + 1);
+  }
+
+  /** The ops of the run of {@code seed}. */
+  public List<Op> opsFor(long seed) {
+    SplittableRandom r = new SplittableRandom(seed);
+    int nodes = config.minNodes() + r.nextInt(config.maxNodes() - config.minNodes() + 1);
+    int count = config.minOps() + r.nextInt(config.maxOps() - config.minOps() + 1);
+    int names = 1 + r.nextInt(config.names());
+    List<Op> ops = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      long at = r.nextLong(config.faultPhaseNanos());
+      int node = r.nextInt(nodes);
+      int dice = r.nextInt(100);
+      if (config.faults() && nodes > 1 && dice < 24) {
+        int other = (node + 1 + r.nextInt(nodes - 1)) % nodes;
+        ops.add(switch (dice / 3) {
+          case 0 -> new Op.Crash(at, node);
+          case 1, 2 -> new Op.Restart(at, node);
+          case 3, 4 -> new Op.Cut(at, node, other);
+          case 5 -> new Op.Heal(at, node, other);
+          case 6 -> new Op.Partition(at, 1 + r.nextInt((1 << nodes) - 2));
+          default -> new Op.HealAll(at);
+        });
+      } else if (config.closes() && dice >= 95) {
+        ops.add(new Op.CloseSession(at, node, r.nextInt(config.sessionsPerNode())));
+      } else {
+        String name = "L" + r.nextInt(names);
+        long hold = (1 + r.nextInt(40)) * MS;
+        long wait = -1;
+        boolean attempt = false;
+        if (config.timeouts()) {
+          int w = r.nextInt(10);
+          if (w < 3) {
+            wait = (1 + r.nextInt(300)) * MS;
+          } else if (w < 5) {
+            wait = 0;
+            attempt = true;
+          }
+        }
+        ops.add(new Op.Acquire(at, node, r.nextInt(config.sessionsPerNode()), name, hold, wait, attempt));
+      }
+    }
+    ops.sort(Comparator.comparingLong(Op::at));
+    return List.copyOf(ops);
+  }
+
+  // ---- running
+
+  /** Runs the ops of {@code seed}, untraced. */
+  public Result run(long seed) {
+    return run(seed, opsFor(seed), false);
+  }
+
+  /** Runs {@code ops} in the world of {@code seed}. */
+  public Result run(long seed, List<Op> ops, boolean trace) {
+    return new Run(seed, nodesFor(seed), ops, trace).execute();
+  }
+
+  /**
+   * Runs {@code seed}; on a violation shrinks it and returns the report (seed, violation, shrunk ops,
+   * trace tail and {@code replayCommand}); null when the run is clean.
+   */
+  public String check(long seed, String replayCommand) {
+    Result r = run(seed);
+    if (r.ok()) {
+      return null;
+    }
+    return report(r, replayCommand);
+  }
+
+  /** The report of a failed run: shrinks it first. */
+  public String report(Result failed, String replayCommand) {
+    List<Op> shrunk = shrink(failed.seed(), failed.ops(), 300);
+    Result traced = run(failed.seed(), shrunk, true);
+    StringBuilder sb = new StringBuilder();
+    sb.append("simulation violation, seed ").append(failed.seed()).append(" (").append(nodesFor(failed.seed()))
+        .append(" nodes): ").append(failed.violation()).append('\n');
+    sb.append("shrunk to ").append(shrunk.size()).append(" of ").append(failed.ops().size()).append(" ops: ")
+        .append(traced.ok() ? "(the shrunk run passed; showing it anyway)" : traced.violation()).append('\n');
+    for (Op op : shrunk) {
+      sb.append("  ").append(op).append('\n');
+    }
+    List<String> t = traced.trace();
+    int from = Math.max(0, t.size() - 400);
+    sb.append("trace of the shrunk run (").append(t.size() - from).append(" of ").append(t.size())
+        .append(" lines):\n");
+    for (String line : t.subList(from, t.size())) {
+      sb.append("  ").append(line).append('\n');
+    }
+    sb.append("replay: ").append(replayCommand).append('\n');
+    return sb.toString();
+  }
+
+  /** Delta debugging (ddmin) of {@code ops}: a smaller list on which the run of {@code seed} still fails. */
+  public List<Op> shrink(long seed, List<Op> ops, int budget) {
+    List<Op> current = ops;
+    int n = 2;
+    int runs = 0;
+    while (current.size() >= 2 && runs < budget) {
+      int chunk = (current.size() + n - 1) / n;
+      boolean reduced = false;
+      for (int start = 0; start < current.size() && runs < budget; start += chunk) {
+        List<Op> complement = new ArrayList<>(current.subList(0, start));
+        complement.addAll(current.subList(Math.min(current.size(), start + chunk), current.size()));
+        runs++;
+        if (!complement.isEmpty() && !run(seed, complement, false).ok()) {
+          current = complement;
+          n = Math.max(n - 1, 2);
+          reduced = true;
+          break;
+        }
+      }
+      if (!reduced) {
+        if (n >= current.size()) {
+          break;
+        }
+        n = Math.min(current.size(), n * 2);
+      }
+    }
+    return List.copyOf(current);
+  }
+
+  // ---- one run
+
+  private enum State { PENDING, HELD, ENDED }
+
+  private static final class Violation extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Violation(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  private final class Run {
+    private final long seed;
+    private final int n;
+    private final List<Op> ops;
+    private final List<String> trace;
+    private final SplittableRandom net;
+    private final PriorityQueue<Event> queue = new PriorityQueue<>();
+    private final List<Node> nodes;
+    private final long[][] epoch;
+    private final long[][] lastAt;
+    private final boolean[][] linkUp;
+    private final boolean[][] cut;
+    private int partition; // bit set: side A
+    private final Map<Long, Req> reqs = new LinkedHashMap<>();
+    private final Map<String, Req> holders = new HashMap<>();
+    private final Map<String, Long> lastToken = new HashMap<>();
+    private final Map<String, Long> messages = new TreeMap<>();
+    private long now;
+    private long seq;
+    private long nextRequestId = 1;
+    private long grants;
+    private long events;
+
+    Run(long seed, int n, List<Op> ops, boolean traced) {
+      this.seed = seed;
+      this.n = n;
+      this.ops = ops;
+      this.trace = traced ? new ArrayList<>() : null;
+      this.net = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + 1);
+      this.nodes = new ArrayList<>(n);
+      this.epoch = new long[n][n];
+      this.lastAt = new long[n][n];
+      this.linkUp = new boolean[n][n];
+      this.cut = new boolean[n][n];
+      for (int i = 0; i < n; i++) {
+        double rate = 1 + (net.nextDouble() * 2 - 1) * config.maxDrift();
+        nodes.add(new Node(i, "n" + i, rate, net.nextLong(1_000_000 * MS)));
+      }
+    }
+
+    Result execute() {
+      String violation = null;
+      try {
+        for (Node node : nodes) {
+          start(node);
+        }
+        relink();
+        for (Op op : ops) {
+          schedule(op.at(), () -> apply(op));
+        }
+        schedule(config.faultPhaseNanos(), this::healEverything);
+        long end = config.faultPhaseNanos() + config.settleNanos();
+        while (!queue.isEmpty()) {
+          Event e = queue.poll();
+          if (e.at > end) {
+            break;
+          }
+          now = Math.max(now, e.at);
+          e.action.run();
+          events++;
+          checkInvariants();
+          if (events > config.maxEvents()) {
+            throw new Violation("no quiescence after " + events + " events (livelock?)");
+          }
+        }
+        for (Req r : reqs.values()) {
+          if (r.state == State.PENDING) {
+            throw new Violation("request " + r + " never ended although every fault healed "
+                + (config.settleNanos() / MS) + "ms before the end");
+          }
+        }
+      } catch (Violation v) {
+        violation = v.getMessage();
+        log("VIOLATION " + violation);
+      }
+      long requests = reqs.size();
+      return new Result(seed, violation, ops, grants, requests, events, Map.copyOf(messages),
+          trace == null ? List.of() : List.copyOf(trace));
+    }
+
+    // -- nodes
+
+    private void start(Node node) {
+      node.alive = true;
+      node.informed = node.incarnation == 0;
+      List<String> peers = new ArrayList<>();
+      for (Node o : nodes) {
+        if (o != node) {
+          peers.add(o.id);
+        }
+      }
+      node.core = factory.create(node.id, peers, node.incarnation,
+          new SplittableRandom(seed ^ (node.index * 1_000_003L + node.incarnation)));
+      node.timers.clear();
+    }
+
+    private void crash(Node node) {
+      // The cluster's memory (clocks past every granted request, hence increasing fencing tokens) lives
+      // in informed nodes: up since the start, or told by an informed node since their restart. Losing
+      // the last of them is losing the whole cluster at once, which no Lamport node survives with its
+      // tokens (the node runtime starts clocks from wall-clock microseconds for that case).
+      boolean otherInformed = false;
+      for (Node o : nodes) {
+        otherInformed |= o != node && o.alive && o.informed;
+      }
+      if (!node.alive || !otherInformed) {
+        log(node.id + " crash skipped: it is the last informed live node");
+        return;
+      }
+      log(node.id + " CRASH");
+      node.alive = false;
+      node.core = null;
+      node.incarnation++;
+      node.timers.clear();
+      for (Req r : reqs.values()) {
+        if (r.node == node.index && r.state != State.ENDED) {
+          end(r, "crashed");
+        }
+      }
+      relink();
+    }
+
+    private void restart(Node node) {
+      if (node.alive) {
+        return;
+      }
+      log(node.id + " RESTART incarnation " + node.incarnation);
+      start(node);
+      relink();
+    }
+
+    private long local(Node node) {
+      return node.offset + (long) (now * node.rate);
+    }
+
+    private long realFor(Node node, long localAt) {
+      return (long) Math.ceil((localAt - node.offset) / node.rate);
+    }
+
+    private void step(Node node, Input<M> input) {
+      if (!node.alive) {
+        return;
+      }
+      log(node.id + " <- " + input);
+      List<Output<M>> outs = node.core.step(local(node), input);
+      for (Output<M> o : outs) {
+        handle(node, o);
+      }
+    }
+
+    private void handle(Node node, Output<M> o) {
+      switch (o) {
+        case Output.Send<M> s -> send(node, s.to(), s.message());
+        case Output.SetTimer<M> t -> {
+          long token = ++node.timerTokens;
+          node.timers.put(t.timerId(), token);
+          int inc = node.incarnation;
+          long at = Math.max(now, realFor(node, t.at()));
+          schedule(at, () -> {
+            Long current = node.timers.get(t.timerId());
+            if (node.alive && node.incarnation == inc && current != null && current == token) {
+              node.timers.remove(t.timerId());
+              step(node, new Input.TimerFired<>(t.timerId()));
+            }
+          });
+        }
+        case Output.CancelTimer<M> t -> node.timers.remove(t.timerId());
+        case Output.Granted<M> g -> granted(node, g);
+        case Output.Failed<M> f -> {
+          log(node.id + " FAILED " + f);
+          Req r = reqs.get(f.requestId());
+          if (r == null || r.node != node.index) {
+            throw new Violation(node.id + " failed unknown request " + f.requestId());
+          }
+          if (r.state == State.HELD) {
+            throw new Violation(node.id + " failed request " + r + " which it had granted");
+          }
+          if (r.state == State.PENDING) {
+            end(r, "failed " + f.failure());
+          }
+        }
+        case Output.Lost<M> l -> {
+          Req r = reqs.get(l.requestId());
+          if (r != null && r.state == State.HELD) {
+            end(r, "lost");
+          }
+        }
+      }
+    }
+
+    private void granted(Node node, Output.Granted<M> g) {
+      Req r = reqs.get(g.requestId());
+      log(node.id + " GRANTED " + g);
+      if (r == null || r.node != node.index) {
+        throw new Violation(node.id + " granted unknown request " + g.requestId());
+      }
+      if (r.state != State.PENDING) {
+        throw new Violation(node.id + " granted request " + r + " whose client is gone (" + r.endReason + ")");
+      }
+      if (!r.name.equals(g.name())) {
+        throw new Violation(node.id + " granted request " + r + " on the wrong name " + g.name());
+      }
+      Req holder = holders.get(r.name);
+      if (holder != null) {
+        throw new Violation("exclusion: " + r.name + " granted to " + r + " while " + holder + " holds it");
+      }
+      Long last = lastToken.get(r.name);
+      if (last != null && g.fencingToken() <= last) {
+        throw new Violation("fencing: " + r.name + " granted to " + r + " with token " + g.fencingToken()
+            + " after an earlier grant with token " + last);
+      }
+      lastToken.put(r.name, g.fencingToken());
+      holders.put(r.name, r);
+      r.state = State.HELD;
+      grants++;
+      int inc = node.incarnation;
+      schedule(now + r.hold, () -> {
+        if (r.state == State.HELD && node.alive && node.incarnation == inc) {
+          end(r, "released");
+          step(node, new Input.Release<>(r.id));
+        }
+      });
+    }
+
+    private void end(Req r, String why) {
+      if (r.state == State.HELD) {
+        holders.remove(r.name, r);
+      }
+      r.state = State.ENDED;
+      r.endReason = why;
+    }
+
+    // -- network
+
+    private void send(Node from, String toId, M message) {
+      int to = indexOf(toId);
+      messages.merge(message.getClass().getSimpleName(), 1L, Long::sum);
+      byte[] bytes = codec.encode(message);
+      M decoded = codec.decode(bytes);
+      if (!decoded.equals(message)) {
+        throw new Violation("codec: " + message + " came back as " + decoded);
+      }
+      if (!linkUp[from.index][to]) {
+        log(from.id + " -> " + toId + " DROPPED (link down) " + message);
+        return;
+      }
+      long e = epoch[from.index][to];
+      boolean informed = from.informed;
+      Node dest = nodes.get(to);
+      schedule(channelTime(from.index, to), () -> {
+        if (epoch[from.index][to] == e && dest.alive) {
+          if (informed) {
+            dest.informed = true;
+          }
+          step(dest, new Input.Message<>(from.id, decoded));
+        }
+      });
+    }
+
+    private long channelTime(int from, int to) {
+      long at = Math.max(now + 1 + net.nextLong(config.maxDelayNanos()), lastAt[from][to] + 1);
+      lastAt[from][to] = at;
+      return at;
+    }
+
+    private int indexOf(String id) {
+      for (Node node : nodes) {
+        if (node.id.equals(id)) {
+          return node.index;
+        }
+      }
+      throw new Violation("message to unknown node " + id);
+    }
+
+    private boolean connected(int a, int b) {
+      boolean separated = ((partition >> a) & 1) != ((partition >> b) & 1);
+      return nodes.get(a).alive && nodes.get(b).alive && !cut[a][b] && !separated;
+    }
+
+    /** Recomputes every link; tells both ends of each link that changed. */
+    private void relink() {
+      for (int a = 0; a < n; a++) {
+        for (int b = a + 1; b < n; b++) {
+          boolean c = connected(a, b);
+          if (c != linkUp[a][b]) {
+            linkUp[a][b] = c;
+            linkUp[b][a] = c;
+            epoch[a][b]++;
+            epoch[b][a]++;
+            log("link " + nodes.get(a).id + "-" + nodes.get(b).id + (c ? " UP" : " DOWN"));
+            notifyLink(a, b, c);
+            notifyLink(b, a, c);
+          }
+        }
+      }
+    }
+
+    /** Tells {@code to} about its link to {@code from}, in order with the messages on that channel. */
+    private void notifyLink(int from, int to, boolean up) {
+      Node dest = nodes.get(to);
+      if (!dest.alive) {
+        return;
+      }
+      int inc = dest.incarnation;
+      String peer = nodes.get(from).id;
+      schedule(channelTime(from, to), () -> {
+        if (dest.alive && dest.incarnation == inc) {
+          step(dest, up ? new Input.PeerUp<>(peer) : new Input.PeerDown<>(peer));
+        }
+      });
+    }
+
+    // -- ops
+
+    private void apply(Op op) {
+      log("OP " + op);
+      switch (op) {
+        case Op.Acquire a -> acquire(a);
+        case Op.CloseSession c -> {
+          Node node = nodes.get(c.node());
+          if (!node.alive) {
+            return;
+          }
+          String session = sessionId(node, c.session());
+          for (Req r : reqs.values()) {
+            if (r.session.equals(session) && r.state != State.ENDED) {
+              end(r, "session closed");
+            }
+          }
+          node.sessionGen.merge(c.session(), 1, Integer::sum);
+          step(node, new Input.CloseSession<>(session));
+        }
+        case Op.Crash c -> crash(nodes.get(c.node()));
+        case Op.Restart r -> restart(nodes.get(r.node()));
+        case Op.Cut c -> {
+          cut[c.a()][c.b()] = true;
+          cut[c.b()][c.a()] = true;
+          relink();
+        }
+        case Op.Heal h -> {
+          cut[h.a()][h.b()] = false;
+          cut[h.b()][h.a()] = false;
+          relink();
+        }
+        case Op.Partition p -> {
+          partition = p.side();
+          relink();
+        }
+        case Op.HealAll h -> {
+          partition = 0;
+          for (boolean[] row : cut) {
+            java.util.Arrays.fill(row, false);
+          }
+          relink();
+        }
+      }
+    }
+
+    private void healEverything() {
+      log("FAULT PHASE OVER: heal everything, restart every node");
+      partition = 0;
+      for (boolean[] row : cut) {
+        java.util.Arrays.fill(row, false);
+      }
+      for (Node node : nodes) {
+        if (!node.alive) {
+          log(node.id + " RESTART incarnation " + node.incarnation);
+          start(node);
+        }
+      }
+      relink();
+    }
+
+    private void acquire(Op.Acquire a) {
+      Node node = nodes.get(a.node());
+      if (!node.alive) {
+        return;
+      }
+      Req r = new Req(nextRequestId++, node.index, sessionId(node, a.session()), a.name(), a.holdNanos());
+      reqs.put(r.id, r);
+      step(node, new Input.Acquire<>(r.id, r.session, r.name, a.attempt()));
+      if (a.waitNanos() >= 0 && !a.attempt()) {
+        int inc = node.incarnation;
+        schedule(now + a.waitNanos(), () -> {
+          if (r.state == State.PENDING && node.alive && node.incarnation == inc) {
+            end(r, "timed out");
+            step(node, new Input.Cancel<>(r.id));
+          }
+        });
+      }
+    }
+
+    private String sessionId(Node node, int slot) {
+      return node.id + "/s" + slot + "." + node.incarnation + "." + node.sessionGen.getOrDefault(slot, 0);
+    }
+
+    // -- invariants
+
+    private void checkInvariants() {
+      for (Map.Entry<String, Req> e : holders.entrySet()) {
+        Req h = e.getValue();
+        if (h.state != State.HELD || !nodes.get(h.node).alive) {
+          throw new Violation("bookkeeping: holder " + h + " of " + e.getKey() + " is not live");
+        }
+      }
+    }
+
+    // -- plumbing
+
+    private void schedule(long at, Runnable action) {
+      queue.add(new Event(at, seq++, action));
+    }
+
+    private void log(String line) {
+      if (trace != null) {
+        trace.add(String.format("%9.3fms %s", now / 1e6, line));
+      }
+    }
+  }
+
+  private record Event(long at, long seq, Runnable action) implements Comparable<Event> {
+    @Override
+    public int compareTo(Event o) {
+      int c = Long.compare(at, o.at);
+      return c != 0 ? c : Long.compare(seq, o.seq);
+    }
+  }
+
+  private final class Node {
+    final int index;
+    final String id;
+    final double rate;
+    final long offset;
+    final Map<Long, Long> timers = new HashMap<>();
+    final Map<Integer, Integer> sessionGen = new HashMap<>();
+    ProtocolCore<M> core;
+    boolean alive;
+    boolean informed;
+    int incarnation;
+    long timerTokens;
+
+    Node(int index, String id, double rate, long offset) {
+      this.index = index;
+      this.id = id;
+      this.rate = rate;
+      this.offset = offset;
+    }
+  }
+
+  private static final class Req {
+    final long id;
+    final int node;
+    final String session;
+    final String name;
+    final long hold;
+    State state = State.PENDING;
+    String endReason;
+
+    Req(long id, int node, String session, String name, long hold) {
+      this.id = id;
+      this.node = node;
+      this.session = session;
+      this.name = name;
+      this.hold = hold;
+    }
+
+    @Override
+    public String toString() {
+      return "#" + id + "@n" + node + "(" + name + ", " + session + ")";
+    }
+  }
+
+  /** A supplier of seeds: {@code -Dsim.seed=S} alone, else {@code count} seeds from {@code -Dsim.seeds=N} or the default. */
+  public static long[] seeds(int defaultCount) {
+    String one = System.getProperty("sim.seed");
+    if (one != null && !one.isBlank()) {
+      return new long[] {Long.parseLong(one.trim())};
+    }
+    String count = System.getProperty("sim.seeds");
+    int c = count == null || count.isBlank() ? defaultCount : Integer.parseInt(count.trim());
+    long[] seeds = new long[c];
+    for (int i = 0; i < c; i++) {
+      seeds[i] = i + 1;
+    }
+    return seeds;
+  }
+}

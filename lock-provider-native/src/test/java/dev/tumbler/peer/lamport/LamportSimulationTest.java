@@ -1,0 +1,15 @@
+package dev.tumbler.peer.lamport;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lamport under the simulator: {@value SimulationRunner#CI_SEEDS} seeds in CI, {@code -Dsim.seeds=N} for
+ * more, {@code -Dsim.seed=S} to replay one.
+ */
+class LamportSimulationTest {
+
+  @Test
+  void seedsKeepEveryInvariant() {
+    SimulationRunner.runSeeds(LamportCore.Variant.LAMPORT, "LamportSimulationTest");
+  }
+}

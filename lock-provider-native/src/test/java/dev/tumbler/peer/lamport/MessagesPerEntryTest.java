@@ -1,0 +1,43 @@
+package dev.tumbler.peer.lamport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.sim.Simulation;
+import dev.tumbler.peer.sim.SimulationConfig;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Without faults, timeouts or closes, every entry costs exactly 3(N−1) messages under Lamport and 2(N−1)
+ * under Ricart–Agrawala, contention or not (the one {@code Sync} per link at start-up aside).
+ */
+class MessagesPerEntryTest {
+
+  @ParameterizedTest
+  @ValueSource(ints = {2, 3, 5})
+  void lamportCostsThreeTimesNMinusOne(int nodes) {
+    check(LamportCore.Variant.LAMPORT, nodes, 3);
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {2, 3, 5})
+  void ricartAgrawalaCostsTwiceNMinusOne(int nodes) {
+    check(LamportCore.Variant.RICART_AGRAWALA, nodes, 2);
+  }
+
+  private static void check(LamportCore.Variant variant, int nodes, int factor) {
+    Simulation<LamportMessage> sim = SimulationRunner.simulation(variant, SimulationConfig.faultFree(nodes), c -> { });
+    for (long s = 1; s <= 20; s++) {
+      long seed = s;
+      Simulation.Result r = sim.run(seed);
+      assertTrue(r.ok(), () -> sim.report(r, SimulationRunner.replay("MessagesPerEntryTest", seed)));
+      assertEquals(r.requests(), r.grants(), "every request is granted without faults");
+      long protocol = r.messages() - r.messagesByType().getOrDefault("Sync", 0L);
+      assertEquals((long) factor * (nodes - 1) * r.grants(), protocol,
+          variant + " with " + nodes + " nodes, seed " + seed + ": " + r.messagesByType() + " for " + r.grants()
+              + " grants");
+      assertEquals((long) nodes * (nodes - 1), r.messagesByType().getOrDefault("Sync", 0L));
+    }
+  }
+}

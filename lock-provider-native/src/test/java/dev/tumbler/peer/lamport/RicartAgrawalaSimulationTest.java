@@ -1,0 +1,15 @@
+package dev.tumbler.peer.lamport;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Ricart–Agrawala under the simulator: {@value SimulationRunner#CI_SEEDS} seeds in CI,
+ * {@code -Dsim.seeds=N} for more, {@code -Dsim.seed=S} to replay one.
+ */
+class RicartAgrawalaSimulationTest {
+
+  @Test
+  void seedsKeepEveryInvariant() {
+    SimulationRunner.runSeeds(LamportCore.Variant.RICART_AGRAWALA, "RicartAgrawalaSimulationTest");
+  }
+}

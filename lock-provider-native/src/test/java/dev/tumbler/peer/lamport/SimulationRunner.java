@@ -1,0 +1,52 @@
+package dev.tumbler.peer.lamport;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.tumbler.peer.sim.Simulation;
+import dev.tumbler.peer.sim.SimulationConfig;
+import java.util.function.Consumer;
+
+/** Runs the CI seeds of one variant and fails with the simulator's report on the first violation. */
+final class SimulationRunner {
+
+  /** Seeds per algorithm in CI; {@code -Dsim.seeds=N} runs more, {@code -Dsim.seed=S} one. */
+  static final int CI_SEEDS = 2000;
+
+  /** Virtual peer timeout in the simulations. */
+  static final long PEER_TIMEOUT = 500_000_000L;
+
+  private SimulationRunner() {}
+
+  static Simulation<LamportMessage> simulation(LamportCore.Variant variant, SimulationConfig config,
+      Consumer<LamportCore> tweak) {
+    return new Simulation<>(config, (self, peers, incarnation, random) -> {
+      LamportCore core = new LamportCore(self, peers, variant, PEER_TIMEOUT, 0);
+      tweak.accept(core);
+      return core;
+    }, new LamportCodec());
+  }
+
+  static String replay(String testClass, long seed) {
+    return "mvn -B -pl lock-provider-native -am test -Dtest=" + testClass + " -Dsim.seed=" + seed
+        + " -Dsurefire.failIfNoSpecifiedTests=false";
+  }
+
+  static void runSeeds(LamportCore.Variant variant, String testClass) {
+    Simulation<LamportMessage> sim = simulation(variant, SimulationConfig.standard(), c -> { });
+    long grants = 0;
+    long requests = 0;
+    long events = 0;
+    long[] seeds = Simulation.seeds(CI_SEEDS);
+    for (long seed : seeds) {
+      Simulation.Result r = sim.run(seed);
+      if (!r.ok()) {
+        fail(sim.report(r, replay(testClass, seed)));
+      }
+      grants += r.grants();
+      requests += r.requests();
+      events += r.events();
+    }
+    System.out.printf("%s: %d seeds, 0 violations, %d requests, %d grants, %d events%n", variant.urlName(),
+        seeds.length, requests, grants, events);
+  }
+}
