@@ -1,0 +1,138 @@
+package dev.tumbler.lock.zookeeper;
+
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.spi.LeaseRenewer;
+import dev.tumbler.lock.tck.FaultInjector;
+import dev.tumbler.lock.tck.LockTck;
+import dev.tumbler.lock.tck.TckTarget;
+import dev.tumbler.lock.tck.TcpProxy;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.curator.test.TestingServer;
+
+/**
+ * The TCK against one real in-process ZooKeeper server. Every service reaches the server through its
+ * own {@link TcpProxy}, so one client can be cut off (blackholed: its session then expires on the server)
+ * without touching the others; the server itself can be stopped and restarted on its port and data.
+ */
+class ZooKeeperTckTest extends LockTck {
+
+  static final Duration LEASE = Duration.ofSeconds(2);
+
+  @Override
+  protected TckTarget createTarget() throws Exception {
+    return new Target(ZooKeeperServers.server());
+  }
+
+  static final class Target implements TckTarget, FaultInjector {
+    private final TestingServer server;
+    private final Map<LockService, TcpProxy> proxies = new ConcurrentHashMap<>();
+
+    Target(TestingServer server) {
+      this.server = server;
+    }
+
+    @Override
+    public LockService open() {
+      proxies.entrySet().removeIf(e -> {
+        if (e.getKey().isClosed()) {
+          e.getValue().close();
+          return true;
+        }
+        return false;
+      });
+      TcpProxy proxy = TcpProxy.start("127.0.0.1", server.getPort());
+      try {
+        LockService s = LockProviders.connect("lock:zookeeper://" + proxy.address() + "/tck?sessionTimeout="
+            + LEASE.toMillis() + "ms&connectionTimeout=5s");
+        proxies.put(s, proxy);
+        return s;
+      } catch (RuntimeException e) {
+        proxy.close();
+        throw e;
+      }
+    }
+
+    @Override
+    public Duration leaseTime() {
+      return LEASE;
+    }
+
+    @Override
+    public Optional<String> url() {
+      return Optional.of("lock:zookeeper://127.0.0.1:" + server.getPort() + "/tck?sessionTimeout=" + LEASE.toMillis() + "ms");
+    }
+
+    @Override
+    public Optional<FaultInjector> faults() {
+      return Optional.of(this);
+    }
+
+    @Override
+    public Set<Fault> supported() {
+      return Set.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS, Fault.CRASH_BACKEND);
+    }
+
+    private TcpProxy proxy(LockService client) {
+      TcpProxy p = proxies.get(client);
+      if (p == null) {
+        throw new IllegalArgumentException("not a service of this target: " + client);
+      }
+      return p;
+    }
+
+    @Override
+    public void cutOff(LockService client) {
+      proxy(client).blackhole();
+    }
+
+    @Override
+    public void heal(LockService client) {
+      proxy(client).heal();
+    }
+
+    @Override
+    public void pauseRenewals(LockService client) {
+      client.unwrap(LeaseRenewer.class).pause();
+    }
+
+    @Override
+    public void resumeRenewals(LockService client) {
+      client.unwrap(LeaseRenewer.class).resume();
+    }
+
+    @Override
+    public void crashBackend() {
+      try {
+        server.stop();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    @Override
+    public void restartBackend() {
+      try {
+        server.restart();
+      } catch (Exception e) {
+        throw new IllegalStateException("cannot restart the ZooKeeper server", e);
+      }
+    }
+
+    @Override
+    public void close() {
+      proxies.values().forEach(TcpProxy::close);
+      try {
+        server.close();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+}
