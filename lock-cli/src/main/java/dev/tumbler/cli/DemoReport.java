@@ -1,0 +1,173 @@
+package dev.tumbler.cli;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.OptionalInt;
+
+/**
+ * The result of one demo run of one algorithm, and the table that shows several side by side. Pure: no
+ * clock, no I/O, so that the arithmetic is tested on its own.
+ *
+ * @param algorithm the algorithm's URL name
+ * @param grantsPerNode grants each node's workers received, in node order
+ * @param messagesSent protocol messages sent by all nodes during the run, or -1 when unknown
+ * @param latenciesNanos acquire latency of every grant
+ * @param tokensIncreasing whether, for every lock name, fencing tokens strictly increased in grant order
+ * @param exclusionHeld whether no two workers ever held the same lock at once
+ * @param timeouts acquire attempts that gave up
+ */
+record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent, long[] latenciesNanos,
+    boolean tokensIncreasing, boolean exclusionHeld, long timeouts) {
+
+  DemoReport {
+    Objects.requireNonNull(algorithm, "algorithm");
+    grantsPerNode = List.copyOf(grantsPerNode);
+    latenciesNanos = latenciesNanos.clone();
+    Arrays.sort(latenciesNanos);
+  }
+
+  int nodes() {
+    return grantsPerNode.size();
+  }
+
+  long totalGrants() {
+    return grantsPerNode.stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** Mean acquire latency in milliseconds; NaN with no grant. */
+  double meanMillis() {
+    return latenciesNanos.length == 0 ? Double.NaN
+        : Arrays.stream(latenciesNanos).average().orElse(Double.NaN) / 1e6;
+  }
+
+  /** 99th percentile of acquire latency in milliseconds (nearest rank); NaN with no grant. */
+  double p99Millis() {
+    return percentileMillis(99);
+  }
+
+  double percentileMillis(int p) {
+    if (latenciesNanos.length == 0) {
+      return Double.NaN;
+    }
+    int rank = (int) Math.ceil(p / 100.0 * latenciesNanos.length);
+    return latenciesNanos[Math.max(0, rank - 1)] / 1e6;
+  }
+
+  /** Protocol messages per lock entry; NaN when unknown or with no grant. */
+  double messagesPerEntry() {
+    long grants = totalGrants();
+    return messagesSent < 0 || grants == 0 ? Double.NaN : (double) messagesSent / grants;
+  }
+
+  /** What the algorithm should cost per entry: 3(N−1) for Lamport, 2(N−1) for Ricart–Agrawala. */
+  OptionalInt expectedMessagesPerEntry() {
+    return switch (algorithm) {
+      case "lamport" -> OptionalInt.of(3 * (nodes() - 1));
+      case "ricart-agrawala" -> OptionalInt.of(2 * (nodes() - 1));
+      default -> OptionalInt.empty();
+    };
+  }
+
+  boolean passed() {
+    return tokensIncreasing && exclusionHeld;
+  }
+
+  /** Whether {@code tokens}, in grant order, strictly increase. */
+  static boolean strictlyIncreasing(List<Long> tokens) {
+    for (int i = 1; i < tokens.size(); i++) {
+      if (tokens.get(i) <= tokens.get(i - 1)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** One column per report, one row per measure. */
+  static String table(List<DemoReport> reports) {
+    List<String[]> rows = new ArrayList<>();
+    int nodes = reports.stream().mapToInt(DemoReport::nodes).max().orElse(0);
+    rows.add(row(reports, "", r -> r.algorithm));
+    for (int i = 0; i < nodes; i++) {
+      int n = i;
+      rows.add(row(reports, "grants, node " + (i + 1), r -> n < r.nodes() ? Long.toString(r.grantsPerNode.get(n)) : ""));
+    }
+    rows.add(row(reports, "grants, total", r -> Long.toString(r.totalGrants())));
+    rows.add(row(reports, "acquire latency, mean", r -> millis(r.meanMillis())));
+    rows.add(row(reports, "acquire latency, p99", r -> millis(r.p99Millis())));
+    rows.add(row(reports, "messages per entry", r -> {
+      double m = r.messagesPerEntry();
+      String s = Double.isNaN(m) ? "n/a" : String.format(Locale.ROOT, "%.2f", m);
+      OptionalInt e = r.expectedMessagesPerEntry();
+      if (e.isPresent()) {
+        s += " (" + (r.algorithm.equals("lamport") ? "3" : "2") + "(N-1) = " + e.getAsInt() + ")";
+      }
+      return s;
+    }));
+    rows.add(row(reports, "fencing tokens strictly increasing", r -> r.tokensIncreasing ? "yes" : "NO"));
+    rows.add(row(reports, "one holder at a time", r -> r.exclusionHeld ? "yes" : "NO"));
+    if (reports.stream().anyMatch(r -> r.timeouts > 0)) {
+      rows.add(row(reports, "acquire attempts timed out", r -> Long.toString(r.timeouts)));
+    }
+    int[] widths = new int[reports.size() + 1];
+    for (String[] row : rows) {
+      for (int c = 0; c < row.length; c++) {
+        widths[c] = Math.max(widths[c], row[c].length());
+      }
+    }
+    StringBuilder sb = new StringBuilder();
+    for (int r = 0; r < rows.size(); r++) {
+      String[] row = rows.get(r);
+      StringBuilder line = new StringBuilder();
+      for (int c = 0; c < row.length; c++) {
+        line.append(c == 0 ? "" : "   ").append(pad(row[c], widths[c]));
+      }
+      sb.append(line.toString().stripTrailing()).append('\n');
+      if (r == 0) {
+        int total = Arrays.stream(widths).sum() + 3 * (widths.length - 1);
+        sb.append("-".repeat(total)).append('\n');
+      }
+    }
+    return sb.toString();
+  }
+
+  private interface Cell {
+    String of(DemoReport r);
+  }
+
+  private static String[] row(List<DemoReport> reports, String label, Cell cell) {
+    String[] row = new String[reports.size() + 1];
+    row[0] = label;
+    for (int i = 0; i < reports.size(); i++) {
+      row[i + 1] = cell.of(reports.get(i));
+    }
+    return row;
+  }
+
+  private static String millis(double ms) {
+    return Double.isNaN(ms) ? "n/a" : String.format(Locale.ROOT, "%.2f ms", ms);
+  }
+
+  private static String pad(String s, int width) {
+    return s + " ".repeat(Math.max(0, width - s.length()));
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof DemoReport r && algorithm.equals(r.algorithm) && grantsPerNode.equals(r.grantsPerNode)
+        && messagesSent == r.messagesSent && Arrays.equals(latenciesNanos, r.latenciesNanos)
+        && tokensIncreasing == r.tokensIncreasing && exclusionHeld == r.exclusionHeld && timeouts == r.timeouts;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(algorithm, grantsPerNode, messagesSent, Arrays.hashCode(latenciesNanos));
+  }
+
+  @Override
+  public String toString() {
+    return "DemoReport[" + algorithm + ", grants=" + grantsPerNode + ", messages=" + messagesSent + "]";
+  }
+}

@@ -1,0 +1,27 @@
+package dev.tumbler.cli;
+
+/**
+ * The exit codes of {@code tumbler}, after BSD {@code sysexits.h} where one fits. A command run by
+ * {@code tumbler run} passes its own code through (a command killed by signal N gives 128+N, as shells do).
+ */
+final class ExitCodes {
+  static final int OK = 0;
+  /** A check of {@code tumbler demo} failed (fencing tokens not increasing, or two holders at once). */
+  static final int CHECK_FAILED = 1;
+  /** Bad command-line usage (picocli's default). */
+  static final int USAGE = 2;
+  /** The lock service could not be reached (EX_UNAVAILABLE). */
+  static final int UNAVAILABLE = 69;
+  /** An unexpected internal error (EX_SOFTWARE). */
+  static final int SOFTWARE = 70;
+  /** The lock was not acquired within {@code --wait} (EX_TEMPFAIL: try again later). */
+  static final int LOCK_TIMEOUT = 75;
+  /** The lease was lost while the command ran; the command was killed. */
+  static final int LEASE_LOST = 76;
+  /** An invalid lock URL, or an unreadable or empty secret (EX_CONFIG). */
+  static final int CONFIG = 78;
+  /** The command could not be started (not found or not executable), as shells report it. */
+  static final int CANNOT_EXECUTE = 127;
+
+  private ExitCodes() {}
+}
