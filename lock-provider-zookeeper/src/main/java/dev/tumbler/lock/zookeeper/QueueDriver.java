@@ -55,9 +55,15 @@ final class QueueDriver implements LockInternalsDriver {
   private long grantedListingSent;
   private int checks;
 
-  QueueDriver(Mode mode, Ticker ticker) {
+  private final byte[] data;
+
+  /**
+   * @param data what the node holds (an election candidate's id), or null for nothing
+   */
+  QueueDriver(Mode mode, Ticker ticker, byte[] data) {
     this.mode = mode;
     this.ticker = ticker;
+    this.data = data;
   }
 
   @Override
@@ -66,7 +72,7 @@ final class QueueDriver implements LockInternalsDriver {
     ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
     String ours = ZKPaths.makePath(pn.getPath(), marker + "-" + mode.tag + pn.getNode());
     String created = client.create().storingStatIn(stat).creatingParentContainersIfNeeded().withProtection()
-        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(ours, lockNodeBytes == null ? new byte[0] : lockNodeBytes);
+        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(ours, data == null ? new byte[0] : data);
     ourPath = created;
     createdAt = ticker.read();
     checks = 0;

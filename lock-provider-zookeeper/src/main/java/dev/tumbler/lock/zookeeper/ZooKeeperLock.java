@@ -18,18 +18,21 @@ final class ZooKeeperLock extends AbstractLock {
   private final String dir;
   private final QueueDriver.Mode mode;
   private final boolean confirm;
+  private final byte[] data;
 
-  ZooKeeperLock(ZooKeeperLockService service, String name, String dir, QueueDriver.Mode mode, boolean confirm) {
+  ZooKeeperLock(ZooKeeperLockService service, String name, String dir, QueueDriver.Mode mode, boolean confirm,
+      byte[] data) {
     super(service, name);
     this.service = service;
     this.dir = dir;
     this.mode = mode;
     this.confirm = confirm;
+    this.data = data;
   }
 
   @Override
   protected AbstractLease doAcquire(Deadline deadline) throws InterruptedException {
-    return service.acquireQueued(name(), dir, mode, confirm, deadline);
+    return service.acquireQueued(name(), dir, mode, confirm, data, deadline);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.tumbler.lock.zookeeper;
 
 import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockException;
@@ -11,10 +12,15 @@ import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.AbstractLease;
 import dev.tumbler.lock.spi.AbstractLockService;
 import dev.tumbler.lock.spi.Deadline;
+import dev.tumbler.lock.spi.LockElection;
+import dev.tumbler.lock.spi.SimpleReadWriteLock;
 import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.lock.spi.Ticker;
 import java.time.Duration;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.LockInternals;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.RetryUntilElapsed;
@@ -79,7 +86,7 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   static final Set<Capability> CAPABILITIES = Set.of(Capability.MUTEX, Capability.FAIR, Capability.READ_WRITE,
       Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
-      Capability.FAULT_TOLERANT);
+      Capability.LEADER_ELECTION, Capability.FAULT_TOLERANT);
 
   private final ZooKeeperSettings zk;
   private final CuratorFramework client;
@@ -145,40 +152,52 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   @Override
   protected Lock createLock(String name) {
-    return new ZooKeeperLock(this, name, zk.path("locks", name), QueueDriver.Mode.WRITE, false);
+    return new ZooKeeperLock(this, name, zk.path("locks", name), QueueDriver.Mode.WRITE, false, null);
   }
 
   @Override
   protected ReadWriteLock createReadWriteLock(String name) {
     String dir = zk.path("rwlocks", name);
-    Lock read = new ZooKeeperLock(this, name, dir, QueueDriver.Mode.READ, true);
-    Lock write = new ZooKeeperLock(this, name, dir, QueueDriver.Mode.WRITE, true);
-    return new ReadWriteLock() {
-      @Override
-      public String name() {
-        return name;
-      }
-
-      @Override
-      public Lock readLock() {
-        return read;
-      }
-
-      @Override
-      public Lock writeLock() {
-        return write;
-      }
-
-      @Override
-      public String toString() {
-        return "ZooKeeperReadWriteLock[" + name + "]";
-      }
-    };
+    return new SimpleReadWriteLock(name, new ZooKeeperLock(this, name, dir, QueueDriver.Mode.READ, true, null),
+        new ZooKeeperLock(this, name, dir, QueueDriver.Mode.WRITE, true, null));
   }
 
   @Override
   protected Semaphore createSemaphore(String name, int maxPermits) {
     return new ZooKeeperSemaphore(this, name, zk.path("semaphores", name), maxPermits);
+  }
+
+  /**
+   * An election is a fair exclusive lock in {@code <root>/elections/<name>} whose holder leads (see
+   * {@link LockElection}); each candidate's queue node carries its candidate id, so anyone can tell who
+   * leads by reading the node at the head of the queue.
+   */
+  @Override
+  protected LeaderElection createElection(String name) {
+    String dir = zk.path("elections", name);
+    String candidate = UUID.randomUUID().toString();
+    ZooKeeperLock lock = new ZooKeeperLock(this, name, dir, QueueDriver.Mode.WRITE, false,
+        candidate.getBytes(StandardCharsets.UTF_8));
+    return new LockElection(this, name, lock, candidate, () -> leaderOf(dir));
+  }
+
+  private Optional<String> leaderOf(String dir) {
+    try {
+      List<String> queue = LockInternals.getSortedChildren(client, dir, QueueDriver.LOCK_NAME,
+          new QueueDriver(QueueDriver.Mode.WRITE, ticker(), null));
+      if (queue.isEmpty()) {
+        return Optional.empty();
+      }
+      byte[] data = client.getData().forPath(dir + "/" + queue.get(0));
+      return data.length == 0 ? Optional.empty() : Optional.of(new String(data, StandardCharsets.UTF_8));
+    } catch (KeeperException.NoNodeException e) {
+      return Optional.empty();
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw unavailable("read the leader of " + dir, e);
+    }
   }
 
   @Override
@@ -200,9 +219,9 @@ final class ZooKeeperLockService extends AbstractLockService {
    *
    * @return the lease, or null when the deadline passed (or the grant raced with a suspension)
    */
-  AbstractLease acquireQueued(String name, String dir, QueueDriver.Mode mode, boolean confirm, Deadline deadline)
-      throws InterruptedException {
-    QueueDriver driver = new QueueDriver(mode, ticker());
+  AbstractLease acquireQueued(String name, String dir, QueueDriver.Mode mode, boolean confirm, byte[] data,
+      Deadline deadline) throws InterruptedException {
+    QueueDriver driver = new QueueDriver(mode, ticker(), data);
     InterProcessMutex engine = new InterProcessMutex(client, dir, driver);
     long gen = generation.get();
     boolean granted;

@@ -1,16 +1,11 @@
 package dev.tumbler.lock.zookeeper;
 
-import dev.tumbler.lock.Lease;
-import dev.tumbler.lock.Semaphore;
 import dev.tumbler.lock.spi.AbstractLease;
-import dev.tumbler.lock.spi.AbstractLock;
-import dev.tumbler.lock.spi.Checks;
+import dev.tumbler.lock.spi.AbstractSemaphore;
 import dev.tumbler.lock.spi.Deadline;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -42,7 +37,7 @@ import org.apache.zookeeper.data.Stat;
  * <p>Every handle of one name must use the same {@code maxPermits}: each client applies its own. Waiters
  * watch the queue's children (any release may make room). Thread safe.
  */
-final class ZooKeeperSemaphore implements Semaphore {
+final class ZooKeeperSemaphore extends AbstractSemaphore {
   private static final Pattern NODE = Pattern.compile("-p(\\d{1,10})-lock-(\\d+)$");
   private static final byte[] EMPTY = new byte[0];
 
@@ -52,20 +47,11 @@ final class ZooKeeperSemaphore implements Semaphore {
   private final int maxPermits;
 
   ZooKeeperSemaphore(ZooKeeperLockService service, String name, String dir, int maxPermits) {
+    super(service, name, maxPermits);
     this.service = service;
     this.name = name;
     this.dir = dir;
     this.maxPermits = maxPermits;
-  }
-
-  @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
-  public int maxPermits() {
-    return maxPermits;
   }
 
   @Override
@@ -94,36 +80,13 @@ final class ZooKeeperSemaphore implements Semaphore {
   }
 
   @Override
-  public Lease acquire(int permits) throws InterruptedException {
-    Checks.permits(permits, maxPermits);
-    return new Request(permits).acquire();
-  }
-
-  @Override
-  public Optional<Lease> tryAcquire(int permits, Duration maxWait) throws InterruptedException {
-    Checks.permits(permits, maxPermits);
-    Checks.maxWait(maxWait);
-    return new Request(permits).tryAcquire(maxWait);
-  }
-
-  @Override
   public String toString() {
     return "ZooKeeperSemaphore[" + name + ", max " + maxPermits + " at " + dir + "]";
   }
 
-  /** One request as a lock, so the SPI's wait, close and registration rules apply unchanged. */
-  private final class Request extends AbstractLock {
-    private final int permits;
-
-    Request(int permits) {
-      super(service, name);
-      this.permits = permits;
-    }
-
-    @Override
-    protected AbstractLease doAcquire(Deadline deadline) throws InterruptedException {
-      return acquireOnce(permits, deadline);
-    }
+  @Override
+  protected AbstractLease doAcquire(int permits, Deadline deadline) throws InterruptedException {
+    return acquireOnce(permits, deadline);
   }
 
   private AbstractLease acquireOnce(int permits, Deadline deadline) throws InterruptedException {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
@@ -155,6 +156,22 @@ class ZooKeeperLockServiceTest {
     one.release();
     b2.release();
     assertEquals(3, sa.availablePermits());
+  }
+
+  @Test
+  void electionNamesItsLeader() throws Exception {
+    LockService a = open("");
+    LockService b = open("");
+    try (LeaderElection ea = a.election("e").join(); LeaderElection eb = b.election("e").join()) {
+      assertTrue(ea.awaitLeadership(Duration.ofSeconds(10)));
+      assertFalse(eb.awaitLeadership(Duration.ofMillis(300)));
+      assertEquals(Optional.of(ea.candidateId()), eb.leader(), "the follower does not see who leads");
+      long term1 = ea.leadership().orElseThrow().fencingToken();
+      ea.resign();
+      assertTrue(eb.awaitLeadership(Duration.ofSeconds(10)));
+      assertTrue(eb.leadership().orElseThrow().fencingToken() > term1);
+      assertEquals(Optional.of(eb.candidateId()), ea.leader());
+    }
   }
 
   @Test
