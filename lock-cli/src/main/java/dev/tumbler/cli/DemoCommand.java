@@ -34,9 +34,10 @@ import picocli.CommandLine.Spec;
  * with fresh ports and a fresh random secret.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-    description = {"Starts a native cluster over TCP on loopback, runs contending workers, and prints a table:",
-        "grants per node, acquire latency (mean, p99), protocol messages per lock entry (3(N-1) for Lamport,",
-        "2(N-1) for Ricart-Agrawala), and whether fencing tokens strictly increased and one holder held at a time."})
+    description = {"Runs contending workers on a native cluster over TCP on loopback, then prints a table.",
+        "The table shows grants per node, acquire latency (mean, p99), protocol messages per lock entry",
+        "(3(N-1) for Lamport, 2(N-1) for Ricart-Agrawala), whether fencing tokens strictly increased, and",
+        "whether one holder held a lock at a time. Each algorithm runs on a fresh cluster with a random secret."})
 final class DemoCommand implements Callable<Integer> {
   private static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(30);
 
