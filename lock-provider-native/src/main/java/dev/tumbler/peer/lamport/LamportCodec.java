@@ -1,6 +1,5 @@
 package dev.tumbler.peer.lamport;
 
-import dev.tumbler.lock.spi.Checks;
 import dev.tumbler.peer.core.CodecException;
 import dev.tumbler.peer.core.MessageCodec;
 import java.io.ByteArrayInputStream;
@@ -22,6 +21,9 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
 
   /** The encoding version this codec writes and reads. */
   public static final byte VERSION = 1;
+
+  /** The longest name on the wire: a namespace, a separator and a lock name, each at their limit. */
+  static final int MAX_NAME_LENGTH = 2 * 256 + 1;
 
   static final byte REQUEST = 1;
   static final byte ACK = 2;
@@ -127,11 +129,16 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
 
   private static String name(DataInputStream in) throws IOException {
     String name = in.readUTF();
-    try {
-      return Checks.name(name, "lock name");
-    } catch (IllegalArgumentException e) {
-      throw new CodecException("invalid lock name in lamport message: " + e.getMessage());
+    // a lock name, possibly behind a namespace prefix: never empty, no control characters
+    if (name.isEmpty() || name.length() > MAX_NAME_LENGTH) {
+      throw new CodecException("lock name of " + name.length() + " characters in lamport message");
     }
+    for (int i = 0; i < name.length(); i++) {
+      if (Character.isISOControl(name.charAt(i))) {
+        throw new CodecException("lock name with a control character in lamport message");
+      }
+    }
+    return name;
   }
 
   private static long timestamp(DataInputStream in) throws IOException {

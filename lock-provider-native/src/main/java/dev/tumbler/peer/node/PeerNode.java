@@ -1,0 +1,311 @@
+package dev.tumbler.peer.node;
+
+import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.MessageCodec;
+import dev.tumbler.peer.core.Output;
+import dev.tumbler.peer.core.PeerMessage;
+import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.transport.Transport;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node runtime: drives one {@link ProtocolCore} with a {@link Transport}, a real monotonic clock and
+ * real timers. Every input — a payload or link change from the transport, a timer, a client call — is
+ * handed to one serial executor, so the core is never called concurrently and sees inputs in one order;
+ * the core's outputs are carried out on that same thread (sends go to the transport, which never blocks;
+ * timers go to the executor's scheduler; grants and failures complete the client's future).
+ *
+ * <p>Payloads are decoded on the transport's thread, so bytes that are not a valid message throw
+ * {@link dev.tumbler.peer.core.CodecException} back into the transport (the TCP transport then closes that
+ * connection) instead of reaching the core.
+ *
+ * <p>Thread safe. {@link #close()} fails every pending request's future with {@link NodeClosedException}.
+ *
+ * @param <M> the algorithm's message type
+ */
+public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(PeerNode.class);
+
+  /**
+   * How a request ended.
+   *
+   * @param requestId the request
+   * @param name the lock name
+   * @param granted whether it was granted
+   * @param fencingToken the grant's token, when granted
+   * @param failure why not, when not granted
+   * @param missingPeers peers that were unreachable when it ended without a grant
+   */
+  public record Outcome(long requestId, String name, boolean granted, long fencingToken, Output.Failure failure,
+      Set<String> missingPeers) {}
+
+  /** A request in flight: its id (for {@link #release}, {@link #cancel}) and how it ends. */
+  public record Pending(long requestId, CompletableFuture<Outcome> outcome) {}
+
+  /** The node was closed before the request ended. */
+  public static final class NodeClosedException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    NodeClosedException(String message) {
+      super(message);
+    }
+  }
+
+  private final ProtocolCore<M> core;
+  private final MessageCodec<M> codec;
+  private final Transport transport;
+  private final Ticker ticker;
+  private final ScheduledThreadPoolExecutor executor;
+  private final Map<Long, Waiting> waiting = new ConcurrentHashMap<>();
+  private final Map<Long, ScheduledFuture<?>> timers = new HashMap<>(); // executor thread only
+  private final AtomicLong nextRequestId = new AtomicLong(1);
+  private final AtomicLong sent = new AtomicLong();
+  private final AtomicLong received = new AtomicLong();
+  private final AtomicLong grants = new AtomicLong();
+  private final AtomicBoolean started = new AtomicBoolean();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private long lastNow = Long.MIN_VALUE; // executor thread only
+
+  private record Waiting(String session, CompletableFuture<Outcome> future) {}
+
+  /**
+   * @param core the algorithm, with empty state
+   * @param codec its codec
+   * @param transport the links to the peers, not yet started; closed with this node
+   * @param ticker the monotonic clock (the core's {@code now})
+   */
+  public PeerNode(ProtocolCore<M> core, MessageCodec<M> codec, Transport transport, Ticker ticker) {
+    this.core = Objects.requireNonNull(core, "core");
+    this.codec = Objects.requireNonNull(codec, "codec");
+    this.transport = Objects.requireNonNull(transport, "transport");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    if (!core.self().equals(transport.self())) {
+      throw new IllegalArgumentException("core is " + core.self() + " but transport is " + transport.self());
+    }
+    this.executor = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().daemon()
+        .name("tumbler-node-" + core.self()).factory());
+    this.executor.setRemoveOnCancelPolicy(true);
+  }
+
+  /** Connects to the peers and starts handling inputs. Called once. */
+  public void start() {
+    if (!started.compareAndSet(false, true)) {
+      throw new IllegalStateException("node " + core.self() + " already started");
+    }
+    transport.start(new Transport.Receiver() {
+      @Override
+      public void deliver(String peer, byte[] payload) {
+        M m = codec.decode(payload); // throws CodecException into the transport for bad bytes
+        received.incrementAndGet();
+        submit(new Input.Message<>(peer, m));
+      }
+
+      @Override
+      public void peerUp(String peer) {
+        submit(new Input.PeerUp<>(peer));
+      }
+
+      @Override
+      public void peerDown(String peer) {
+        submit(new Input.PeerDown<>(peer));
+      }
+    });
+  }
+
+  /**
+   * Asks for the lock {@code name} for {@code session}. The outcome completes with the grant or the
+   * failure, or exceptionally with {@link NodeClosedException}.
+   *
+   * @param attempt a single attempt: fails with {@code CONTENDED} rather than waiting in the queue
+   */
+  public Pending acquire(String session, String name, boolean attempt) {
+    long id = nextRequestId.getAndIncrement();
+    CompletableFuture<Outcome> f = new CompletableFuture<>();
+    waiting.put(id, new Waiting(session, f));
+    if (closed.get()) {
+      waiting.remove(id);
+      f.completeExceptionally(closedException());
+      return new Pending(id, f);
+    }
+    submit(new Input.Acquire<>(id, session, name, attempt));
+    return new Pending(id, f);
+  }
+
+  /** Gives back the grant of {@code requestId}. Idempotent; asynchronous. */
+  public void release(long requestId) {
+    submit(new Input.Release<>(requestId));
+  }
+
+  /**
+   * Stops waiting for {@code requestId}: its outcome then completes with a {@code CANCELLED} failure,
+   * unless the grant won the race (the caller must then release it). Asynchronous.
+   */
+  public void cancel(long requestId) {
+    submit(new Input.Cancel<>(requestId));
+  }
+
+  /** Releases every grant of {@code session} and drops its pending requests (their futures fail). */
+  public void closeSession(String session) {
+    submit(new Input.CloseSession<>(session));
+    for (Map.Entry<Long, Waiting> e : waiting.entrySet()) {
+      if (e.getValue().session().equals(session) && waiting.remove(e.getKey(), e.getValue())) {
+        e.getValue().future().completeExceptionally(new NodeClosedException("session " + session + " closed"));
+      }
+    }
+  }
+
+  /** The transport, for tests and diagnostics. */
+  public Transport transport() {
+    return transport;
+  }
+
+  /** Whether {@link #close()} was called. */
+  public boolean isClosed() {
+    return closed.get();
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    transport.close();
+    executor.shutdownNow();
+    try {
+      executor.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    for (Long id : waiting.keySet()) {
+      Waiting w = waiting.remove(id);
+      if (w != null) {
+        w.future().completeExceptionally(closedException());
+      }
+    }
+  }
+
+  private NodeClosedException closedException() {
+    return new NodeClosedException("native node " + core.self() + " is closed");
+  }
+
+  // ---- NodeStats
+
+  @Override
+  public String nodeId() {
+    return core.self();
+  }
+
+  @Override
+  public String algorithm() {
+    return core.algorithm();
+  }
+
+  @Override
+  public long messagesSent() {
+    return sent.get();
+  }
+
+  @Override
+  public long messagesReceived() {
+    return received.get();
+  }
+
+  @Override
+  public long grants() {
+    return grants.get();
+  }
+
+  // ---- the serial loop
+
+  private void submit(Input<M> input) {
+    if (closed.get()) {
+      return;
+    }
+    try {
+      executor.execute(() -> step(input));
+    } catch (RejectedExecutionException e) {
+      // closed meanwhile
+    }
+  }
+
+  private void step(Input<M> input) {
+    if (closed.get()) {
+      return;
+    }
+    long now = Math.max(lastNow, ticker.read());
+    lastNow = now;
+    java.util.List<Output<M>> outs;
+    try {
+      outs = core.step(now, input);
+    } catch (RuntimeException e) {
+      LOG.error("native node {}: the {} core failed on {}", core.self(), core.algorithm(), input, e);
+      return;
+    }
+    for (Output<M> o : outs) {
+      switch (o) {
+        case Output.Send<M> s -> {
+          sent.incrementAndGet();
+          transport.send(s.to(), codec.encode(s.message()));
+        }
+        case Output.SetTimer<M> t -> {
+          ScheduledFuture<?> old = timers.remove(t.timerId());
+          if (old != null) {
+            old.cancel(false);
+          }
+          long delay = Math.max(0, t.at() - ticker.read());
+          long id = t.timerId();
+          ScheduledFuture<?>[] self = new ScheduledFuture<?>[1];
+          self[0] = executor.schedule(() -> {
+            if (timers.get(id) == self[0]) {
+              timers.remove(id);
+              step(new Input.TimerFired<>(id));
+            }
+          }, delay, TimeUnit.NANOSECONDS);
+          timers.put(id, self[0]);
+        }
+        case Output.CancelTimer<M> t -> {
+          ScheduledFuture<?> old = timers.remove(t.timerId());
+          if (old != null) {
+            old.cancel(false);
+          }
+        }
+        case Output.Granted<M> g -> {
+          grants.incrementAndGet();
+          Waiting w = waiting.remove(g.requestId());
+          if (w == null || !w.future().complete(new Outcome(g.requestId(), g.name(), true, g.fencingToken(), null,
+              Set.of()))) {
+            // nobody waits for it any more (session closed under it): give it straight back
+            step(new Input.Release<>(g.requestId()));
+          }
+        }
+        case Output.Failed<M> f -> {
+          Waiting w = waiting.remove(f.requestId());
+          if (w != null) {
+            w.future().complete(new Outcome(f.requestId(), f.name(), false, 0, f.failure(), f.missingPeers()));
+          }
+        }
+        case Output.Lost<M> l -> LOG.warn("native node {}: grant {} on '{}' lost: {}", core.self(),
+            l.requestId(), l.name(), l.reason());
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "PeerNode[" + core.self() + ", " + core.algorithm() + ", peers=" + transport.peers() + "]";
+  }
+}

@@ -1,0 +1,67 @@
+package dev.tumbler.peer.provider;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.ProviderInfo;
+import dev.tumbler.lock.spi.LockProvider;
+import dev.tumbler.lock.spi.LockUrl;
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * The native peer-to-peer provider, scheme {@code native}:
+ *
+ * <ul>
+ *   <li>{@code lock:native:local} — one node inside this JVM (the embedded default); every service
+ *       opened on this URL in one JVM shares its locks;
+ *   <li>{@code lock:native:mem/<cluster>?node=a&peers=b,c} — node {@code a} of an in-memory cluster in
+ *       this JVM (for tests and demos);
+ *   <li>{@code lock:native://host:port?peers=h:p,h:p&secret=...} — this JVM is the peer listening on
+ *       {@code host:port}, talking to the others over TCP.
+ * </ul>
+ *
+ * Parameters: {@code algorithm=lamport|ricart-agrawala} (default {@code lamport}), {@code peerTimeout}
+ * (default 10s: how long a request waits while a peer is unreachable before it fails with
+ * {@link dev.tumbler.lock.ServiceUnavailableException}), {@code namespace}, and for TCP the transport's
+ * parameters ({@code secret}, {@code tls}, ...).
+ *
+ * <p>Capabilities: {@link Capability#MUTEX}, {@link Capability#FENCING}, {@link Capability#FAIR}
+ * (requests are granted in logical-timestamp order). Not {@link Capability#LEASE_EXPIRY} — a grant holds
+ * until released; not {@link Capability#FAULT_TOLERANT} — every peer must be up for any grant. Thread
+ * safe.
+ */
+public final class NativeLockProvider implements LockProvider {
+
+  /** The provider's version. */
+  public static final String VERSION = "0.1.0-SNAPSHOT";
+
+  /** What a native service keeps. */
+  static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(Capability.MUTEX, Capability.FENCING,
+      Capability.FAIR));
+
+  private static final ProviderInfo INFO = new ProviderInfo("native", "Tumbler native", VERSION,
+      "peer-to-peer locks (Lamport, Ricart-Agrawala) in this JVM, in memory, or over TCP; every peer must be up",
+      CAPABILITIES);
+
+  /** Public no-argument constructor for {@link java.util.ServiceLoader}. */
+  public NativeLockProvider() {}
+
+  @Override
+  public String scheme() {
+    return "native";
+  }
+
+  @Override
+  public ProviderInfo info() {
+    return INFO;
+  }
+
+  @Override
+  public LockService connect(LockUrl url, Properties info) {
+    Objects.requireNonNull(url, "url");
+    NativeSettings settings = NativeSettings.fromUrl(url, info);
+    return new NativeLockService(url.toString(), settings);
+  }
+}

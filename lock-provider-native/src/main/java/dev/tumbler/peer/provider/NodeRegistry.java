@@ -1,0 +1,118 @@
+package dev.tumbler.peer.provider;
+
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.peer.lamport.LamportCodec;
+import dev.tumbler.peer.lamport.LamportCore;
+import dev.tumbler.peer.lamport.LamportMessage;
+import dev.tumbler.peer.node.PeerNode;
+import dev.tumbler.peer.transport.InMemoryNetwork;
+import dev.tumbler.peer.transport.Transport;
+import dev.tumbler.peer.transport.tcp.TcpTransport;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The nodes running in this JVM, shared by every service opened on the same node URL and closed when the
+ * last of those services closes. Thread safe.
+ */
+final class NodeRegistry {
+
+  private static final Map<String, Shared> NODES = new HashMap<>();
+
+  /** A running node and the services using it. */
+  static final class Shared {
+    final String key;
+    final NativeSettings settings;
+    final PeerNode<LamportMessage> node;
+    int users;
+
+    Shared(String key, NativeSettings settings, PeerNode<LamportMessage> node) {
+      this.key = key;
+      this.settings = settings;
+      this.node = node;
+    }
+  }
+
+  private NodeRegistry() {}
+
+  /** The node for {@code settings}, started if it is not running yet; each call must be matched by {@link #release}. */
+  static Shared acquire(NativeSettings settings, String redactedUrl) {
+    synchronized (NODES) {
+      String key = settings.nodeKey();
+      Shared s = NODES.get(key);
+      if (s != null) {
+        NativeSettings have = s.settings;
+        if (have.variant() != settings.variant() || !NativeSettings.sorted(have.peers())
+            .equals(NativeSettings.sorted(settings.peers()))) {
+          throw new InvalidLockUrlException("lock URL " + redactedUrl + ": node " + settings.self()
+              + " already runs in this JVM with algorithm " + have.variant().urlName() + " and peers "
+              + have.peers() + "; a second service on it must ask for the same");
+        }
+        s.users++;
+        return s;
+      }
+      s = new Shared(key, settings, start(settings, redactedUrl));
+      s.users = 1;
+      NODES.put(key, s);
+      return s;
+    }
+  }
+
+  /** One service stopped using {@code s}; the last one closes the node. */
+  static void release(Shared s) {
+    boolean close;
+    synchronized (NODES) {
+      s.users--;
+      close = s.users == 0;
+      if (close) {
+        NODES.remove(s.key, s);
+      }
+    }
+    if (close) {
+      s.node.close();
+    }
+  }
+
+  private static PeerNode<LamportMessage> start(NativeSettings settings, String redactedUrl) {
+    Transport transport = switch (settings.kind()) {
+      case LOCAL -> InMemoryNetwork.named("@local", Set.of("local")).transport("local");
+      case MEMORY -> {
+        Set<String> members = new LinkedHashSet<>(settings.peers());
+        members.add(settings.self());
+        try {
+          yield InMemoryNetwork.named(settings.cluster(), members).transport(settings.self());
+        } catch (IllegalArgumentException e) {
+          throw new InvalidLockUrlException("lock URL " + redactedUrl + ": " + e.getMessage());
+        }
+      }
+      case TCP -> {
+        try {
+          yield TcpTransport.open(settings.tcp());
+        } catch (RuntimeException e) {
+          throw new ServiceUnavailableException("native node " + settings.self() + " cannot listen: "
+              + e.getMessage(), e);
+        }
+      }
+    };
+    // Start the logical clock from wall-clock microseconds: after a restart of the whole cluster, new
+    // fencing tokens are still above the old ones unless the clocks ran faster than a million events a
+    // second, or the wall clock stepped back by more than the downtime.
+    long micros = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
+    LamportCore core = new LamportCore(settings.self(), settings.peers(), settings.variant(),
+        settings.peerTimeout().toNanos(), Math.min(Math.max(0, micros), LamportCore.MAX_CLOCK / 2));
+    PeerNode<LamportMessage> node = new PeerNode<>(core, new LamportCodec(), transport, Ticker.system());
+    try {
+      node.start();
+    } catch (RuntimeException e) {
+      node.close();
+      throw e;
+    }
+    return node;
+  }
+}

@@ -1,0 +1,21 @@
+package dev.tumbler.peer.provider;
+
+import dev.tumbler.lock.tck.LockTck;
+import dev.tumbler.lock.tck.TckTarget;
+import java.util.Map;
+
+/**
+ * The TCK against a 3-node cluster over real TCP on loopback, running Ricart–Agrawala (the in-memory
+ * cluster runs Lamport, so the TCK sees both). Services are spread over the nodes.
+ */
+class NativeTcpClusterTckTest extends LockTck {
+  @Override
+  protected TckTarget createTarget() {
+    return NativeTargets.tcp("ricart-agrawala");
+  }
+
+  @Override
+  protected Map<String, String> excludedTests() {
+    return NativeTargets.NOT_FAULT_TOLERANT;
+  }
+}
