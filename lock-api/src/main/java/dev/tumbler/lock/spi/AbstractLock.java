@@ -57,17 +57,7 @@ public abstract class AbstractLock implements Lock {
 
   private Optional<Lease> acquire(Deadline deadline) throws InterruptedException {
     service.checkOpen();
-    AbstractLease lease = service.blocking(() -> {
-      AbstractLease l = doAcquire(deadline);
-      // a provider that gives up before the deadline is asked again: callers are promised the full wait
-      while (l == null && !deadline.isExpired()) {
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-        l = doAcquire(deadline);
-      }
-      return l;
-    });
+    AbstractLease lease = service.acquireUntil(deadline, () -> doAcquire(deadline));
     return lease == null ? Optional.empty() : Optional.of(service.register(lease));
   }
 

@@ -271,6 +271,28 @@ public abstract class AbstractLockService implements LockService {
   }
 
   /**
+   * Runs {@code attempt} inside {@link #blocking} until it returns a lease or {@code deadline} has
+   * passed: a provider that gives up before the deadline is asked again (after a millisecond's pause),
+   * because callers are promised the full wait. With an expired deadline, exactly one attempt is made.
+   *
+   * @return the lease, or null when the deadline passed
+   */
+  public final AbstractLease acquireUntil(Deadline deadline, BlockingCall<AbstractLease> attempt)
+      throws InterruptedException {
+    return blocking(() -> {
+      AbstractLease l = attempt.call();
+      while (l == null && !deadline.isExpired()) {
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(Math.min(deadline.remainingNanos(), 1_000_000L));
+        l = attempt.call();
+      }
+      return l;
+    });
+  }
+
+  /**
    * Takes a granted lease into the service: it is released when the service closes, and watched by the
    * renewer when its settings give it a term. If the service was closed meanwhile, the lease is released
    * and {@link ServiceClosedException} is thrown.

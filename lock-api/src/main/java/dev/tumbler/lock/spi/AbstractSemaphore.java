@@ -61,16 +61,7 @@ public abstract class AbstractSemaphore implements Semaphore {
 
   private Optional<Lease> acquire(int permits, Deadline deadline) throws InterruptedException {
     service.checkOpen();
-    AbstractLease lease = service.blocking(() -> {
-      AbstractLease l = doAcquire(permits, deadline);
-      while (l == null && !deadline.isExpired()) {
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-        l = doAcquire(permits, deadline);
-      }
-      return l;
-    });
+    AbstractLease lease = service.acquireUntil(deadline, () -> doAcquire(permits, deadline));
     return lease == null ? Optional.empty() : Optional.of(service.register(lease));
   }
 

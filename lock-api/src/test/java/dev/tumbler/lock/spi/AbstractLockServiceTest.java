@@ -128,6 +128,27 @@ class AbstractLockServiceTest {
     service.close();
   }
 
+  /** A provider whose wait gives up early is asked again until the caller's full wait has passed. */
+  @Test
+  void providerGivingUpEarlyIsAskedAgain() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+    AbstractLock impatient = new AbstractLock(service, "early") {
+      @Override
+      protected AbstractLease doAcquire(Deadline deadline) {
+        attempts.incrementAndGet();
+        return null; // gives up at once, whatever the deadline
+      }
+    };
+    long start = System.nanoTime();
+    assertTrue(impatient.tryAcquire(Duration.ofMillis(100)).isEmpty());
+    assertTrue(System.nanoTime() - start >= 100_000_000L, "returned early");
+    assertTrue(attempts.get() > 1);
+    attempts.set(0);
+    assertTrue(impatient.tryAcquire(Duration.ZERO).isEmpty());
+    assertEquals(1, attempts.get(), "ZERO makes exactly one attempt");
+    service.close();
+  }
+
   @Test
   void waitIsNeverShorterThanAsked() throws Exception {
     Lease held = service.lock("a").acquire();
