@@ -1,7 +1,9 @@
 package dev.tumbler.peer.core;
 
+import java.util.Collections;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * What a {@link ProtocolCore} asks its driver to do or tells its clients, in order. Immutable records.
@@ -48,14 +50,14 @@ public sealed interface Output<M extends PeerMessage> {
    * The request {@code requestId} ended without a grant.
    *
    * @param missingPeers the peers the request was still waiting for that were unreachable (down, or up
-   *     but not yet resynchronised) when it ended; empty when every peer was reachable
+   *     but not yet resynchronised) when it ended, sorted; empty when every peer was reachable
    */
   record Failed<M extends PeerMessage>(long requestId, String name, Failure failure, Set<String> missingPeers)
       implements Output<M> {
     public Failed {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(failure, "failure");
-      missingPeers = Set.copyOf(missingPeers);
+      missingPeers = Collections.unmodifiableSortedSet(new TreeSet<>(missingPeers)); // sorted, for messages
     }
   }
 

@@ -115,6 +115,16 @@ final class NativeTargets {
       network.rejoin(client.unwrap(NodeStats.class).nodeId());
     }
 
+    /** Closes node {@code i}'s anchor, which stops the node if nothing else uses it. */
+    void stopNode(int i) {
+      anchors.get(i).close();
+    }
+
+    /** Starts node {@code i} again (a fresh node, empty state). */
+    void startNode(int i) {
+      anchors.set(i, LockProviders.connect(urls.get(i)));
+    }
+
     @Override
     public void close() {
       for (LockService s : anchors) {

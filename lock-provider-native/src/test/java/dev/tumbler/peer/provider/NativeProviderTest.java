@@ -1,0 +1,178 @@
+package dev.tumbler.peer.provider;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.peer.node.NodeStats;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The provider through the public API: URLs, capabilities, sharing, namespaces, stats. */
+class NativeProviderTest {
+
+  private static String cluster() {
+    return "t-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  private static List<String> memUrls(String cluster, String algorithm, String... ids) {
+    List<String> urls = new ArrayList<>();
+    for (String id : ids) {
+      List<String> peers = new ArrayList<>(List.of(ids));
+      peers.remove(id);
+      urls.add("lock:native:mem/" + cluster + "?node=" + id + "&peers=" + String.join(",", peers) + "&algorithm="
+          + algorithm);
+    }
+    return urls;
+  }
+
+  @Test
+  void declaresOnlyWhatLamportKeeps() {
+    try (LockService s = LockProviders.connect("lock:native:local")) {
+      assertEquals("native", s.info().provider());
+      assertTrue(s.supports(Capability.MUTEX));
+      assertTrue(s.supports(Capability.FENCING));
+      assertFalse(s.supports(Capability.LEASE_EXPIRY), "a Lamport grant never expires");
+      assertFalse(s.supports(Capability.FAULT_TOLERANT), "every Lamport peer must be up");
+      assertFalse(s.supports(Capability.LOST_NOTIFICATION));
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "lock:native:nowhere|lock:native:local",
+      "lock:native:local?leaseTime=10s|leaseTime",
+      "lock:native:local?algorithm=paxos|ricart-agrawala",
+      "lock:native:local?peerTimeout=0s|peerTimeout",
+      "lock:native:local?peerTimeout=soon|peerTimeout",
+      "lock:native:local?namespace=%20|namespace",
+      "lock:native:mem/x?peers=b|node",
+      "lock:native:mem/x?node=a&peers=b,a|itself",
+      "lock:native:mem/x?node=a&peers=b,b|twice",
+      "lock:native://127.0.0.1:1?peers=127.0.0.1:2|secret",
+      "lock:native://127.0.0.1:1?peers=127.0.0.1:2&secret=0123456789abcdef&tpyo=1|tpyo",
+      "lock:native://127.0.0.1?peers=127.0.0.1:2&secret=0123456789abcdef|port",
+  })
+  void badUrlsFailNamingTheProblem(String url, String named) {
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect(url).close());
+    assertTrue(e.getMessage().contains(named), "'" + e.getMessage() + "' does not name " + named);
+  }
+
+  @Test
+  void secretNeverInAnError() {
+    String secret = "s3cret-that-must-not-show-0123";
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect(
+        "lock:native://127.0.0.1:1?peers=127.0.0.1:2&secret=" + secret + "&bogus=1").close());
+    assertFalse(e.getMessage().contains(secret), e.getMessage());
+    Properties p = new Properties();
+    p.setProperty("secret", "short");
+    e = assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect(
+        "lock:native://127.0.0.1:1?peers=127.0.0.1:2", p).close());
+    assertFalse(e.getMessage().contains("short"), e.getMessage());
+  }
+
+  @Test
+  void nodeSharedPerUrlMustAgree() {
+    String c = cluster();
+    try (LockService a = LockProviders.connect("lock:native:mem/" + c + "?node=a&peers=b")) {
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+          () -> LockProviders.connect("lock:native:mem/" + c + "?node=a&peers=b&algorithm=ricart-agrawala").close());
+      assertTrue(e.getMessage().contains("lamport"), e.getMessage());
+      assertThrows(InvalidLockUrlException.class,
+          () -> LockProviders.connect("lock:native:mem/" + c + "?node=z&peers=b").close(), "not a member");
+      assertEquals("a", a.unwrap(NodeStats.class).nodeId());
+    }
+  }
+
+  @Test
+  void servicesOnOneLocalNodeExcludeEachOtherAndCloseIndependently() throws InterruptedException {
+    try (LockService one = LockProviders.connect("lock:native:local");
+        LockService two = LockProviders.connect("lock:native:local")) {
+      Lease l = one.lock("shared").tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+      assertTrue(two.lock("shared").tryAcquire(Duration.ZERO).isEmpty(), "two services on one node both hold it");
+      one.close();
+      assertFalse(l.isValid(), "closing the service ends its leases");
+      Lease l2 = two.lock("shared").tryAcquire(Duration.ofSeconds(5)).orElseThrow(() ->
+          new AssertionError("closing one service did not release its lock for the other"));
+      assertTrue(l2.fencingToken() > l.fencingToken());
+      l2.release();
+    }
+  }
+
+  @Test
+  void namespacesSeparateLocks() throws InterruptedException {
+    try (LockService x = LockProviders.connect("lock:native:local?namespace=x");
+        LockService x2 = LockProviders.connect("lock:native:local?namespace=x");
+        LockService y = LockProviders.connect("lock:native:local?namespace=y")) {
+      Lease l = x.lock("n").acquire();
+      assertTrue(y.lock("n").tryAcquire(Duration.ZERO).isPresent(), "namespace y conflicts with x");
+      assertTrue(x2.lock("n").tryAcquire(Duration.ZERO).isEmpty(), "one namespace does not exclude itself");
+      l.release();
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource({"lamport,3", "ricart-agrawala,2"})
+  void messagesPerEntryThroughTheRuntime(String algorithm, int factor) throws Exception {
+    List<String> urls = memUrls(cluster(), algorithm, "a", "b", "c", "d");
+    List<LockService> services = new ArrayList<>();
+    try {
+      for (String u : urls) {
+        services.add(LockProviders.connect(u));
+      }
+      // the first entry also waits for every node's Sync: count from after it
+      services.get(0).lock("warm-up").acquire().release();
+      long before = quietTotal(services);
+      int entries = 10;
+      for (int i = 0; i < entries; i++) {
+        services.get(i % services.size()).lock("counted").acquire().release();
+      }
+      long after = quietTotal(services);
+      assertEquals((long) factor * (urls.size() - 1) * entries, after - before,
+          algorithm + ": messages for " + entries + " entries on 4 nodes");
+      NodeStats stats = services.get(0).unwrap(NodeStats.class);
+      assertEquals(algorithm, stats.algorithm());
+      assertTrue(stats.grants() >= 3);
+    } finally {
+      for (LockService s : services) {
+        s.close();
+      }
+    }
+  }
+
+  /** Total messages sent, once no node has sent anything for a while (releases go out asynchronously). */
+  private static long quietTotal(List<LockService> services) throws InterruptedException {
+    long last = -1;
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (System.nanoTime() < deadline) {
+      long now = 0;
+      for (LockService s : services) {
+        NodeStats st = s.unwrap(NodeStats.class);
+        now += st.messagesSent();
+        assertEquals(st.messagesSent(), st.messagesSent());
+      }
+      long received = 0;
+      for (LockService s : services) {
+        received += s.unwrap(NodeStats.class).messagesReceived();
+      }
+      if (now == last && received == now) {
+        return now;
+      }
+      last = now;
+      Thread.sleep(50);
+    }
+    throw new AssertionError("the cluster never went quiet");
+  }
+}
