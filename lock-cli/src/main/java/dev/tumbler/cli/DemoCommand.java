@@ -199,7 +199,7 @@ final class DemoCommand implements Callable<Integer> {
 
   /** Opens the peers in parallel: a peer may wait for the others while it connects. */
   private List<LockService> startCluster(String algo) throws Exception {
-    IOException lastBindFailure = null;
+    Throwable lastBindFailure = null;
     for (int attempt = 0; attempt < 3; attempt++) {
       List<String> ids = new ArrayList<>();
       for (int port : freePorts(nodes)) {
@@ -238,15 +238,24 @@ final class DemoCommand implements Callable<Integer> {
       }
       closeAll(services);
       // a port picked as free may have been taken in between: try again with new ones
-      if (!(failure instanceof java.io.UncheckedIOException u)) {
+      if (!isBindFailure(failure)) {
         if (failure instanceof Exception ex) {
           throw ex;
         }
         throw new IllegalStateException(failure);
       }
-      lastBindFailure = u.getCause();
+      lastBindFailure = failure;
     }
-    throw lastBindFailure;
+    throw new IllegalStateException("could not bind the demo's ports: " + lastBindFailure, lastBindFailure);
+  }
+
+  private static boolean isBindFailure(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof java.net.BindException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static List<Integer> freePorts(int n) throws IOException {
