@@ -1,0 +1,108 @@
+package dev.tumbler.peer.lamport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.core.CodecException;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class LamportCodecTest {
+
+  private final LamportCodec codec = new LamportCodec();
+
+  @Test
+  void everyMessageRoundTrips() {
+    List<LamportMessage> all = List.of(
+        new LamportMessage.Request("orders/42", 7, false),
+        new LamportMessage.Request("ünïcødé ✓", LamportCore.MAX_CLOCK, true),
+        new LamportMessage.Ack(0),
+        new LamportMessage.Release("a", 3, 9),
+        new LamportMessage.Reply("a", 3, 10),
+        new LamportMessage.Busy("a", 3, 11),
+        new LamportMessage.Sync(12, List.of()),
+        new LamportMessage.Sync(13, List.of(new LamportMessage.Entry("a", 1, false),
+            new LamportMessage.Entry("b", 2, true))));
+    for (LamportMessage m : all) {
+      byte[] bytes = codec.encode(m);
+      assertEquals(LamportCodec.VERSION, bytes[0], "version byte first");
+      assertEquals(m, codec.decode(bytes));
+    }
+  }
+
+  @Test
+  void badBytesAreTypedErrors() throws IOException {
+    byte[] good = codec.encode(new LamportMessage.Release("name", 3, 9));
+    assertThrows(CodecException.class, () -> codec.decode(new byte[0]));
+    assertThrows(CodecException.class, () -> codec.decode(null));
+    byte[] v = good.clone();
+    v[0] = 2;
+    assertTrue(assertThrows(CodecException.class, () -> codec.decode(v)).getMessage().contains("version"));
+    byte[] t = good.clone();
+    t[1] = 99;
+    assertTrue(assertThrows(CodecException.class, () -> codec.decode(t)).getMessage().contains("type"));
+    for (int len = 2; len < good.length; len++) {
+      byte[] cut = Arrays.copyOf(good, len);
+      assertThrows(CodecException.class, () -> codec.decode(cut), "truncated to " + len);
+    }
+    byte[] trailing = Arrays.copyOf(good, good.length + 1);
+    assertTrue(assertThrows(CodecException.class, () -> codec.decode(trailing)).getMessage().contains("trailing"));
+    // a sync claiming two billion entries must not allocate them
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    DataOutputStream out = new DataOutputStream(b);
+    out.writeByte(LamportCodec.VERSION);
+    out.writeByte(LamportCodec.SYNC);
+    out.writeLong(5);
+    out.writeInt(Integer.MAX_VALUE);
+    assertThrows(CodecException.class, () -> codec.decode(b.toByteArray()));
+    // negative timestamps, empty and control-character names
+    assertThrows(CodecException.class, () -> codec.decode(raw(LamportCodec.ACK, o -> o.writeLong(-1))));
+    assertThrows(CodecException.class, () -> codec.decode(raw(LamportCodec.REQUEST, o -> {
+      o.writeUTF("");
+      o.writeLong(1);
+      o.writeBoolean(false);
+    })));
+    assertThrows(CodecException.class, () -> codec.decode(raw(LamportCodec.REQUEST, o -> {
+      o.writeUTF("a\nb");
+      o.writeLong(1);
+      o.writeBoolean(false);
+    })));
+  }
+
+  @Test
+  void randomBytesNeverEscapeAsAnythingButCodecException() {
+    SplittableRandom r = new SplittableRandom(42);
+    for (int i = 0; i < 20_000; i++) {
+      byte[] bytes = new byte[r.nextInt(40)];
+      r.nextBytes(bytes);
+      if (bytes.length > 0 && r.nextBoolean()) {
+        bytes[0] = LamportCodec.VERSION;
+      }
+      try {
+        LamportMessage m = codec.decode(bytes);
+        assertEquals(m, codec.decode(codec.encode(m)));
+      } catch (CodecException expected) {
+        // the only failure allowed
+      }
+    }
+  }
+
+  private interface Body {
+    void write(DataOutputStream out) throws IOException;
+  }
+
+  private static byte[] raw(byte type, Body body) throws IOException {
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    DataOutputStream out = new DataOutputStream(b);
+    out.writeByte(LamportCodec.VERSION);
+    out.writeByte(type);
+    body.write(out);
+    return b.toByteArray();
+  }
+}

@@ -1,0 +1,207 @@
+package dev.tumbler.peer.lamport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Output;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** Scripted runs of the core: every message delivered at once, in order, unless a link is cut. */
+class LamportCoreTest {
+
+  private static final long TIMEOUT = 1_000;
+
+  /** A tiny synchronous cluster. */
+  private static final class Net {
+    final Map<String, LamportCore> cores = new LinkedHashMap<>();
+    final Deque<Object[]> inFlight = new ArrayDeque<>();
+    final List<Output<LamportMessage>> seen = new ArrayList<>();
+    final Set<String> cut = new java.util.HashSet<>();
+    long now;
+    int sent;
+
+    Net(LamportCore.Variant v, String... ids) {
+      for (String id : ids) {
+        List<String> peers = new ArrayList<>(List.of(ids));
+        peers.remove(id);
+        cores.put(id, new LamportCore(id, peers, v, TIMEOUT, 0));
+      }
+      for (String a : ids) {
+        for (String b : ids) {
+          if (!a.equals(b)) {
+            step(a, new Input.PeerUp<>(b));
+          }
+        }
+      }
+      drain();
+    }
+
+    void step(String node, Input<LamportMessage> in) {
+      for (Output<LamportMessage> o : cores.get(node).step(now, in)) {
+        seen.add(o);
+        if (o instanceof Output.Send<LamportMessage> s) {
+          sent++;
+          if (!cut.contains(node + s.to())) {
+            inFlight.add(new Object[] {node, s.to(), s.message()});
+          }
+        }
+      }
+    }
+
+    void drain() {
+      while (!inFlight.isEmpty()) {
+        Object[] m = inFlight.poll();
+        step((String) m[1], new Input.Message<>((String) m[0], (LamportMessage) m[2]));
+      }
+    }
+
+    <T> List<T> outputs(Class<T> type) {
+      List<T> l = new ArrayList<>();
+      for (Output<LamportMessage> o : seen) {
+        if (type.isInstance(o)) {
+          l.add(type.cast(o));
+        }
+      }
+      return l;
+    }
+  }
+
+  @Test
+  void lamportEntryCostsThreeTimesNMinusOne() {
+    Net net = new Net(LamportCore.Variant.LAMPORT, "a", "b", "c");
+    int before = net.sent;
+    net.step("a", new Input.Acquire<>(1, "s", "x", false));
+    net.drain();
+    Output.Granted<?> g = net.outputs(Output.Granted.class).getFirst();
+    assertEquals(1, g.requestId());
+    net.step("a", new Input.Release<>(1));
+    net.drain();
+    assertEquals(3 * 2, net.sent - before);
+  }
+
+  @Test
+  void ricartAgrawalaEntryCostsTwiceNMinusOne() {
+    Net net = new Net(LamportCore.Variant.RICART_AGRAWALA, "a", "b", "c");
+    int before = net.sent;
+    net.step("a", new Input.Acquire<>(1, "s", "x", false));
+    net.drain();
+    assertEquals(1, net.outputs(Output.Granted.class).size());
+    net.step("a", new Input.Release<>(1));
+    net.drain();
+    assertEquals(2 * 2, net.sent - before);
+  }
+
+  @Test
+  void concurrentRequestsAreGrantedInTimestampOrderWithIncreasingTokens() {
+    for (LamportCore.Variant v : LamportCore.Variant.values()) {
+      Net net = new Net(v, "a", "b");
+      net.step("b", new Input.Acquire<>(1, "s", "x", false));
+      net.step("a", new Input.Acquire<>(2, "s", "x", false));
+      net.drain();
+      List<Output.Granted> grants = net.outputs(Output.Granted.class);
+      assertEquals(1, grants.size(), v + ": both granted at once");
+      long first = grants.getFirst().requestId();
+      String holder = first == 1 ? "b" : "a";
+      net.step(holder, new Input.Release<>(first));
+      net.drain();
+      grants = net.outputs(Output.Granted.class);
+      assertEquals(2, grants.size(), v.toString());
+      assertTrue(grants.get(1).fencingToken() > grants.get(0).fencingToken(), v + ": tokens");
+    }
+  }
+
+  @Test
+  void attemptFailsContendedAndCancelFailsCancelled() {
+    for (LamportCore.Variant v : LamportCore.Variant.values()) {
+      Net net = new Net(v, "a", "b");
+      net.step("a", new Input.Acquire<>(1, "s", "x", false));
+      net.drain();
+      net.step("b", new Input.Acquire<>(2, "t", "x", true));
+      net.drain();
+      net.step("b", new Input.Acquire<>(3, "t", "x", false));
+      net.drain();
+      net.step("b", new Input.Cancel<>(3));
+      List<Output.Failed> failed = net.outputs(Output.Failed.class);
+      assertEquals(2, failed.size(), v + ": " + failed);
+      assertEquals(Output.Failure.CONTENDED, failed.get(0).failure());
+      assertEquals(2, failed.get(0).requestId());
+      assertEquals(Output.Failure.CANCELLED, failed.get(1).failure());
+      assertEquals(Set.of(), failed.get(1).missingPeers());
+      net.drain();
+      // closing the holder's session frees the lock
+      net.step("a", new Input.CloseSession<>("s"));
+      net.drain();
+      net.step("b", new Input.Acquire<>(4, "t", "x", true));
+      net.drain();
+      assertEquals(4, net.outputs(Output.Granted.class).getLast().requestId(), v.toString());
+    }
+  }
+
+  @Test
+  void unreachablePeerFailsTheRequestAfterPeerTimeoutNamingIt() {
+    for (LamportCore.Variant v : LamportCore.Variant.values()) {
+      Net net = new Net(v, "a", "b", "c");
+      net.step("a", new Input.PeerDown<>("c"));
+      net.cut.add("ac");
+      net.step("a", new Input.Acquire<>(1, "s", "x", false));
+      net.drain();
+      assertTrue(net.outputs(Output.Granted.class).isEmpty(), v + ": granted without c");
+      Output.SetTimer<?> timer = net.outputs(Output.SetTimer.class).getLast();
+      assertEquals(TIMEOUT, timer.at());
+      net.now = timer.at();
+      net.step("a", new Input.TimerFired<>(timer.timerId()));
+      Output.Failed<?> f = net.outputs(Output.Failed.class).getFirst();
+      assertEquals(Output.Failure.UNAVAILABLE, f.failure());
+      assertEquals(Set.of("c"), f.missingPeers());
+      // a single attempt fails at once
+      net.step("a", new Input.Acquire<>(2, "s", "x", true));
+      assertEquals(Output.Failure.UNAVAILABLE, net.outputs(Output.Failed.class).getLast().failure());
+    }
+  }
+
+  @Test
+  void restartedPeerSyncDropsItsDeadEntries() {
+    Net net = new Net(LamportCore.Variant.LAMPORT, "a", "b");
+    net.step("b", new Input.Acquire<>(1, "s", "x", false));
+    net.drain();
+    assertEquals(1, net.outputs(Output.Granted.class).size());
+    // b crashes holding x, comes back empty
+    net.step("a", new Input.PeerDown<>("b"));
+    net.cores.put("b", new LamportCore("b", List.of("a"), LamportCore.Variant.LAMPORT, TIMEOUT, 0));
+    net.step("a", new Input.PeerUp<>("b"));
+    net.step("b", new Input.PeerUp<>("a"));
+    net.drain();
+    net.step("a", new Input.Acquire<>(2, "s", "x", false));
+    net.drain();
+    List<Output.Granted> grants = net.outputs(Output.Granted.class);
+    assertEquals(2, grants.size(), "the dead holder's entry still blocks x");
+    assertTrue(grants.get(1).fencingToken() > grants.get(0).fencingToken());
+  }
+
+  @Test
+  void badConstruction() {
+    assertThrows(IllegalArgumentException.class,
+        () -> new LamportCore("a", List.of("a"), LamportCore.Variant.LAMPORT, 1, 0));
+    assertThrows(IllegalArgumentException.class,
+        () -> new LamportCore("a", List.of(), LamportCore.Variant.LAMPORT, 0, 0));
+    List<String> many = new ArrayList<>();
+    for (int i = 0; i < LamportCore.MAX_NODES; i++) {
+      many.add("p" + i);
+    }
+    assertThrows(IllegalArgumentException.class,
+        () -> new LamportCore("a", many, LamportCore.Variant.LAMPORT, 1, 0));
+    LamportCore c = new LamportCore("a", List.of(), LamportCore.Variant.LAMPORT, 1, 0);
+    c.step(0, new Input.Acquire<>(1, "s", "x", false));
+    assertThrows(IllegalStateException.class, () -> c.step(0, new Input.Acquire<>(1, "s", "y", false)));
+    assertEquals((5L << 10) | 3, LamportCore.fencingToken(5, 3));
+  }
+}
