@@ -24,13 +24,17 @@ import java.util.HexFormat;
  * </ul>
  *
  * <h2>Fencing tokens</h2>
- * {@code token = max(counter + 1, serverTimeMicros)}. The counter alone would restart at 1 when the
- * server restarts without persistence (the key is gone); seeding from the server's clock keeps the next
- * token above every earlier one, since earlier tokens were at most the clock at their grant (plus at most
- * one per grant issued faster than one per microsecond). Limits: a server clock stepped backwards by more
- * than the time since the last grant, or a failover to a replica that missed the last counter writes
- * while the clock is behind, can repeat a token. The counter key expires after a day without grants
- * (the clock carries monotonicity across the gap), so abandoned names do not leak memory.
+ * Each primitive has a counter key, incremented by every grant. A plain counter would restart at 1 when
+ * the server restarts without persistence (the key is gone) and repeat old tokens; so a counter that is
+ * new — first grant of a name, after a restart, or after its one-day expiry — is seeded with the server's
+ * clock in microseconds ({@code TIME}) instead of 1. Every earlier token was at most its seed plus the
+ * number of grants since, and grants of one name come far slower than one per microsecond, so the new seed
+ * is larger than every earlier token. The expiry keeps abandoned names from leaking memory and costs
+ * nothing for the same reason. Limits, written down in the README: the server's clock must not step
+ * backwards across a restart (by more than the time since the last seed, minus the grants since), and a
+ * failover to a replica that missed the last counter writes can repeat tokens unless the replica's clock
+ * has moved past them (it usually has: the seed is microseconds since 1970, a counter moves by one per
+ * grant).
  */
 final class Scripts {
 
@@ -48,14 +52,15 @@ final class Scripts {
 
   private Scripts() {}
 
+  // INCR on the hot path; TIME only when the counter is new (first grant, restart, or expired after a day)
   private static final String FENCE = """
       local function fence(k)
-        local t = redis.call('TIME')
-        local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-        local c = tonumber(redis.call('GET', k) or '0') or 0
-        local tok = now
-        if c >= now then tok = c + 1 end
-        redis.call('SET', k, string.format('%d', tok), 'PX', 86400000)
+        local tok = redis.call('INCR', k)
+        if tok == 1 then
+          local t = redis.call('TIME')
+          tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
+          redis.call('SET', k, string.format('%d', tok), 'PX', 86400000)
+        end
         return tok
       end
       """;
@@ -79,11 +84,10 @@ final class Scripts {
   // ---- mutex: KEYS = holder, fence
 
   static final Script MUTEX_ACQUIRE = Script.of("mutex-acquire", FENCE + """
-      local pttl = redis.call('PTTL', KEYS[1])
-      if pttl ~= -2 then return {0, pttl} end
-      local tok = fence(KEYS[2])
-      redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-      return {1, tok}
+      if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+        return {1, fence(KEYS[2])}
+      end
+      return {0, redis.call('PTTL', KEYS[1])}
       """);
 
   static final Script MUTEX_RENEW = Script.of("mutex-renew", """

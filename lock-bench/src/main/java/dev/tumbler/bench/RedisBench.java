@@ -1,0 +1,273 @@
+package dev.tumbler.bench;
+
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.redisson.Redisson;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.params.SetParams;
+import redis.embedded.RedisServer;
+
+/**
+ * Tumbler's Redis provider against Redisson's {@code RLock} and against the raw floor (Jedis
+ * {@code SET NX PX} plus a scripted compare-and-delete: two round trips), on one embedded Redis server,
+ * in one run, rounds alternating so that machine noise hits all three alike. Prints per-operation medians
+ * and the ratios. Not a test: run it with {@code lock-bench/run RedisBench [rounds] [opsPerRound]}.
+ *
+ * <ul>
+ *   <li><b>uncontended</b>: one thread, acquire then release, on a lock nobody else wants;
+ *   <li><b>contended hand-off</b>: two clients with two threads each take turns on one lock; the
+ *       hand-off time is from the moment the holder starts its release to the moment the next holder has
+ *       the lock, compared with the server's round-trip time (PING).
+ * </ul>
+ *
+ * Every library keeps its default lease handling (Tumbler: 30 s term, renewed in the background;
+ * Redisson: watchdog), as an application would run it.
+ */
+public final class RedisBench {
+
+  private static final String CAD = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+  private RedisBench() {}
+
+  public static void main(String[] args) throws Exception {
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 7;
+    int ops = args.length > 1 ? Integer.parseInt(args[1]) : 3000;
+    int port = freePort();
+    RedisServer server = RedisServer.builder().port(port).bind("127.0.0.1").setting("save \"\"")
+        .setting("appendonly no").build();
+    server.start();
+    String address = "127.0.0.1:" + port;
+    System.out.printf(Locale.ROOT, "Redis bench: embedded Redis 7.0 on %s, %d rounds, %d ops per uncontended round%n",
+        address, rounds, ops);
+    Config rc = new Config();
+    rc.useSingleServer().setAddress("redis://" + address);
+    RedissonClient redisson = Redisson.create(rc);
+    RedissonClient redisson2 = Redisson.create(rc);
+    LockService tumbler = LockProviders.connect("lock:redis://" + address);
+    LockService tumbler2 = LockProviders.connect("lock:redis://" + address);
+    JedisPooled jedis = new JedisPooled("127.0.0.1", port);
+    String cadSha = jedis.scriptLoad(CAD);
+    try {
+      // warm-up: JIT, pools, script caches
+      for (int i = 0; i < 3; i++) {
+        uncontendedTumbler(tumbler, ops);
+        uncontendedRedisson(redisson, ops);
+        uncontendedRaw(jedis, cadSha, ops);
+        ping(jedis, ops);
+      }
+      double[] t = new double[rounds];
+      double[] r = new double[rounds];
+      double[] f = new double[rounds];
+      double[] rtt = new double[rounds];
+      for (int i = 0; i < rounds; i++) {
+        t[i] = uncontendedTumbler(tumbler, ops);
+        r[i] = uncontendedRedisson(redisson, ops);
+        f[i] = uncontendedRaw(jedis, cadSha, ops);
+        rtt[i] = ping(jedis, ops);
+      }
+      double tm = median(t);
+      double rm = median(r);
+      double fm = median(f);
+      double pm = median(rtt);
+      System.out.println();
+      System.out.println("uncontended acquire + release (median of rounds, microseconds per pair)");
+      System.out.printf(Locale.ROOT, "  tumbler  %8.1f%n  redisson %8.1f%n  raw      %8.1f   (SET NX PX + EVALSHA compare-and-delete)%n"
+          + "  ping     %8.1f   (one round trip)%n", tm, rm, fm, pm);
+      System.out.printf(Locale.ROOT, "  ratio tumbler/redisson = %.2f   (target <= 0.90)%n", tm / rm);
+      System.out.printf(Locale.ROOT, "  ratio tumbler/raw      = %.2f   (target <= 1.10)%n", tm / fm);
+
+      int contendedRounds = Math.max(3, rounds / 2);
+      long millis = 1500;
+      for (int i = 0; i < 1; i++) {
+        contendedTumbler(tumbler, tumbler2, 300);
+        contendedRedisson(redisson, redisson2, 300);
+      }
+      double[] th = new double[contendedRounds];
+      double[] rh = new double[contendedRounds];
+      double[] tt = new double[contendedRounds];
+      double[] rt = new double[contendedRounds];
+      double[] pr = new double[contendedRounds];
+      for (int i = 0; i < contendedRounds; i++) {
+        Handoff a = contendedTumbler(tumbler, tumbler2, millis);
+        Handoff b = contendedRedisson(redisson, redisson2, millis);
+        th[i] = a.medianMicros();
+        tt[i] = a.perSecond();
+        rh[i] = b.medianMicros();
+        rt[i] = b.perSecond();
+        pr[i] = ping(jedis, ops);
+      }
+      double ping2 = median(pr);
+      System.out.println();
+      System.out.println("contended hand-off: 2 clients x 2 threads on one lock (median of rounds)");
+      System.out.printf(Locale.ROOT, "  tumbler  hand-off %8.1f us   %8.0f grants/s%n", median(th), median(tt));
+      System.out.printf(Locale.ROOT, "  redisson hand-off %8.1f us   %8.0f grants/s%n", median(rh), median(rt));
+      System.out.printf(Locale.ROOT, "  ping     %8.1f us%n", ping2);
+      System.out.printf(Locale.ROOT, "  ratio tumbler/redisson hand-off = %.2f%n", median(th) / median(rh));
+      System.out.printf(Locale.ROOT, "  tumbler hand-off in round trips = %.2f   (release script + wake-up push + acquire script; "
+          + "target: within one round trip of the release, i.e. <= ~3)%n", median(th) / ping2);
+    } finally {
+      tumbler.close();
+      tumbler2.close();
+      redisson.shutdown();
+      redisson2.shutdown();
+      jedis.close();
+      server.stop();
+    }
+  }
+
+  static double uncontendedTumbler(LockService s, int ops) throws InterruptedException {
+    Lock lock = s.lock("bench-u-" + UUID.randomUUID());
+    long t0 = System.nanoTime();
+    for (int i = 0; i < ops; i++) {
+      Lease l = lock.acquire();
+      l.release();
+    }
+    return (System.nanoTime() - t0) / 1000.0 / ops;
+  }
+
+  static double uncontendedRedisson(RedissonClient r, int ops) {
+    RLock lock = r.getLock("bench-u-" + UUID.randomUUID());
+    long t0 = System.nanoTime();
+    for (int i = 0; i < ops; i++) {
+      lock.lock();
+      lock.unlock();
+    }
+    return (System.nanoTime() - t0) / 1000.0 / ops;
+  }
+
+  static double uncontendedRaw(JedisPooled j, String cadSha, int ops) {
+    String key = "bench-u-" + UUID.randomUUID();
+    List<String> keys = List.of(key);
+    SetParams nxpx = SetParams.setParams().nx().px(30_000);
+    long t0 = System.nanoTime();
+    for (int i = 0; i < ops; i++) {
+      String token = Long.toString(i);
+      if (j.set(key, token, nxpx) == null) {
+        throw new IllegalStateException("raw lock not free");
+      }
+      j.evalsha(cadSha, keys, List.of(token));
+    }
+    return (System.nanoTime() - t0) / 1000.0 / ops;
+  }
+
+  static double ping(JedisPooled j, int ops) {
+    long t0 = System.nanoTime();
+    for (int i = 0; i < ops; i++) {
+      j.ping();
+    }
+    return (System.nanoTime() - t0) / 1000.0 / ops;
+  }
+
+  record Handoff(double medianMicros, double perSecond) {}
+
+  interface Body {
+    void run(AtomicLong releaseStart, List<Long> samples) throws Exception;
+  }
+
+  /** Runs 2 threads per client on one lock for {@code millis}; collects hand-off samples. */
+  static Handoff contended(List<Body> bodies, long millis) throws InterruptedException {
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicLong releaseStart = new AtomicLong(0);
+    List<List<Long>> samples = new ArrayList<>();
+    List<Thread> threads = new ArrayList<>();
+    CountDownLatch go = new CountDownLatch(1);
+    AtomicLong grants = new AtomicLong();
+    for (Body b : bodies) {
+      List<Long> s = new ArrayList<>();
+      samples.add(s);
+      threads.add(Thread.ofPlatform().start(() -> {
+        try {
+          go.await();
+          while (!stop.get()) {
+            b.run(releaseStart, s);
+            grants.incrementAndGet();
+          }
+        } catch (Exception e) {
+          if (!stop.get()) {
+            e.printStackTrace();
+          }
+        }
+      }));
+    }
+    long t0 = System.nanoTime();
+    go.countDown();
+    Thread.sleep(millis);
+    stop.set(true);
+    for (Thread t : threads) {
+      t.join(10_000);
+    }
+    double secs = (System.nanoTime() - t0) / 1e9;
+    long[] all = samples.stream().flatMap(List::stream).mapToLong(Long::longValue).toArray();
+    Arrays.sort(all);
+    double med = all.length == 0 ? Double.NaN : all[all.length / 2] / 1000.0;
+    return new Handoff(med, grants.get() / secs);
+  }
+
+  /** Holds briefly (so the others are really waiting), then releases; records release-start to next grant. */
+  static void hold(AtomicLong releaseStart, List<Long> samples) {
+    long rs = releaseStart.getAndSet(0);
+    if (rs != 0) {
+      samples.add(System.nanoTime() - rs);
+    }
+    LockSupport.parkNanos(20_000);
+  }
+
+  static Handoff contendedTumbler(LockService a, LockService b, long millis) throws InterruptedException {
+    String name = "bench-c-" + UUID.randomUUID();
+    List<Body> bodies = new ArrayList<>();
+    for (LockService s : List.of(a, a, b, b)) {
+      Lock lock = s.lock(name);
+      bodies.add((rs, samples) -> {
+        Lease l = lock.acquire();
+        hold(rs, samples);
+        rs.set(System.nanoTime());
+        l.release();
+      });
+    }
+    return contended(bodies, millis);
+  }
+
+  static Handoff contendedRedisson(RedissonClient a, RedissonClient b, long millis) throws InterruptedException {
+    String name = "bench-c-" + UUID.randomUUID();
+    List<Body> bodies = new ArrayList<>();
+    for (RedissonClient c : List.of(a, a, b, b)) {
+      RLock lock = c.getLock(name);
+      bodies.add((rs, samples) -> {
+        lock.lock();
+        hold(rs, samples);
+        rs.set(System.nanoTime());
+        lock.unlock();
+      });
+    }
+    return contended(bodies, millis);
+  }
+
+  static double median(double[] xs) {
+    double[] c = xs.clone();
+    Arrays.sort(c);
+    return c[c.length / 2];
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+}
