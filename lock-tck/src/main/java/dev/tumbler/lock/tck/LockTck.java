@@ -227,7 +227,7 @@ public abstract class LockTck {
 
   /** How long a cut-off holder's lease may take to end on the backend before the TCK gives up. */
   final Duration expiryBound() {
-    return leaseTime().multipliedBy(4).plus(Duration.ofSeconds(5));
+    return leaseTime().multipliedBy(3).plus(Duration.ofSeconds(3));
   }
 
   /** How soon a released (or closed) lease must be grantable again: well before it could expire. */
@@ -935,12 +935,11 @@ public abstract class LockTck {
       FaultInjector.Fault how = isolation();
       isolate(how, a);
       try {
-        long t0 = System.nanoTime();
         Lease lb = held(b.lock(n).tryAcquire(expiryBound()), "the lock was never granted after its holder was cut off ("
             + how + "): the lease never expired");
-        assertTrue(millisSince(t0) + 50 >= leaseTime().toMillis() * 3 / 4 - 50 || !la.isValid(),
-            "granted to another while the cut-off holder still trusted its lease");
-        assertFalse(la.isValid(), "the cut-off holder still considers its lease valid after another was granted");
+        if (declares(Capability.LOST_NOTIFICATION)) {
+          assertFalse(la.isValid(), "the cut-off holder still considers its lease valid after another was granted");
+        }
         lb.release();
       } finally {
         restore(how, a);

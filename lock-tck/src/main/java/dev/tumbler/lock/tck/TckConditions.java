@@ -53,6 +53,9 @@ final class TckConditions implements ExecutionCondition {
       return ConditionEvaluationResult.disabled("the target gives no URL (services opened by a factory)");
     }
     Set<FaultInjector.Fault> faults = t.faultsSupported();
+    if ((r.faults().length > 0 || r.anyFault().length > 0) && t.target().faults().isEmpty()) {
+      return ConditionEvaluationResult.disabled("no FaultInjector: the target cannot inject faults");
+    }
     List<String> noFault = new ArrayList<>();
     for (FaultInjector.Fault f : r.faults()) {
       if (!faults.contains(f)) {

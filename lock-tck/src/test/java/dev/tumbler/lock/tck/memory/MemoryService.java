@@ -191,7 +191,7 @@ final class MemoryService extends AbstractLockService {
     @Override
     public CompletableFuture<Lease> acquireAsync(Duration maxWait) {
       if (defect != Defect.CANCEL_LEAKS_LEASE) {
-        return lock.acquireAsync(maxWait).thenApply(this::wrap);
+        return dev.tumbler.lock.spi.AsyncAcquire.start(this, maxWait, MemoryProvider.SCHEME);
       }
       CompletableFuture<Lease> f = new CompletableFuture<>();
       Thread.ofVirtual().start(() -> {

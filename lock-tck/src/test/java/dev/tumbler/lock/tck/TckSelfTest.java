@@ -1,0 +1,111 @@
+package dev.tumbler.lock.tck;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.tck.memory.Defect;
+import dev.tumbler.lock.tck.memory.MemoryTarget;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The TCK proves its teeth: it runs against the reference provider with one deliberate defect at a time
+ * and must fail each one. Which tests caught which defect is written to
+ * {@code target/tck-selftest.txt}.
+ *
+ * <p>By default each defect runs the groups (or tests) where it must be caught, to keep the build short,
+ * and the same selection runs against the correct provider as a control, which must pass. With
+ * {@code -Dtck.selftest.full=true} every defect runs the whole TCK (about 4 minutes); the correct
+ * provider's whole run is {@link InMemoryTckTest}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class TckSelfTest {
+
+  private static final boolean FULL = Boolean.getBoolean("tck.selftest.full");
+
+  /**
+   * Where each defect must be caught, by default: groups ({@code Mutex}) or single tests
+   * ({@code Leases.lockFreedAfterHolderCutOff}), chosen so the self-test stays short. With
+   * {@code tck.selftest.full} the whole TCK runs for every defect.
+   */
+  private static final Map<Defect, Set<String>> WHERE = new EnumMap<>(Map.of(
+      Defect.NO_EXCLUSION, Set.of("Mutex", "Contention"),
+      Defect.REPEATED_TOKEN, Set.of("Fencing.tokensIncrease", "Contention"),
+      Defect.LEASE_NEVER_EXPIRES, Set.of("Leases.lockFreedAfterHolderCutOff"),
+      Defect.LOST_LISTENER_NEVER_CALLED, Set.of("Leases.lostBeforeOthersGrantedWhenPaused", "Closed"),
+      Defect.PERMIT_LEAKED_ON_CLOSE, Set.of("Semaphores"),
+      Defect.READER_BESIDE_WRITER, Set.of("ReadWrite"),
+      Defect.WAIT_RETURNS_EARLY, Set.of("Mutex"),
+      Defect.CANCEL_LEAKS_LEASE, Set.of("Mutex"),
+      Defect.UNFAIR, Set.of("Fairness")));
+
+  private final Map<Defect, List<String>> caught = new EnumMap<>(Defect.class);
+
+  @BeforeAll
+  void start() {
+    assertEquals(Set.of(Defect.values()).size() - 1, WHERE.size(), "every defect needs its groups");
+  }
+
+  @ParameterizedTest(name = "the TCK fails a provider with defect {0}")
+  @EnumSource(value = Defect.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+  void brokenProviderFails(Defect defect) {
+    Set<String> where = FULL ? Set.of() : WHERE.get(defect);
+    TckResults r = TckRunner.execute(new MemoryTarget(defect), where, null);
+    List<String> failed = r.failures().stream().map(o -> o.key() + ": " + o.detail()).toList();
+    caught.put(defect, failed);
+    assertFalse(failed.isEmpty(), "the TCK passed a provider with defect " + defect + ":\n" + table(r));
+    if (!FULL) {
+      // the control: the same tests pass against the correct provider, so the defect is what failed them
+      TckResults control = TckRunner.execute(new MemoryTarget(Defect.NONE), where, null);
+      assertEquals(0, control.count(TckResults.Status.FAILED), "the correct provider fails " + where + ":\n" + table(control));
+      assertTrue(control.count(TckResults.Status.PASSED) >= failed.size(), table(control));
+    }
+  }
+
+  @Test
+  void runnerTableForCorrectProviderGroups() {
+    TckResults r = TckRunner.execute(new MemoryTarget(Defect.NONE), Set.of("Names", "Transactions"), null);
+    assertEquals(0, r.count(TckResults.Status.FAILED), table(r));
+    assertTrue(r.count(TckResults.Status.PASSED) >= 2, table(r));
+    String t = table(r);
+    assertTrue(t.contains("provider does not declare TRANSACTIONS"), t);
+    assertFalse(t.contains("mutex contract"), "an unselected group ran:\n" + t);
+  }
+
+  private static String table(TckResults r) {
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    r.printTable(new PrintStream(b, true, StandardCharsets.UTF_8));
+    return b.toString(StandardCharsets.UTF_8);
+  }
+
+  @AfterAll
+  void report() throws IOException {
+    List<String> lines = new ArrayList<>();
+    lines.add("TCK self-test (" + (FULL ? "whole TCK per defect" : "targeted groups per defect") + "): tests that caught each defect");
+    caught.forEach((d, tests) -> {
+      lines.add(d + " -> " + (tests.isEmpty() ? "NOT CAUGHT" : tests.size() + " failed"));
+      tests.forEach(t -> lines.add("    " + t));
+    });
+    Path out = Path.of("target", "tck-selftest.txt");
+    Files.createDirectories(out.getParent());
+    Files.write(out, lines, StandardCharsets.UTF_8);
+    System.out.println(lines.stream().collect(Collectors.joining("\n")));
+  }
+}
