@@ -59,6 +59,20 @@ class AbstractLockServiceTest {
     assertFalse(held.isValid());
   }
 
+  /** close() interrupts a wait that is just ending: the interrupt is the service's, not left to the caller. */
+  @Test
+  void closeRacingTheEndOfAWaitLeavesNoStaleInterrupt() throws Exception {
+    String result = service.blocking(() -> {
+      Thread closer = Thread.ofPlatform().start(service::close);
+      while (closer.isAlive()) {
+        Thread.onSpinWait(); // the wait has "ended" but not returned yet when close() interrupts it
+      }
+      return "done";
+    });
+    assertEquals("done", result);
+    assertFalse(Thread.currentThread().isInterrupted(), "stale interrupt left on the caller's thread");
+  }
+
   @Test
   void anInterruptFromTheCallerStaysAnInterrupt() throws Exception {
     Lease held = service.lock("a").acquire();
