@@ -29,6 +29,12 @@ public sealed interface Op {
   /** The link between {@code a} and {@code b} breaks (both directions). */
   record Cut(long at, int a, int b) implements Op {}
 
+  /**
+   * The link between {@code a} and {@code b} breaks and comes back {@code downNanos} later: a flap short
+   * enough that nodes act on stale link state around it.
+   */
+  record Flap(long at, int a, int b, long downNanos) implements Op {}
+
   /** The link between {@code a} and {@code b} may come back (unless partitioned or a node is down). */
   record Heal(long at, int a, int b) implements Op {}
 

@@ -125,7 +125,7 @@ public final class Simulation<M extends PeerMessage> {
       long at = r.nextLong(config.faultPhaseNanos());
       int node = r.nextInt(nodes);
       int dice = r.nextInt(100);
-      if (config.faults() && nodes > 1 && dice < 24) {
+      if (config.faults() && nodes > 1 && dice < 27) {
         int other = (node + 1 + r.nextInt(nodes - 1)) % nodes;
         ops.add(switch (dice / 3) {
           case 0 -> new Op.Crash(at, node);
@@ -133,6 +133,7 @@ public final class Simulation<M extends PeerMessage> {
           case 3, 4 -> new Op.Cut(at, node, other);
           case 5 -> new Op.Heal(at, node, other);
           case 6 -> new Op.Partition(at, 1 + r.nextInt((1 << nodes) - 2));
+          case 7 -> new Op.Flap(at, node, other, 1 + r.nextLong(2 * config.maxDelayNanos()));
           default -> new Op.HealAll(at);
         });
       } else if (config.closes() && dice >= 95) {
@@ -584,6 +585,17 @@ public final class Simulation<M extends PeerMessage> {
           cut[c.a()][c.b()] = true;
           cut[c.b()][c.a()] = true;
           relink();
+        }
+        case Op.Flap f -> {
+          cut[f.a()][f.b()] = true;
+          cut[f.b()][f.a()] = true;
+          relink();
+          schedule(now + f.downNanos(), () -> {
+            log("flap over: " + nodes.get(f.a()).id + "-" + nodes.get(f.b()).id);
+            cut[f.a()][f.b()] = false;
+            cut[f.b()][f.a()] = false;
+            relink();
+          });
         }
         case Op.Heal h -> {
           cut[h.a()][h.b()] = false;
