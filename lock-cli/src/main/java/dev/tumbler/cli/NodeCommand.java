@@ -64,7 +64,7 @@ final class NodeCommand implements Callable<Integer> {
   }
 
   @Override
-  public Integer call() throws InterruptedException {
+  public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     Properties props = Secrets.properties(secretFile, null, env);
     if (props.getProperty("secret") == null) {
@@ -86,6 +86,8 @@ final class NodeCommand implements Callable<Integer> {
       out.flush();
       try {
         stop.await();
+      } catch (InterruptedException e) {
+        // interrupted (an embedding program stopping it): stop like on SIGTERM
       } finally {
         try {
           Runtime.getRuntime().removeShutdownHook(hook);

@@ -43,7 +43,7 @@ final class InMemoryTestProvider implements LockProvider {
 
   @Override
   public LockService connect(LockUrl url, Properties info) {
-    url.requireKnownParameters(Set.of("secret"));
+    url.requireKnownParameters(Set.of("secret", "leaseTime"));
     lastSecret = url.parameter("secret").orElse(null);
     return new Service(url);
   }
