@@ -109,6 +109,11 @@ public abstract class LockTck {
   /** The wait that tests of "a wait is honoured" ask for. */
   protected static final Duration SHORT_WAIT = Duration.ofMillis(300);
 
+  /** The groups, in the order the TCK reports them. */
+  static final List<Class<?>> GROUPS = List.of(Registry.class, Mutex.class, Contention.class, Fencing.class,
+      Leases.class, Semaphores.class, ReadWrite.class, Fairness.class, Transactions.class, Elections.class,
+      Names.class, BadInput.class, Closed.class, Faults.class);
+
   private static final String RUN = UUID.randomUUID().toString().substring(0, 8);
   private static final AtomicLong NAMES = new AtomicLong();
 

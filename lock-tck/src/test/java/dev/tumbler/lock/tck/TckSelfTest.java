@@ -45,16 +45,20 @@ class TckSelfTest {
    * ({@code Leases.lockFreedAfterHolderCutOff}), chosen so the self-test stays short. With
    * {@code tck.selftest.full} the whole TCK runs for every defect.
    */
-  private static final Map<Defect, Set<String>> WHERE = new EnumMap<>(Map.of(
-      Defect.NO_EXCLUSION, Set.of("Mutex", "Contention"),
-      Defect.REPEATED_TOKEN, Set.of("Fencing.tokensIncrease", "Contention"),
-      Defect.LEASE_NEVER_EXPIRES, Set.of("Leases.lockFreedAfterHolderCutOff"),
-      Defect.LOST_LISTENER_NEVER_CALLED, Set.of("Leases.lostBeforeOthersGrantedWhenPaused", "Closed"),
-      Defect.PERMIT_LEAKED_ON_CLOSE, Set.of("Semaphores"),
-      Defect.READER_BESIDE_WRITER, Set.of("ReadWrite"),
-      Defect.WAIT_RETURNS_EARLY, Set.of("Mutex"),
-      Defect.CANCEL_LEAKS_LEASE, Set.of("Mutex"),
-      Defect.UNFAIR, Set.of("Fairness")));
+  private static final Map<Defect, Set<String>> WHERE = new EnumMap<>(Map.ofEntries(
+      Map.entry(Defect.NO_EXCLUSION, Set.of("Mutex", "Contention")),
+      Map.entry(Defect.REPEATED_TOKEN, Set.of("Fencing.tokensIncrease", "Contention")),
+      Map.entry(Defect.LEASE_NEVER_EXPIRES, Set.of("Leases.lockFreedAfterHolderCutOff")),
+      Map.entry(Defect.LOST_LISTENER_NEVER_CALLED, Set.of("Leases.lostBeforeOthersGrantedWhenPaused", "Closed")),
+      Map.entry(Defect.PERMIT_LEAKED_ON_CLOSE, Set.of("Semaphores")),
+      Map.entry(Defect.READER_BESIDE_WRITER, Set.of("ReadWrite")),
+      Map.entry(Defect.WAIT_RETURNS_EARLY, Set.of("Mutex")),
+      Map.entry(Defect.CANCEL_LEAKS_LEASE, Set.of("Mutex")),
+      Map.entry(Defect.UNFAIR, Set.of("Fairness")),
+      Map.entry(Defect.PERMIT_OVERCOUNT, Set.of("Semaphores")),
+      Map.entry(Defect.NAME_COLLISION, Set.of("Names")),
+      Map.entry(Defect.STALE_RELEASE_FREES_OTHERS, Set.of("Mutex.releaseIdempotent", "Leases.lostBeforeOthersGrantedWhenPaused")),
+      Map.entry(Defect.RENEW_DOES_NOTHING, Set.of("Leases.renewalKeepsLockAcrossTerms"))));
 
   private final Map<Defect, List<String>> caught = new EnumMap<>(Defect.class);
 

@@ -23,5 +23,13 @@ public enum Defect {
   /** A cancelled acquireAsync still takes the lock, and keeps it. */
   CANCEL_LEAKS_LEASE,
   /** Waiters are granted newest first. */
-  UNFAIR
+  UNFAIR,
+  /** A semaphore lets one permit more than its maximum out. */
+  PERMIT_OVERCOUNT,
+  /** Names are mapped to backend keys by replacing punctuation, so look-alike names collide. */
+  NAME_COLLISION,
+  /** Releasing a lease deletes whatever grant the key has now, even another client's. */
+  STALE_RELEASE_FREES_OTHERS,
+  /** A renewal says yes and extends nothing on the server: renewed leases expire there anyway. */
+  RENEW_DOES_NOTHING
 }

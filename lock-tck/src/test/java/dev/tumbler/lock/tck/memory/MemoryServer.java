@@ -133,9 +133,10 @@ final class MemoryServer {
   Grant acquire(String client, String label, String key, int capacity, Mode mode, int permits, Deadline deadline)
       throws InterruptedException {
     reachable(client);
+    String k0 = mapped(key);
     mu.lock();
     try {
-      Resource r = resources.computeIfAbsent(key, k -> new Resource(capacity));
+      Resource r = resources.computeIfAbsent(k0, k -> new Resource(capacity));
       Request req = new Request(nextId++, client, label, mode, permits);
       if (defect == Defect.UNFAIR) {
         r.queue.addFirst(req);
@@ -177,6 +178,7 @@ final class MemoryServer {
   /** Extends a grant by a full term; false if it is no longer held. */
   boolean renew(String client, String key, long grantId) {
     reachable(client);
+    key = mapped(key);
     mu.lock();
     try {
       Resource r = resources.get(key);
@@ -186,7 +188,9 @@ final class MemoryServer {
       expire(r);
       for (Held h : r.held) {
         if (h.grant.id() == grantId) {
-          h.expiresAt = System.nanoTime() + leaseNanos;
+          if (defect != Defect.RENEW_DOES_NOTHING) {
+            h.expiresAt = System.nanoTime() + leaseNanos;
+          }
           return true;
         }
       }
@@ -199,6 +203,7 @@ final class MemoryServer {
   /** Ends a grant if it is still held. */
   void release(String client, String key, long grantId) {
     reachable(client);
+    key = mapped(key);
     mu.lock();
     try {
       Resource r = resources.get(key);
@@ -215,6 +220,7 @@ final class MemoryServer {
   /** The label of a holder of {@code key}, if any (the leader of an election). */
   Optional<String> holder(String client, String key) {
     reachable(client);
+    key = mapped(key);
     mu.lock();
     try {
       Resource r = resources.get(key);
@@ -231,6 +237,7 @@ final class MemoryServer {
   /** Permits not held on {@code key}. */
   int available(String client, String key, int capacity) {
     reachable(client);
+    key = mapped(key);
     mu.lock();
     try {
       Resource r = resources.get(key);
@@ -242,6 +249,10 @@ final class MemoryServer {
     } finally {
       mu.unlock();
     }
+  }
+
+  private String mapped(String key) {
+    return defect == Defect.NAME_COLLISION ? key.replaceAll("[^\\p{Alnum}]", "_") : key;
   }
 
   private void signal() {
@@ -256,7 +267,7 @@ final class MemoryServer {
   private void removeGrant(Resource r, long grantId) {
     for (Iterator<Held> it = r.held.iterator(); it.hasNext(); ) {
       Held h = it.next();
-      if (h.grant.id() == grantId) {
+      if (h.grant.id() == grantId || defect == Defect.STALE_RELEASE_FREES_OTHERS && r.capacity == 1) {
         it.remove();
         lastReleasedToken = h.grant.token();
       }
@@ -314,7 +325,7 @@ final class MemoryServer {
     }
     if (r.capacity > 1) {
       // a semaphore: permits
-      return used + q.permits <= r.capacity;
+      return used + q.permits <= r.capacity + (defect == Defect.PERMIT_OVERCOUNT ? 1 : 0);
     }
     return r.held.isEmpty();
   }
