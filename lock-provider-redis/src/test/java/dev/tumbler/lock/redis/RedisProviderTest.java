@@ -81,7 +81,9 @@ class RedisProviderTest {
 
   @Test
   void waiterIsWokenByTheRelease() throws Exception {
-    try (LockService a = open(); LockService b = open()) {
+    // a long term and a long recheck: without the push, the waiter would sleep at least 5 s
+    String slow = "lock:redis://" + redis.address() + "?leaseTime=10s&recheck=5s";
+    try (LockService a = LockProviders.connect(slow); LockService b = LockProviders.connect(slow)) {
       Lease l = a.lock("handoff").acquire();
       CompletableFuture<Lease> waiting = CompletableFuture.supplyAsync(() -> {
         try {
@@ -93,8 +95,7 @@ class RedisProviderTest {
       Thread.sleep(300);
       assertFalse(waiting.isDone());
       l.release();
-      // well before the 1.5s term would free it and the 1s recheck would find it: the push woke it
-      Lease got = waiting.get(900, TimeUnit.MILLISECONDS);
+      Lease got = waiting.get(2, TimeUnit.SECONDS);
       assertTrue(got.fencingToken() > l.fencingToken());
       got.release();
     }

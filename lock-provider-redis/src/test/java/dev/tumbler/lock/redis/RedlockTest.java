@@ -1,0 +1,133 @@
+package dev.tumbler.lock.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.UnsupportedCapabilityException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/** Redlock over three real, independent Redis masters, some of them down. */
+class RedlockTest {
+  static List<EmbeddedRedis> masters;
+
+  @BeforeAll
+  static void start() {
+    masters = List.of(EmbeddedRedis.start(), EmbeddedRedis.start(), EmbeddedRedis.start());
+  }
+
+  @AfterAll
+  static void stop() {
+    masters.forEach(EmbeddedRedis::close);
+  }
+
+  @BeforeEach
+  void allUp() {
+    for (EmbeddedRedis m : masters) {
+      if (!m.isRunning()) {
+        m.restart();
+      }
+    }
+  }
+
+  static LockService open() {
+    return LockProviders.connect("lock:redis://" + masters.get(0).address() + "," + masters.get(1).address() + ","
+        + masters.get(2).address() + "?mode=redlock&leaseTime=1500ms&timeout=300ms");
+  }
+
+  @Test
+  void grantsOnAMajorityWithOneMasterDownAndRefusesWithTwoDown() throws Exception {
+    try (LockService a = open(); LockService b = open()) {
+      masters.get(2).stop();
+      Lease l = a.lock("one-down").tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+      assertTrue(b.lock("one-down").tryAcquire(Duration.ZERO).isEmpty(), "a majority holds it");
+      Thread.sleep(1600); // more than a term: renewals on the remaining majority keep it
+      assertTrue(l.isValid());
+      assertTrue(b.lock("one-down").tryAcquire(Duration.ZERO).isEmpty());
+      l.release();
+      assertTrue(b.lock("one-down").tryAcquire(Duration.ofSeconds(2)).isPresent());
+
+      masters.get(1).stop();
+      assertThrows(ServiceUnavailableException.class, () -> a.lock("two-down").tryAcquire(Duration.ZERO));
+    }
+  }
+
+  @Test
+  void aHolderLosesItsLeaseWhenTheMajorityGoesAway() throws Exception {
+    try (LockService a = open()) {
+      Lease l = a.lock("majority-lost").acquire();
+      masters.get(0).stop();
+      masters.get(1).stop();
+      long t0 = System.nanoTime();
+      while (l.isValid() && System.nanoTime() - t0 < 5_000_000_000L) {
+        Thread.sleep(20);
+      }
+      assertFalse(l.isValid(), "renewals on one master of three must not keep the lease");
+    }
+  }
+
+  @Test
+  void tokensStayIncreasingWhenTheMajorityChangesAndCountersDiffer() throws Exception {
+    // make the masters' counters disagree wildly: master 0 is far ahead
+    String fence = new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, "skew").getLast();
+    try (Jedis j = masters.get(0).client()) {
+      // far ahead, but below 2^53: Lua numbers are doubles (time-seeded tokens are about 2^50.6)
+      j.set(fence, Long.toString(1L << 52));
+    }
+    try (LockService a = open()) {
+      long first;
+      try (Lease l = a.lock("skew").acquire()) {
+        first = l.fencingToken();
+      }
+      assertTrue(first > 1L << 52, "the majority's largest counter wins");
+      // master 0 leaves: the next grant is on masters 1 and 2 only, whose own counters were far behind
+      masters.get(0).stop();
+      try (Lease l = a.lock("skew").tryAcquire(Duration.ofSeconds(5)).orElseThrow()) {
+        assertTrue(l.fencingToken() > first, l.fencingToken() + " > " + first
+            + ": the first grant raised its whole majority's counters");
+      }
+    }
+  }
+
+  @Test
+  void capabilitiesAreHonest() {
+    try (LockService a = open()) {
+      assertTrue(a.supports(Capability.FAULT_TOLERANT));
+      assertTrue(a.supports(Capability.FENCING));
+      assertFalse(a.supports(Capability.SEMAPHORE), "permits do not add up over a majority");
+      assertThrows(UnsupportedCapabilityException.class, () -> a.semaphore("s", 2));
+    }
+  }
+
+  @Test
+  void connectNeedsAMajority() {
+    masters.get(1).stop();
+    masters.get(2).stop();
+    ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class, RedlockTest::open);
+    assertTrue(e.getMessage().contains("1 of 3"), e.getMessage());
+  }
+
+  @Test
+  void oneMasterDownAtConnectIsFine() throws Exception {
+    masters.get(0).stop();
+    try (LockService a = open()) {
+      Optional<Lease> l = a.lock("down-at-start").tryAcquire(Duration.ofSeconds(5));
+      assertTrue(l.isPresent());
+      l.get().release();
+      assertEquals("redis", a.info().provider());
+    }
+  }
+}
