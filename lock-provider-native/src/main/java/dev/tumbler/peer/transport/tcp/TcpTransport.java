@@ -660,15 +660,23 @@ public final class TcpTransport implements Transport {
     }
 
     private long backoff(int failures) {
-      long min = config.backoffMin().toMillis();
-      long max = config.backoffMax().toMillis();
-      long ceiling = failures >= 30 ? max : Math.min(max, min << Math.min(failures, 30));
-      ceiling = Math.max(1, Math.min(max, ceiling));
-      long half = ceiling / 2;
       synchronized (config.random()) {
-        return half + config.random().nextLong(ceiling - half + 1);
+        return backoffMillis(failures, config.backoffMin().toMillis(), config.backoffMax().toMillis(),
+            config.random());
       }
     }
+  }
+
+  /**
+   * The wait before reconnection attempt {@code failures + 1}: the ceiling {@code min × 2^failures}, capped
+   * at {@code max}, and the wait drawn uniformly from the ceiling's upper half, so that peers that lost
+   * each other at the same moment do not redial in lockstep.
+   */
+  static long backoffMillis(int failures, long min, long max, java.util.random.RandomGenerator random) {
+    long ceiling = failures >= 30 ? max : Math.min(max, min << Math.max(0, failures));
+    ceiling = Math.max(1, Math.min(max, ceiling));
+    long half = ceiling / 2;
+    return half + random.nextLong(ceiling - half + 1);
   }
 
   // ---------------------------------------------------------------- helpers

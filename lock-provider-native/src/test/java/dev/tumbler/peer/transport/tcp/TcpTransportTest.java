@@ -152,4 +152,18 @@ class TcpTransportTest {
     t.close(); // idempotent
     assertThrows(IllegalStateException.class, () -> t.start(new Recorder()));
   }
+
+  @Test
+  void backoffDoublesWithJitterAndIsBounded() {
+    java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+    for (int failures = 0; failures < 40; failures++) {
+      long ceiling = Math.min(5000, 100L << Math.min(failures, 30));
+      for (int i = 0; i < 50; i++) {
+        long wait = TcpTransport.backoffMillis(failures, 100, 5000, random);
+        assertTrue(wait >= ceiling / 2 && wait <= ceiling, failures + " failures: " + wait + " not in upper half of " + ceiling);
+      }
+    }
+    assertEquals(TcpTransport.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)),
+        TcpTransport.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)), "seeded: reproducible");
+  }
 }
