@@ -16,7 +16,7 @@ import picocli.CommandLine.HelpCommand;
  */
 @Command(name = "tumbler", mixinStandardHelpOptions = true, versionProvider = Tumbler.Version.class,
     description = "Distributed locks from the command line.",
-    subcommands = {DemoCommand.class, RunCommand.class, NodeCommand.class, ProvidersCommand.class,
+    subcommands = {DemoCommand.class, RunCommand.class, NodeCommand.class, ProvidersCommand.class, TckCommand.class,
         HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
