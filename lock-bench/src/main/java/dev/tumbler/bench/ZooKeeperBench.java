@@ -1,0 +1,223 @@
+package dev.tumbler.bench;
+
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+
+/**
+ * Tumbler's ZooKeeper provider against raw Curator {@link InterProcessMutex}, on one in-process ZooKeeper
+ * server, in the same run, printed as ratios (Tumbler time / Curator time; 1.00 means equal, above 1
+ * means Tumbler is slower).
+ *
+ * <ul>
+ *   <li><b>uncontended</b>: one client acquires and releases a free lock, again and again;
+ *   <li><b>hand-off</b>: two clients (two sessions) each loop acquire → release on one lock, so the lock
+ *       passes from one to the other through ZooKeeper's watch notification.
+ * </ul>
+ *
+ * Rounds alternate which side runs first, and the ratio is taken of the medians over rounds, so drift of
+ * a shared machine hits both sides alike. Absolute times on a shared machine are noise; the ratio is the
+ * result. Not a test: run it with {@code lock-bench/run ZooKeeperBench [rounds] [iterations]}.
+ */
+public final class ZooKeeperBench {
+
+  private interface Side extends AutoCloseable {
+    /** One acquire and release on the current thread. */
+    void cycle() throws Exception;
+
+    @Override
+    void close() throws Exception;
+  }
+
+  private ZooKeeperBench() {}
+
+  public static void main(String[] args) throws Exception {
+    // the in-process server logs every session at INFO; only the results matter here
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "error");
+    System.setProperty("org.slf4j.simpleLogger.log.org.apache.curator", "error");
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 12;
+    int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 400;
+    InstanceSpec spec = new InstanceSpec(null, -1, -1, -1, true, -1, -1, -1, null, "127.0.0.1");
+    try (TestingServer server = new TestingServer(spec, true)) {
+      String connect = server.getConnectString();
+      String url = "lock:zookeeper://" + connect + "/bench?sessionTimeout=20s";
+      System.out.printf(Locale.ROOT, "ZooKeeper %s, %d rounds of %d iterations (first 2 rounds are warm-up)%n",
+          connect, rounds, iterations);
+
+      // ---- uncontended
+      try (LockService tumbler = LockProviders.connect(url); CuratorFramework curator = curator(connect)) {
+        Lock lock = tumbler.lock("uncontended");
+        Side t = new Side() {
+          @Override
+          public void cycle() throws Exception {
+            lock.acquire().release();
+          }
+
+          @Override
+          public void close() {}
+        };
+        InterProcessMutex mutex = new InterProcessMutex(curator, "/bench-curator/uncontended");
+        Side c = new Side() {
+          @Override
+          public void cycle() throws Exception {
+            mutex.acquire();
+            mutex.release();
+          }
+
+          @Override
+          public void close() {}
+        };
+        double[][] r = compare(rounds, () -> timeLoop(t, iterations), () -> timeLoop(c, iterations));
+        report("uncontended acquire+release", r, iterations);
+      }
+
+      // ---- contended hand-off between two sessions
+      try (LockService t1 = LockProviders.connect(url); LockService t2 = LockProviders.connect(url);
+          CuratorFramework c1 = curator(connect); CuratorFramework c2 = curator(connect)) {
+        Side[] tumbler = {tumblerSide(t1.lock("handoff")), tumblerSide(t2.lock("handoff"))};
+        Side[] raw = {curatorSide(new InterProcessMutex(c1, "/bench-curator/handoff")),
+            curatorSide(new InterProcessMutex(c2, "/bench-curator/handoff"))};
+        double[][] r = compare(rounds, () -> timePair(tumbler, iterations), () -> timePair(raw, iterations));
+        report("contended hand-off (2 clients)", r, 2 * iterations);
+      }
+    }
+  }
+
+  private static Side tumblerSide(Lock lock) {
+    return new Side() {
+      @Override
+      public void cycle() throws Exception {
+        Lease l = lock.acquire();
+        l.release();
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
+  private static Side curatorSide(InterProcessMutex m) {
+    return new Side() {
+      @Override
+      public void cycle() throws Exception {
+        m.acquire();
+        m.release();
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
+  private static CuratorFramework curator(String connect) throws InterruptedException {
+    CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connect).sessionTimeoutMs(20_000)
+        .connectionTimeoutMs(15_000).retryPolicy(new RetryOneTime(100)).build();
+    c.start();
+    if (!c.blockUntilConnected(15, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("Curator cannot connect to " + connect);
+    }
+    return c;
+  }
+
+  @FunctionalInterface
+  private interface Timed {
+    long nanos() throws Exception;
+  }
+
+  /** Per round: {tumblerNanos, curatorNanos}; warm-up rounds left out. */
+  private static double[][] compare(int rounds, Timed tumbler, Timed curator) throws Exception {
+    List<double[]> out = new ArrayList<>();
+    for (int round = 0; round < rounds + 2; round++) {
+      long t;
+      long c;
+      if (round % 2 == 0) {
+        t = tumbler.nanos();
+        c = curator.nanos();
+      } else {
+        c = curator.nanos();
+        t = tumbler.nanos();
+      }
+      if (round >= 2) {
+        out.add(new double[] {t, c});
+      }
+    }
+    return out.toArray(new double[0][]);
+  }
+
+  private static long timeLoop(Side s, int iterations) throws Exception {
+    long t0 = System.nanoTime();
+    for (int i = 0; i < iterations; i++) {
+      s.cycle();
+    }
+    return System.nanoTime() - t0;
+  }
+
+  /** Two threads, one per client, each looping acquire → release; the lock changes hands through ZooKeeper. */
+  private static long timePair(Side[] sides, int iterations) throws Exception {
+    CountDownLatch start = new CountDownLatch(1);
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    List<Thread> threads = new ArrayList<>();
+    for (Side s : sides) {
+      threads.add(Thread.ofPlatform().start(() -> {
+        try {
+          start.await();
+          for (int i = 0; i < iterations; i++) {
+            s.cycle();
+          }
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+        }
+      }));
+    }
+    long t0 = System.nanoTime();
+    start.countDown();
+    for (Thread th : threads) {
+      th.join();
+    }
+    long elapsed = System.nanoTime() - t0;
+    if (failure.get() != null) {
+      throw new IllegalStateException("benchmark thread failed", failure.get());
+    }
+    return elapsed;
+  }
+
+  private static double median(double[] v) {
+    double[] s = v.clone();
+    Arrays.sort(s);
+    int n = s.length;
+    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  }
+
+  private static void report(String what, double[][] rounds, int opsPerRound) {
+    double[] t = new double[rounds.length];
+    double[] c = new double[rounds.length];
+    double[] ratio = new double[rounds.length];
+    for (int i = 0; i < rounds.length; i++) {
+      t[i] = rounds[i][0];
+      c[i] = rounds[i][1];
+      ratio[i] = t[i] / c[i];
+    }
+    double mt = median(t) / opsPerRound / 1000.0;
+    double mc = median(c) / opsPerRound / 1000.0;
+    double[] sorted = ratio.clone();
+    Arrays.sort(sorted);
+    System.out.printf(Locale.ROOT, "%-32s tumbler %8.1f us/op   curator %8.1f us/op   ratio %.3f "
+        + "(median of per-round ratios %.3f, range %.3f-%.3f)%n", what, mt, mc, mt / mc, median(ratio), sorted[0],
+        sorted[sorted.length - 1]);
+  }
+}
