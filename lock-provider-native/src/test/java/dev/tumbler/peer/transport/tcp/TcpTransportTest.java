@@ -166,4 +166,38 @@ class TcpTransportTest {
     assertEquals(TcpTransport.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)),
         TcpTransport.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)), "seeded: reproducible");
   }
+
+  @Test
+  void aPeerThatStopsReadingNeverBlocksSendAndItsLinkIsClosed() throws Exception {
+    String a = id(freePort());
+    int stuckPort = freePort();
+    String stuck = id(stuckPort);
+    try (java.net.ServerSocket server = new java.net.ServerSocket()) {
+      server.setReuseAddress(true);
+      server.bind(new java.net.InetSocketAddress("127.0.0.1", stuckPort));
+      Recorder ra = new Recorder();
+      TcpTransport ta = start(a, List.of(a, stuck), ra);
+      // the stuck peer completes the handshake as acceptor, then never reads again
+      try (java.net.Socket s = server.accept()) {
+        java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+        java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+        Frames.Hello hello = Frames.parseHello(Frames.read(in, Frames.MAX_HANDSHAKE_FRAME).body());
+        byte[] nonce = new byte[Frames.NONCE_BYTES];
+        Frames.write(out, Frames.CHALLENGE, Frames.challenge(nonce, Frames.proof(TcpTestSupport.SECRET,
+            Frames.ACCEPTOR_PROOF, hello.dialer(), stuck, hello.nonce(), nonce)));
+        out.flush();
+        Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
+        Frames.write(out, Frames.ACCEPT, new byte[0]);
+        out.flush();
+        await("a sees the stuck peer up", () -> ra.isUp(stuck));
+        byte[] payload = new byte[1 << 20];
+        long t0 = System.nanoTime();
+        for (int i = 0; i < 64 && ra.isUp(stuck); i++) {
+          ta.send(stuck, payload);
+        }
+        assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "send never blocked on the stuck peer");
+        await("the overflowing link is closed", () -> ra.count("down " + stuck) >= 1);
+      }
+    }
+  }
 }
