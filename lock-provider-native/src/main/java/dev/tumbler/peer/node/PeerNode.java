@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * {@link dev.tumbler.peer.core.CodecException} back into the transport (the TCP transport then closes that
  * connection) instead of reaching the core.
  *
- * <p>Thread safe. {@link #close()} fails every pending request's future with {@link NodeClosedException}.
+ * <p>Thread safe. {@link #close()} first lets the inputs already queued run (so releases reach the
+ * transport), then closes the transport and fails every pending request's future with
+ * {@link NodeClosedException}.
  *
  * @param <M> the algorithm's message type
  */
@@ -180,6 +182,19 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
 
   @Override
   public void close() {
+    if (closed.get()) {
+      return;
+    }
+    // Let the inputs already queued (releases, session closes) run, so that their messages reach the
+    // transport before it closes: a graceful stop should not leave peers with stale queue entries.
+    try {
+      executor.submit(() -> { }).get(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
+        | RejectedExecutionException e) {
+      LOG.debug("native node {}: inputs not drained before close", core.self(), e);
+    }
     if (!closed.compareAndSet(false, true)) {
       return;
     }

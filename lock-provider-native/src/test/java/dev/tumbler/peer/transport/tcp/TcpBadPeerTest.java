@@ -433,4 +433,103 @@ class TcpBadPeerTest {
     assertTrue(log.contains("nothing received for"), log);
     assertNodeUnharmed();
   }
+
+  // ---- the node as dialer: the member it dials must prove the secret too
+
+  /** Listens on the fake member's address, so that the node dials this test. */
+  private java.net.ServerSocket listenAsFake() throws IOException {
+    java.net.ServerSocket server = new java.net.ServerSocket();
+    server.setReuseAddress(true);
+    server.bind(new java.net.InetSocketAddress("127.0.0.1", TcpTransport.portOf(fakeId)));
+    server.setSoTimeout((int) TcpTestSupport.WAIT.toMillis());
+    return server;
+  }
+
+  private record Dialled(Socket socket, Frames.Hello hello) {}
+
+  /**
+   * Accepts until the node under test dials (the good peer dials the fake member as well; its
+   * connections are closed), and reads the node's HELLO.
+   */
+  private Dialled acceptFromNode(java.net.ServerSocket server) throws IOException {
+    while (true) {
+      Socket s = server.accept();
+      s.setSoTimeout((int) TcpTestSupport.WAIT.toMillis());
+      Frames.Hello hello = Frames.parseHello(Frames.read(new DataInputStream(s.getInputStream()),
+          Frames.MAX_HANDSHAKE_FRAME).body());
+      if (hello.dialer().equals(nodeId)) {
+        assertEquals(fakeId, hello.dialled());
+        return new Dialled(s, hello);
+      }
+      s.close();
+    }
+  }
+
+  /** Answers the node's HELLO with a CHALLENGE whose proof is made under {@code secret}. */
+  private void challenge(Dialled d, byte[] secret) throws IOException {
+    DataOutputStream out = new DataOutputStream(d.socket().getOutputStream());
+    byte[] nonce = new byte[Frames.NONCE_BYTES];
+    Frames.write(out, Frames.CHALLENGE, Frames.challenge(nonce,
+        Frames.proof(secret, Frames.ACCEPTOR_PROOF, d.hello().dialer(), fakeId, d.hello().nonce(), nonce)));
+    out.flush();
+  }
+
+  @Test
+  void anAcceptorThatCannotProveTheSecretIsNeverUp() throws Exception {
+    String log = logged(() -> {
+      try (java.net.ServerSocket server = listenAsFake()) {
+        Dialled d = acceptFromNode(server);
+        try (Socket s = d.socket()) {
+          challenge(d, "not the cluster's secret at all".getBytes(StandardCharsets.UTF_8));
+          // the node answers with a REJECT instead of its own proof, and closes
+          Frame f = Frames.read(new DataInputStream(s.getInputStream()), Frames.MAX_HANDSHAKE_FRAME);
+          assertEquals(Frames.REJECT, f.type(), "the node does not prove itself to an impostor");
+          assertClosedByNode(s);
+        }
+      }
+    });
+    assertTrue(log.contains("did not prove the shared secret"), log);
+    assertFalse(nodeEvents.isUp(fakeId));
+    assertEquals(0, nodeEvents.count("up " + fakeId));
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void anAcceptorThatSendsDataOnTheSendOnlyLinkIsDropped() throws Exception {
+    String log = logged(() -> {
+      try (java.net.ServerSocket server = listenAsFake()) {
+        Dialled d = acceptFromNode(server);
+        try (Socket s = d.socket()) {
+          challenge(d, SECRET);
+          DataInputStream in = new DataInputStream(s.getInputStream());
+          assertEquals(Frames.RESPONSE, Frames.read(in, Frames.MAX_HANDSHAKE_FRAME).type());
+          DataOutputStream out = new DataOutputStream(s.getOutputStream());
+          Frames.write(out, Frames.ACCEPT, new byte[0]);
+          out.flush();
+          await("the node sees the fake member up", () -> nodeEvents.isUp(fakeId));
+          out.write("unsolicited".getBytes(StandardCharsets.UTF_8));
+          out.flush();
+          await("the node drops the link", () -> nodeEvents.count("down " + fakeId) == 1);
+        }
+      }
+    });
+    assertTrue(log.contains("sent data on a send-only link"), log);
+    assertNodeUnharmed();
+  }
+
+  @Test
+  void anAcceptorThatNeverAnswersTimesOutAndIsRetried() throws Exception {
+    String log = logged(() -> {
+      try (java.net.ServerSocket server = listenAsFake()) {
+        Dialled first = acceptFromNode(server); // never answered
+        long t0 = System.nanoTime();
+        Dialled second = acceptFromNode(server); // the node gave up on the first and dialled again
+        assertTrue(System.nanoTime() - t0 >= 500_000_000L, "waited for the handshake timeout");
+        first.socket().close();
+        second.socket().close();
+      }
+    });
+    assertTrue(log.contains("handshake timed out"), log);
+    assertNodeUnharmed();
+  }
 }
