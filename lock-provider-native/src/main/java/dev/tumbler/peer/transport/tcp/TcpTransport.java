@@ -574,7 +574,8 @@ public final class TcpTransport implements Transport {
       } catch (IOException e) {
         closeQuietly(s);
         open.remove(s);
-        if (watchdog.fired()) {
+        // the per-read timeout and the watchdog both end at the handshake timeout: either may come first
+        if (watchdog.fired() || e instanceof SocketTimeoutException) {
           throw new TcpProtocolException(Reason.TIMEOUT, "no complete handshake with " + peer + " within "
               + config.handshakeTimeout().toMillis() + " ms");
         }

@@ -92,7 +92,13 @@ class TcpBadPeerTest {
     System.setErr(tee);
     try {
       action.run();
-      Thread.sleep(100); // the node logs after closing
+      // the node logs just after it closes: wait for a line, then until nothing more comes for a while
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      int size = -1;
+      while (System.nanoTime() < deadline && (buf.size() == 0 || buf.size() != size)) {
+        size = buf.size();
+        Thread.sleep(200);
+      }
     } finally {
       System.setErr(saved);
     }
