@@ -162,8 +162,9 @@ class ZooKeeperLockServiceTest {
   void electionNamesItsLeader() throws Exception {
     LockService a = open("");
     LockService b = open("");
-    try (LeaderElection ea = a.election("e").join(); LeaderElection eb = b.election("e").join()) {
+    try (LeaderElection ea = a.election("e").join(); LeaderElection eb = b.election("e")) {
       assertTrue(ea.awaitLeadership(Duration.ofSeconds(10)));
+      eb.join();
       assertFalse(eb.awaitLeadership(Duration.ofMillis(300)));
       assertEquals(Optional.of(ea.candidateId()), eb.leader(), "the follower does not see who leads");
       long term1 = ea.leadership().orElseThrow().fencingToken();
