@@ -121,8 +121,16 @@ public final class Simulation<M extends PeerMessage> {
     int count = config.minOps() + r.nextInt(config.maxOps() - config.minOps() + 1);
     int names = 1 + r.nextInt(config.names());
     List<Op> ops = new ArrayList<>();
+    // Half the ops crowd around a few hot moments, a few delays wide: races between a fault and the
+    // messages around it need several things to happen within milliseconds of each other.
+    long[] hot = new long[1 + r.nextInt(4)];
+    for (int i = 0; i < hot.length; i++) {
+      hot[i] = r.nextLong(config.faultPhaseNanos());
+    }
     for (int i = 0; i < count; i++) {
-      long at = r.nextLong(config.faultPhaseNanos());
+      long at = r.nextBoolean() ? r.nextLong(config.faultPhaseNanos())
+          : Math.clamp(hot[r.nextInt(hot.length)] + r.nextLong(-4 * config.maxDelayNanos(), 4 * config.maxDelayNanos()),
+              0, config.faultPhaseNanos() - 1);
       int node = r.nextInt(nodes);
       int dice = r.nextInt(100);
       if (config.faults() && nodes > 1 && dice < 27) {

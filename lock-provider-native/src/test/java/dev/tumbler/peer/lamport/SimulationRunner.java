@@ -10,7 +10,7 @@ import java.util.function.Consumer;
 final class SimulationRunner {
 
   /** Seeds per algorithm in CI; {@code -Dsim.seeds=N} runs more, {@code -Dsim.seed=S} one. */
-  static final int CI_SEEDS = 5000;
+  static final int CI_SEEDS = 10_000;
 
   /** Virtual peer timeout in the simulations. */
   static final long PEER_TIMEOUT = 500_000_000L;
