@@ -35,7 +35,7 @@ import org.junit.platform.reporting.legacy.xml.LegacyXmlReportGeneratingListener
  *
  * <pre>
  * java -jar lock-tck-VERSION-standalone.jar --url lock:redis://localhost:6379 [--lease-time 2s]
- *     [--xml-dir tck-reports] [--group Mutex ...]
+ *     [--xml-dir tck-reports] [--group Mutex ...] [--class-path provider.jar:its-dependencies.jar]
  * java -cp lock-tck-VERSION-standalone.jar:provider.jar dev.tumbler.lock.tck.TckRunner --url ...
  * </pre>
  *
@@ -68,10 +68,21 @@ public final class TckRunner {
    * @return 0 if no test failed, 1 if one did, 2 for bad arguments or an unusable URL
    */
   public static int run(String[] args, PrintStream out) {
+    Thread me = Thread.currentThread();
+    ClassLoader before = me.getContextClassLoader();
+    try {
+      return runHere(args, out);
+    } finally {
+      me.setContextClassLoader(before);
+    }
+  }
+
+  private static int runHere(String[] args, PrintStream out) {
     String url = null;
     Duration leaseTime = null;
     Path xmlDir = Path.of("tck-reports");
     Set<String> groups = new LinkedHashSet<>();
+    String classPath = null;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       String value = i + 1 < args.length ? args[i + 1] : null;
@@ -80,7 +91,7 @@ public final class TckRunner {
           usage(out);
           return 0;
         }
-        case "--url", "--lease-time", "--xml-dir", "--group" -> {
+        case "--url", "--lease-time", "--xml-dir", "--group", "--class-path" -> {
           if (value == null) {
             return usageError(out, a + " needs a value");
           }
@@ -89,6 +100,7 @@ public final class TckRunner {
             case "--url" -> url = value;
             case "--xml-dir" -> xmlDir = Path.of(value);
             case "--group" -> groups.add(value);
+            case "--class-path" -> classPath = value;
             default -> {
               try {
                 leaseTime = LockUrl.parseDuration(value);
@@ -108,6 +120,25 @@ public final class TckRunner {
     }
     if (url == null) {
       return usageError(out, "--url is required");
+    }
+    if (classPath != null) {
+      // java -jar ignores -cp: load provider jars through the context class loader, which
+      // LockProviders searches besides its own
+      List<java.net.URL> urls = new ArrayList<>();
+      for (String entry : classPath.split(java.io.File.pathSeparator)) {
+        Path p = Path.of(entry);
+        if (!Files.exists(p)) {
+          return usageError(out, "--class-path: " + entry + " does not exist");
+        }
+        try {
+          urls.add(p.toUri().toURL());
+        } catch (java.net.MalformedURLException e) {
+          return usageError(out, "--class-path: " + entry + ": " + e.getMessage());
+        }
+      }
+      Thread.currentThread().setContextClassLoader(new java.net.URLClassLoader(urls.toArray(new java.net.URL[0]),
+          TckRunner.class.getClassLoader()));
+      LockProviders.reload();
     }
     LockUrl parsed;
     try {
@@ -234,9 +265,11 @@ public final class TckRunner {
 
   private static void usage(PrintStream out) {
     out.println("usage: TckRunner --url LOCK_URL [--lease-time 2s] [--xml-dir tck-reports] [--group NAME|Group.test]...");
+    out.println("                 [--class-path provider.jar" + java.io.File.pathSeparator + "dependency.jar...]");
     out.println("  --url         the provider to test, as in lock:redis://localhost:6379 (its jar on the class path)");
     out.println("  --lease-time  the lease term the TCK opens services with (default: the URL's leaseTime, else 2s)");
     out.println("  --xml-dir     where JUnit XML reports go (default: tck-reports)");
+    out.println("  --class-path  jars or directories holding the provider and its dependencies (java -jar ignores -cp)");
     out.println("  --group       run only this group, or one test as Group.method (repeatable): " + String.join(", ", groupNames()).toLowerCase(Locale.ROOT));
   }
 
