@@ -4,7 +4,6 @@ import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.Lock;
-import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.ReadWriteLock;
 import dev.tumbler.lock.Semaphore;
 import dev.tumbler.lock.ServiceInfo;
@@ -401,7 +400,7 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   /** The typed error for a backend failure, naming the ensemble (never a secret: the URL has none). */
   ServiceUnavailableException unavailable(String what, Exception e) {
-    if (e instanceof LockException le && le instanceof ServiceUnavailableException su) {
+    if (e instanceof ServiceUnavailableException su) {
       return su;
     }
     checkOpen();
