@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
 
 /**
@@ -140,6 +141,9 @@ abstract sealed class Backend implements AutoCloseable {
     private final Ticker ticker;
     private final long callTimeoutNanos;
     private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
+    private final java.util.Map<RedisNode, Health> health = new java.util.IdentityHashMap<>();
+    private static final int TRIP_AFTER = 3;
+    private static final long SKIP_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     Redlock(List<RedisNode> nodes, LeaseSettings lease, Ticker ticker, Duration timeout) {
       this.nodes = List.copyOf(nodes);
@@ -147,6 +151,9 @@ abstract sealed class Backend implements AutoCloseable {
       this.lease = lease;
       this.ticker = ticker;
       this.callTimeoutNanos = timeout.toNanos();
+      for (RedisNode n : this.nodes) {
+        health.put(n, new Health());
+      }
     }
 
     @Override
@@ -168,7 +175,7 @@ abstract sealed class Backend implements AutoCloseable {
         boolean idempotent) {
       List<CompletableFuture<Object>> fs = new ArrayList<>();
       for (RedisNode n : targets) {
-        fs.add(CompletableFuture.supplyAsync(() -> n.eval(script, keys, args, idempotent), calls));
+        fs.add(CompletableFuture.supplyAsync(() -> call(n, script, keys, args, idempotent), calls));
       }
       long until = ticker.read() + callTimeoutNanos;
       List<Object> out = new ArrayList<>();
@@ -187,10 +194,47 @@ abstract sealed class Backend implements AutoCloseable {
       return out;
     }
 
+    /** Consecutive connection failures of a master, and until when it is skipped. */
+    private static final class Health {
+      int failures;
+      long skipUntil;
+    }
+
+    /**
+     * One call to one master. A master that failed {@value #TRIP_AFTER} calls in a row is skipped for
+     * {@link #SKIP_NANOS} (its calls fail at once, the majority decides meanwhile), then tried again: a
+     * master that is down then costs the others almost nothing per attempt. One failure alone (a pooled
+     * connection that died quietly) never trips it.
+     */
+    private Object call(RedisNode n, Scripts.Script script, List<String> keys, List<String> args, boolean idempotent) {
+      Health h = health.get(n);
+      synchronized (h) {
+        if (h.failures >= TRIP_AFTER && ticker.read() - h.skipUntil < 0) {
+          throw new ServiceUnavailableException("Redis master " + n + " failed " + h.failures
+              + " calls in a row; not asked again yet");
+        }
+      }
+      try {
+        Object r = n.eval(script, keys, args, idempotent);
+        synchronized (h) {
+          h.failures = 0;
+        }
+        return r;
+      } catch (JedisConnectionException e) {
+        synchronized (h) {
+          h.failures++;
+          h.skipUntil = ticker.read() + SKIP_NANOS;
+        }
+        throw e;
+      }
+    }
+
     @Override
     Grant acquire(Scripts.Script script, List<String> keys, List<String> args) {
       long start = ticker.read();
-      List<Object> replies = onAll(nodes, script, keys, args, false);
+      // retrying a master with the same owner is safe here: if the first try was granted there, the retry
+      // is refused and counted as a no, and that master's grant is ours to renew and release anyway
+      List<Object> replies = onAll(nodes, script, keys, args, true);
       List<RedisNode> granted = new ArrayList<>();
       long token = 0;
       long wait = -1;
@@ -218,8 +262,15 @@ abstract sealed class Backend implements AutoCloseable {
           return new Grant(true, token, 0);
         }
       }
-      // undo everywhere: a master that timed out may have granted it after all
-      undo(script, keys, args);
+      // undo where a grant may exist: masters that granted, and masters whose answer was lost
+      List<RedisNode> uncertain = new ArrayList<>();
+      for (int i = 0; i < nodes.size(); i++) {
+        Object r = replies.get(i);
+        if (r instanceof Throwable || parseGrant(r).granted()) {
+          uncertain.add(nodes.get(i));
+        }
+      }
+      undo(uncertain, script, keys, args);
       if (granted.size() < majority && nodes.size() - countErrors(replies) < majority) {
         throw new ServiceUnavailableException("only " + (nodes.size() - countErrors(replies)) + " of " + nodes.size()
             + " Redis masters answered; Redlock needs " + majority
@@ -232,13 +283,13 @@ abstract sealed class Backend implements AutoCloseable {
       return replies.stream().filter(r -> r instanceof Throwable).count();
     }
 
-    private void undo(Scripts.Script acquire, List<String> keys, List<String> args) {
+    private void undo(List<RedisNode> targets, Scripts.Script acquire, List<String> keys, List<String> args) {
       Scripts.Script release = releaseFor(acquire);
       if (release == null) {
         return;
       }
       List<String> releaseArgs = List.of(args.getFirst(), "");
-      for (RedisNode n : nodes) {
+      for (RedisNode n : targets) {
         calls.submit(() -> {
           try {
             n.eval(release, keys, releaseArgs, true);
@@ -298,7 +349,7 @@ abstract sealed class Backend implements AutoCloseable {
       RuntimeException last = null;
       for (RedisNode n : nodes) {
         try {
-          return n.eval(script, keys, args, true);
+          return call(n, script, keys, args, true);
         } catch (RuntimeException e) {
           last = e;
         }

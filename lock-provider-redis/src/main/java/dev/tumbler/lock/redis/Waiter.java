@@ -16,11 +16,24 @@ final class Waiter {
   private final Condition changed = lock.newCondition();
   private long version;
   private int confirmations;
+  private String lastEvent;
 
   /** A release (or a possible loss of one) happened. */
   void signal() {
+    signal(null);
+  }
+
+  /**
+   * A release was published; {@code event} names it (the releaser's owner value), so that the same
+   * release heard from several Redlock masters wakes the waiter once. Null always wakes.
+   */
+  void signal(String event) {
     lock.lock();
     try {
+      if (event != null && event.equals(lastEvent)) {
+        return;
+      }
+      lastEvent = event;
       version++;
       changed.signalAll();
     } finally {

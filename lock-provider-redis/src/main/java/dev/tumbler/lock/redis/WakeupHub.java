@@ -296,7 +296,9 @@ final class WakeupHub implements AutoCloseable {
         }
         toSignal = new ArrayList<>(c.waiters);
       }
-      toSignal.forEach(Waiter::signal);
+      for (Waiter w : toSignal) {
+        w.signal(message);
+      }
     }
 
     @Override

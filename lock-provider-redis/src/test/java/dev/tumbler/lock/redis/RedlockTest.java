@@ -103,6 +103,30 @@ class RedlockTest {
   }
 
   @Test
+  void aWaiterIsWokenByTheReleaseWithOneMasterDown() throws Exception {
+    masters.get(1).stop();
+    String slow = "lock:redis://" + masters.get(0).address() + "," + masters.get(1).address() + ","
+        + masters.get(2).address() + "?mode=redlock&leaseTime=10s&recheck=5s&timeout=300ms";
+    try (LockService a = LockProviders.connect(slow); LockService b = LockProviders.connect(slow)) {
+      for (int i = 0; i < 3; i++) {
+        Lease l = a.lock("push").acquire();
+        java.util.concurrent.CompletableFuture<Lease> waiting = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+          try {
+            return b.lock("push").tryAcquire(Duration.ofSeconds(20)).orElseThrow();
+          } catch (InterruptedException e) {
+            throw new RuntimeException(e);
+          }
+        });
+        Thread.sleep(300);
+        assertFalse(waiting.isDone());
+        l.release();
+        // without the push the waiter would sleep 5 s (recheck) or 10 s (the holder's term)
+        waiting.get(2, java.util.concurrent.TimeUnit.SECONDS).release();
+      }
+    }
+  }
+
+  @Test
   void capabilitiesAreHonest() {
     try (LockService a = open()) {
       assertTrue(a.supports(Capability.FAULT_TOLERANT));
