@@ -69,6 +69,7 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
         case LamportMessage.Sync s -> {
           out.writeByte(SYNC);
           out.writeLong(s.ts());
+          out.writeBoolean(s.answer());
           out.writeInt(s.entries().size());
           for (LamportMessage.Entry e : s.entries()) {
             out.writeUTF(e.name());
@@ -103,6 +104,7 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
         case BUSY -> new LamportMessage.Busy(name(in), timestamp(in), timestamp(in));
         case SYNC -> {
           long ts = timestamp(in);
+          boolean answer = in.readBoolean();
           int n = in.readInt();
           // each entry takes at least 2 + 1 + 8 + 1 bytes: a count beyond that is a lie, not an allocation
           if (n < 0 || n > in.available() / 12) {
@@ -112,7 +114,7 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
           for (int i = 0; i < n; i++) {
             entries.add(new LamportMessage.Entry(name(in), timestamp(in), in.readBoolean()));
           }
-          yield new LamportMessage.Sync(ts, entries);
+          yield new LamportMessage.Sync(ts, entries, answer);
         }
         default -> throw new CodecException("unknown lamport message type " + type);
       };

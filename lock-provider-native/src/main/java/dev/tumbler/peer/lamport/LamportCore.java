@@ -276,15 +276,43 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       send(p, new LamportMessage.Ack(tick()));
       return;
     }
+    if (!p.up) {
+      // A transport may deliver a peer's messages before it reports the link to that peer up (TCP: the
+      // two directions connect separately). No answer can go out yet: keep the request, answer on up.
+      name(name).deferred.put(new Deferred(p.id, ts), attempt);
+      return;
+    }
     if (defers(name, ts, p.index)) {
       if (attempt) {
         send(p, new LamportMessage.Busy(name, ts, tick()));
         tidy(name);
       } else {
-        name(name).deferred.add(new Deferred(p.id, ts));
+        name(name).deferred.put(new Deferred(p.id, ts), false);
       }
     } else {
       send(p, new LamportMessage.Reply(name, ts, tick()));
+      tidy(name);
+    }
+  }
+
+  /** Ricart–Agrawala: answers what {@code p} is owed (requests kept while it was down, or no longer deferred). */
+  private void answerDeferred(Peer p) {
+    for (Map.Entry<String, NameState> e : List.copyOf(names.entrySet())) {
+      String name = e.getKey();
+      NameState n = e.getValue();
+      for (Map.Entry<Deferred, Boolean> d : List.copyOf(n.deferred.entrySet())) {
+        if (!d.getKey().peer.equals(p.id)) {
+          continue;
+        }
+        long ts = d.getKey().ts;
+        if (!defers(name, ts, p.index)) {
+          n.deferred.remove(d.getKey());
+          send(p, new LamportMessage.Reply(name, ts, tick()));
+        } else if (d.getValue()) {
+          n.deferred.remove(d.getKey());
+          send(p, new LamportMessage.Busy(name, ts, tick()));
+        }
+      }
       tidy(name);
     }
   }
@@ -304,27 +332,32 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       for (String n : List.copyOf(names.keySet())) {
         tidy(n);
       }
-      if (!s.entries().isEmpty()) {
+      if (s.answer()) {
+        sendSync(p, false); // stamped after these entries: it acknowledges them too
+      } else if (!s.entries().isEmpty()) {
         // our own Sync may have gone out before these requests were stamped: acknowledge them
         send(p, new LamportMessage.Ack(tick()));
       }
       return;
     }
-    Set<Deferred> listed = new LinkedHashSet<>();
+    Set<Listed> listed = new LinkedHashSet<>();
     for (LamportMessage.Entry e : s.entries()) {
-      listed.add(new Deferred(p.id, e.requestTs(), e.name()));
+      listed.add(new Listed(e.name(), e.requestTs()));
     }
     for (Map.Entry<String, NameState> e : List.copyOf(names.entrySet())) {
-      e.getValue().deferred.removeIf(d -> d.peer.equals(p.id) && !listed.contains(d.withName(e.getKey())));
+      e.getValue().deferred.keySet().removeIf(d -> d.peer.equals(p.id) && !listed.contains(new Listed(e.getKey(), d.ts)));
     }
     for (LamportMessage.Entry e : s.entries()) {
       NameState n = names.get(e.name());
-      if (n == null || !n.deferred.contains(new Deferred(p.id, e.requestTs()))) {
+      if (n == null || !n.deferred.containsKey(new Deferred(p.id, e.requestTs()))) {
         onRequest(p, e.name(), e.requestTs(), e.attempt());
       }
     }
     for (String n : List.copyOf(names.keySet())) {
       tidy(n);
+    }
+    if (s.answer()) {
+      sendSync(p, false);
     }
   }
 
@@ -337,13 +370,20 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       down(id); // a reconnect whose down we never saw: messages may have been lost all the same
     }
     p.up = true;
+    sendSync(p, true);
+    if (variant == Variant.RICART_AGRAWALA) {
+      answerDeferred(p);
+    }
+  }
+
+  private void sendSync(Peer p, boolean answer) {
     List<LamportMessage.Entry> entries = new ArrayList<>();
     for (Own o : own.values()) {
       if (o.ts >= 0 && (variant == Variant.LAMPORT || !o.held)) {
         entries.add(new LamportMessage.Entry(o.name, o.ts, o.attempt));
       }
     }
-    send(p, new LamportMessage.Sync(tick(), entries));
+    send(p, new LamportMessage.Sync(tick(), entries, answer));
   }
 
   private void down(String id) {
@@ -515,13 +555,13 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
           send(p, r);
         }
       } else {
-        for (Deferred d : List.copyOf(n.deferred)) {
+        for (Deferred d : List.copyOf(n.deferred.keySet())) {
           Peer p = peers.get(d.peer);
-          if (!defers(o.name, d.ts, p.index)) {
+          if (p.up && !defers(o.name, d.ts, p.index)) {
             n.deferred.remove(d);
-            // a peer that is down gets nothing now: its Sync restates the request when it is back
             send(p, new LamportMessage.Reply(o.name, d.ts, tick()));
           }
+          // a peer that is down keeps its entry: it is answered when the link is up again
         }
       }
     }
@@ -620,7 +660,8 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
   private static final class NameState {
     final TreeSet<Stamp> queue = new TreeSet<>();
     final Set<Own> own = new LinkedHashSet<>();
-    final Set<Deferred> deferred = new LinkedHashSet<>();
+    /** Requests of peers not answered yet, and whether each is a single attempt. */
+    final Map<Deferred, Boolean> deferred = new LinkedHashMap<>();
   }
 
   /** A request's place in the total order. */
@@ -632,14 +673,9 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     }
   }
 
-  /** A peer's request whose reply we hold back; {@code name} only when compared across names. */
-  private record Deferred(String peer, long ts, String name) {
-    Deferred(String peer, long ts) {
-      this(peer, ts, "");
-    }
+  /** A peer's request (within one name) whose reply we hold back. */
+  private record Deferred(String peer, long ts) {}
 
-    Deferred withName(String n) {
-      return new Deferred(peer, ts, n);
-    }
-  }
+  /** A request restated by a Sync. */
+  private record Listed(String name, long ts) {}
 }

@@ -49,12 +49,14 @@ public sealed interface LamportMessage extends PeerMessage {
   }
 
   /**
-   * Sent first whenever a link comes up: the complete list of the sender's live requests (Lamport: pending
-   * and held; Ricart–Agrawala: pending). It replaces whatever the receiver knew of the sender's requests,
-   * which repairs requests and releases lost while the link was down and drops the entries of a sender that
-   * crashed and restarted with empty state.
+   * Sent first whenever a link comes up ({@code answer} set), and in answer to such a Sync ({@code answer}
+   * clear): the complete list of the sender's live requests (Lamport: pending and held; Ricart–Agrawala:
+   * pending). It replaces whatever the receiver knew of the sender's requests, which repairs requests and
+   * releases lost while the link was down and drops the entries of a sender that crashed and restarted with
+   * empty state. The answer makes every node receive a Sync sent after it saw the link come back, whatever
+   * order its transport reported the two directions in.
    */
-  record Sync(long ts, List<Entry> entries) implements LamportMessage {
+  record Sync(long ts, List<Entry> entries, boolean answer) implements LamportMessage {
     public Sync {
       entries = List.copyOf(entries);
     }

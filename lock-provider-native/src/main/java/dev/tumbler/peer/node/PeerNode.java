@@ -18,6 +18,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,6 +74,8 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final Ticker ticker;
   private final ScheduledThreadPoolExecutor executor;
   private final Map<Long, Waiting> waiting = new ConcurrentHashMap<>();
+  // link callbacks handed to the executor and not yet seen by the core, per peer
+  private final Map<String, AtomicInteger> linkEventsQueued = new ConcurrentHashMap<>();
   private final Map<Long, ScheduledFuture<?>> timers = new HashMap<>(); // executor thread only
   private final AtomicLong nextRequestId = new AtomicLong(1);
   private final AtomicLong sent = new AtomicLong();
@@ -118,11 +121,13 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
 
       @Override
       public void peerUp(String peer) {
+        linkEvent(peer).incrementAndGet();
         submit(new Input.PeerUp<>(peer));
       }
 
       @Override
       public void peerDown(String peer) {
+        linkEvent(peer).incrementAndGet();
         submit(new Input.PeerDown<>(peer));
       }
     });
@@ -257,9 +262,18 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
   }
 
+  private AtomicInteger linkEvent(String peer) {
+    return linkEventsQueued.computeIfAbsent(peer, k -> new AtomicInteger());
+  }
+
   private void step(Input<M> input) {
     if (closed.get()) {
       return;
+    }
+    switch (input) {
+      case Input.PeerUp<M> u -> linkEvent(u.peer()).decrementAndGet();
+      case Input.PeerDown<M> d -> linkEvent(d.peer()).decrementAndGet();
+      default -> { }
     }
     long now = Math.max(lastNow, ticker.read());
     lastNow = now;
@@ -273,8 +287,14 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     for (Output<M> o : outs) {
       switch (o) {
         case Output.Send<M> s -> {
-          sent.incrementAndGet();
-          transport.send(s.to(), codec.encode(s.message()));
+          // While a link change is queued for the core, its view of that link is stale: what it sends
+          // now could be the first thing on a new connection, ahead of the Sync that must open it. The
+          // core restates everything in that Sync, so dropping is safe (like a loss in the break).
+          AtomicInteger queued = linkEventsQueued.get(s.to());
+          if (queued == null || queued.get() == 0) {
+            sent.incrementAndGet();
+            transport.send(s.to(), codec.encode(s.message()));
+          }
         }
         case Output.SetTimer<M> t -> {
           ScheduledFuture<?> old = timers.remove(t.timerId());

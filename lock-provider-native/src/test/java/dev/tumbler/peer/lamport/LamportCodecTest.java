@@ -26,9 +26,9 @@ class LamportCodecTest {
         new LamportMessage.Release("a", 3, 9),
         new LamportMessage.Reply("a", 3, 10),
         new LamportMessage.Busy("a", 3, 11),
-        new LamportMessage.Sync(12, List.of()),
+        new LamportMessage.Sync(12, List.of(), true),
         new LamportMessage.Sync(13, List.of(new LamportMessage.Entry("a", 1, false),
-            new LamportMessage.Entry("b", 2, true))));
+            new LamportMessage.Entry("b", 2, true)), false));
     for (LamportMessage m : all) {
       byte[] bytes = codec.encode(m);
       assertEquals(LamportCodec.VERSION, bytes[0], "version byte first");
@@ -59,6 +59,7 @@ class LamportCodecTest {
     out.writeByte(LamportCodec.VERSION);
     out.writeByte(LamportCodec.SYNC);
     out.writeLong(5);
+    out.writeBoolean(true);
     out.writeInt(Integer.MAX_VALUE);
     assertThrows(CodecException.class, () -> codec.decode(b.toByteArray()));
     // negative timestamps, empty and control-character names

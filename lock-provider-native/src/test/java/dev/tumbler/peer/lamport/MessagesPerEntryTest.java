@@ -37,7 +37,7 @@ class MessagesPerEntryTest {
       assertEquals((long) factor * (nodes - 1) * r.grants(), protocol,
           variant + " with " + nodes + " nodes, seed " + seed + ": " + r.messagesByType() + " for " + r.grants()
               + " grants");
-      assertEquals((long) nodes * (nodes - 1), r.messagesByType().getOrDefault("Sync", 0L));
+      assertEquals(2L * nodes * (nodes - 1), r.messagesByType().getOrDefault("Sync", 0L), "a Sync and its answer per direction");
     }
   }
 }
