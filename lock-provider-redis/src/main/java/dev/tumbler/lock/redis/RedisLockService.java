@@ -15,6 +15,7 @@ import dev.tumbler.lock.spi.LockElection;
 import dev.tumbler.lock.spi.SimpleReadWriteLock;
 import dev.tumbler.lock.spi.Ticker;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -66,6 +67,8 @@ final class RedisLockService extends AbstractLockService {
   private final AtomicLong sequence = new AtomicLong();
   private final String ttlMs;
   private final long recheckNanos;
+  private final long leaseNanos;
+  private static final long OUTAGE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   RedisLockService(RedisConfig config, ServiceInfo info, Backend backend, Ticker ticker) {
     super(info, config.lease(), ticker);
@@ -75,6 +78,7 @@ final class RedisLockService extends AbstractLockService {
     this.clientId = randomId();
     this.ttlMs = Long.toString(config.lease().leaseTime().toMillis());
     this.recheckNanos = config.recheck().toNanos();
+    this.leaseNanos = config.lease().leaseTime().toNanos();
   }
 
   static String randomId() {
@@ -154,17 +158,37 @@ final class RedisLockService extends AbstractLockService {
 
   /**
    * Tries to grant {@code p} until {@code deadline}: one attempt if it has expired, else waiting for
-   * release notifications (bounded by the holder's own expiry and {@code recheck}).
+   * release notifications (bounded by the holder's own expiry and {@code recheck}). While there is time
+   * left, an unreachable server is retried every 100 ms, for at most one lease term in a row; then, or at
+   * the deadline, the {@link ServiceUnavailableException} is thrown.
    *
    * @return the lease, not yet registered; null if the deadline passed
    */
   AbstractLease acquire(Primitive p, String label, int permits, List<String> extraArgs, Deadline deadline)
       throws InterruptedException {
     Waiter waiter = null;
+    long outageStart = 0;
     try {
       while (true) {
         long seen = waiter == null ? 0 : waiter.version();
-        Attempt a = attempt(p, label, permits, extraArgs);
+        Attempt a;
+        try {
+          a = attempt(p, label, permits, extraArgs);
+          outageStart = 0;
+        } catch (ServiceUnavailableException e) {
+          // a wait rides out a short outage (a server restart, a failover): it retries until its deadline,
+          // but gives up once the server has been unreachable for a whole lease term
+          long now = ticker().read();
+          if (outageStart == 0) {
+            outageStart = now;
+          }
+          if (deadline.isExpired() || now - outageStart >= leaseNanos) {
+            throw e;
+          }
+          LOG.debug("{} unreachable while waiting for {}; retrying: {}", hostList(), p.describe(), e.getMessage());
+          Thread.sleep(Duration.ofNanos(Math.min(deadline.remainingNanos(), OUTAGE_RETRY_NANOS)));
+          continue;
+        }
         if (a.lease() != null) {
           return a.lease();
         }

@@ -122,6 +122,42 @@ class RedisProviderTest {
   }
 
   @Test
+  void aWaiterGetsTheLockWhenTheServerRestartsUnderIt() throws Exception {
+    // the server loses the holder's key without any release message: the waiter must not hang
+    try (LockService a = open(); LockService b = open()) {
+      Lease l = a.lock("restart-wait").acquire();
+      CompletableFuture<Lease> waiting = CompletableFuture.supplyAsync(() -> {
+        try {
+          return b.lock("restart-wait").tryAcquire(Duration.ofSeconds(20)).orElseThrow();
+        } catch (InterruptedException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      Thread.sleep(300);
+      redis.restart();
+      Lease got = waiting.get(10, TimeUnit.SECONDS);
+      assertTrue(got.fencingToken() > l.fencingToken());
+      // the old holder learns at its next renewal that the key is gone
+      long t0 = System.nanoTime();
+      while (l.isValid() && System.nanoTime() - t0 < 5_000_000_000L) {
+        Thread.sleep(20);
+      }
+      assertFalse(l.isValid());
+      // and pushes work again on the reconnected subscriber: a release wakes a new waiter at once
+      CompletableFuture<Lease> next = CompletableFuture.supplyAsync(() -> {
+        try {
+          return a.lock("restart-wait").tryAcquire(Duration.ofSeconds(20)).orElseThrow();
+        } catch (InterruptedException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      Thread.sleep(300);
+      got.release();
+      next.get(5, TimeUnit.SECONDS).release();
+    }
+  }
+
+  @Test
   void renewalKeepsTheLockAcrossManyTerms() throws Exception {
     try (LockService a = open(); LockService b = open()) {
       Lease l = a.lock("renewed").acquire();
