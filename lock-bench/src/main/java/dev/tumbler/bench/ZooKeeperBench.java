@@ -51,14 +51,14 @@ public final class ZooKeeperBench {
     System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "error");
     System.setProperty("org.slf4j.simpleLogger.log.org.apache.curator", "error");
     // many short rounds, alternating which side goes first: load from other processes hits both sides alike
-    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 40;
-    int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 100;
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 400;
+    int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 10;
     InstanceSpec spec = new InstanceSpec(null, -1, -1, -1, true, -1, -1, -1, null, "127.0.0.1");
     try (TestingServer server = new TestingServer(spec, true)) {
       String connect = server.getConnectString();
       String url = "lock:zookeeper://" + connect + "/bench?sessionTimeout=20s";
-      System.out.printf(Locale.ROOT, "ZooKeeper %s, %d rounds of %d iterations (first 2 rounds are warm-up)%n",
-          connect, rounds, iterations);
+      System.out.printf(Locale.ROOT, "ZooKeeper %s, %d rounds of %d iterations per side, after %d warm-up rounds%n",
+          connect, rounds, iterations, warmUp(rounds));
 
       // ---- uncontended
       try (LockService tumbler = LockProviders.connect(url); CuratorFramework curator = curator(connect)) {
@@ -143,7 +143,8 @@ public final class ZooKeeperBench {
   /** Per round: {tumblerNanos, curatorNanos}; warm-up rounds left out. */
   private static double[][] compare(int rounds, Timed tumbler, Timed curator) throws Exception {
     List<double[]> out = new ArrayList<>();
-    for (int round = 0; round < rounds + 2; round++) {
+    int warmUp = warmUp(rounds);
+    for (int round = 0; round < rounds + warmUp; round++) {
       long t;
       long c;
       if (round % 2 == 0) {
@@ -153,11 +154,15 @@ public final class ZooKeeperBench {
         c = curator.nanos();
         t = tumbler.nanos();
       }
-      if (round >= 2) {
+      if (round >= warmUp) {
         out.add(new double[] {t, c});
       }
     }
     return out.toArray(new double[0][]);
+  }
+
+  private static int warmUp(int rounds) {
+    return Math.max(2, rounds / 10);
   }
 
   private static long timeLoop(Side s, int iterations) throws Exception {

@@ -2,7 +2,6 @@ package dev.tumbler.lock.zookeeper;
 
 import dev.tumbler.lock.spi.Ticker;
 import java.util.List;
-import java.util.UUID;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.LockInternalsDriver;
 import org.apache.curator.framework.recipes.locks.PredicateResults;
@@ -48,7 +47,7 @@ final class QueueDriver implements LockInternalsDriver {
 
   private final Mode mode;
   private final Ticker ticker;
-  private final String marker = UUID.randomUUID().toString();
+  private final String marker;
   private final Stat stat = new Stat();
   private volatile String ourPath;
   private long createdAt;
@@ -58,10 +57,12 @@ final class QueueDriver implements LockInternalsDriver {
   private final byte[] data;
 
   /**
+   * @param marker unique to this attempt (see {@link ZooKeeperLockService#newMarker()})
    * @param data what the node holds (an election candidate's id), or null for nothing
    */
-  QueueDriver(Mode mode, Ticker ticker, byte[] data) {
+  QueueDriver(Mode mode, Ticker ticker, String marker, byte[] data) {
     this.mode = mode;
+    this.marker = marker;
     this.ticker = ticker;
     this.data = data;
   }

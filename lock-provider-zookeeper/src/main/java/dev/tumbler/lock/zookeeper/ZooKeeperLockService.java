@@ -17,6 +17,7 @@ import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.lock.spi.Ticker;
 import java.time.Duration;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -94,6 +95,9 @@ final class ZooKeeperLockService extends AbstractLockService {
   /** Bumped on every SUSPENDED or LOST: a grant that saw a bump in between is not trusted. */
   private final AtomicLong generation = new AtomicLong();
   private final ConnectionStateListener stateListener = this::stateChanged;
+  /** Random per service; with a counter it names each attempt's node (cheaper than a UUID per acquire). */
+  private final String markerPrefix = Long.toHexString(new SecureRandom().nextLong() | Long.MIN_VALUE);
+  private final AtomicLong attempts = new AtomicLong();
 
   private ZooKeeperLockService(ServiceInfo info, ZooKeeperSettings zk, LeaseSettings leaseSettings,
       CuratorFramework client, Ticker ticker) {
@@ -183,7 +187,7 @@ final class ZooKeeperLockService extends AbstractLockService {
   private Optional<String> leaderOf(String dir) {
     try {
       List<String> queue = LockInternals.getSortedChildren(client, dir, QueueDriver.LOCK_NAME,
-          new QueueDriver(QueueDriver.Mode.WRITE, ticker(), null));
+          new QueueDriver(QueueDriver.Mode.WRITE, ticker(), "", null));
       if (queue.isEmpty()) {
         return Optional.empty();
       }
@@ -220,7 +224,7 @@ final class ZooKeeperLockService extends AbstractLockService {
    */
   AbstractLease acquireQueued(String name, String dir, QueueDriver.Mode mode, boolean confirm, byte[] data,
       Deadline deadline) throws InterruptedException {
-    QueueDriver driver = new QueueDriver(mode, ticker(), data);
+    QueueDriver driver = new QueueDriver(mode, ticker(), newMarker(), data);
     InterProcessMutex engine = new InterProcessMutex(client, dir, driver);
     long gen = generation.get();
     boolean granted;
@@ -372,8 +376,10 @@ final class ZooKeeperLockService extends AbstractLockService {
           return;
         }
         List<String> children = client.getChildren().forPath(dir);
+        // the marker sits between Curator's protection prefix and our own suffix, both ending in '-'
+        String tag = "-" + marker + "-";
         for (String c : children) {
-          if (c.contains(marker)) {
+          if (c.contains(tag)) {
             client.delete().guaranteed().forPath(dir + "/" + c);
           }
         }
@@ -383,6 +389,11 @@ final class ZooKeeperLockService extends AbstractLockService {
         LOG.debug("cannot clean up an abandoned attempt in {}: {}", dir, e.toString());
       }
     });
+  }
+
+  /** A marker no other attempt of any client uses, put in a queue node's name to find it again. */
+  String newMarker() {
+    return markerPrefix + Long.toHexString(attempts.incrementAndGet());
   }
 
   /** The generation of the connection: changes on every suspension or session loss. */

@@ -6,7 +6,6 @@ import dev.tumbler.lock.spi.Deadline;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -91,7 +90,7 @@ final class ZooKeeperSemaphore extends AbstractSemaphore {
 
   private AbstractLease acquireOnce(int permits, Deadline deadline) throws InterruptedException {
     CuratorFramework client = service.client();
-    String marker = UUID.randomUUID().toString();
+    String marker = service.newMarker();
     long gen = service.generation();
     java.util.concurrent.Semaphore wake = new java.util.concurrent.Semaphore(0);
     Watcher watcher = event -> wake.release();
