@@ -35,6 +35,14 @@ public sealed interface Op {
    */
   record Flap(long at, int a, int b, long downNanos) implements Op {}
 
+  /**
+   * Only the direction {@code from → to} breaks, for {@code downNanos}: messages on it are lost and only
+   * {@code from} is told (down, then up); {@code to} sees nothing, as when a TCP peer replaces its broken
+   * outbound connection with a new one. In runs without TCP-like link reports it is an ordinary
+   * {@link Flap}.
+   */
+  record OneWayFlap(long at, int from, int to, long downNanos) implements Op {}
+
   /** The link between {@code a} and {@code b} may come back (unless partitioned or a node is down). */
   record Heal(long at, int a, int b) implements Op {}
 

@@ -40,7 +40,8 @@ import java.util.random.RandomGenerator;
  * Exclusion (at most one holder of a name at a time), fencing (a grant's token is larger than every
  * earlier grant's of the name), no grant for a request that is unknown, already ended (cancelled,
  * closed, crashed) or already granted, no failure of a held request, codec round trips; and at the end,
- * once every fault has healed and the run is quiet, every request ended.
+ * once every fault has healed and the run is quiet, every request ended, and probes (one request per
+ * node and name, made a second after the last fault healed) were all granted.
  *
  * <h2>On failure</h2>
  * {@link #check} shrinks the op list (delta debugging), replays the smallest failing list with a trace,
@@ -91,6 +92,9 @@ public final class Simulation<M extends PeerMessage> {
 
   private static final long MS = 1_000_000L;
 
+  /** How long after the fault phase the probes ask: time for every link to come back and resync. */
+  private static final long PROBE_DELAY = 1_000 * MS;
+
   private final SimulationConfig config;
   private final CoreFactory<M> factory;
   private final MessageCodec<M> codec;
@@ -133,7 +137,7 @@ public final class Simulation<M extends PeerMessage> {
               0, config.faultPhaseNanos() - 1);
       int node = r.nextInt(nodes);
       int dice = r.nextInt(100);
-      if (config.faults() && nodes > 1 && dice < 27) {
+      if (config.faults() && nodes > 1 && dice < 30) {
         int other = (node + 1 + r.nextInt(nodes - 1)) % nodes;
         ops.add(switch (dice / 3) {
           case 0 -> new Op.Crash(at, node);
@@ -142,6 +146,7 @@ public final class Simulation<M extends PeerMessage> {
           case 5 -> new Op.Heal(at, node, other);
           case 6 -> new Op.Partition(at, 1 + r.nextInt((1 << nodes) - 2));
           case 7 -> new Op.Flap(at, node, other, 1 + r.nextLong(2 * config.maxDelayNanos()));
+          case 8 -> new Op.OneWayFlap(at, node, other, 1 + r.nextLong(2 * config.maxDelayNanos()));
           default -> new Op.HealAll(at);
         });
       } else if (config.closes() && dice >= 95) {
@@ -267,6 +272,14 @@ public final class Simulation<M extends PeerMessage> {
     private final long[][] lastAt;
     private final boolean[][] linkUp;
     private final boolean[][] cut;
+    // TCP-like link reports: each node learns of its links on its own schedule, not in line with the
+    // data from the peer; one direction can break alone; and the node runtime's guard is modelled (sends
+    // to a peer are dropped while a report about that peer is on its way to the core)
+    private final boolean tcpLike;
+    private final long[][] notifyAt;
+    private final int[][] reportsQueued;
+    private final long[][] oneWayFlap; // token of the one-way flap in effect on from -> to, or 0
+    private long flapTokens;
     private int partition; // bit set: side A
     private final Map<Long, Req> reqs = new LinkedHashMap<>();
     private final Map<String, Req> holders = new HashMap<>();
@@ -289,6 +302,10 @@ public final class Simulation<M extends PeerMessage> {
       this.lastAt = new long[n][n];
       this.linkUp = new boolean[n][n];
       this.cut = new boolean[n][n];
+      this.tcpLike = net.nextBoolean();
+      this.notifyAt = new long[n][n];
+      this.reportsQueued = new int[n][n];
+      this.oneWayFlap = new long[n][n];
       for (int i = 0; i < n; i++) {
         double rate = 1 + (net.nextDouble() * 2 - 1) * config.maxDrift();
         nodes.add(new Node(i, "n" + i, rate, net.nextLong(1_000_000 * MS)));
@@ -297,6 +314,8 @@ public final class Simulation<M extends PeerMessage> {
 
     Result execute() {
       String violation = null;
+      log(n + " nodes, " + (tcpLike ? "TCP-like link reports (independent per node, one-way breaks, send guard)"
+          : "link reports in line with the data (no send guard)"));
       try {
         for (Node node : nodes) {
           start(node);
@@ -321,6 +340,10 @@ public final class Simulation<M extends PeerMessage> {
           }
         }
         for (Req r : reqs.values()) {
+          if (r.mustGrant && !r.granted) {
+            throw new Violation("probe " + r + " asked " + (PROBE_DELAY / MS) + "ms after every fault healed was "
+                + (r.state == State.PENDING ? "never granted" : "not granted: " + r.endReason));
+          }
           if (r.state == State.PENDING) {
             throw new Violation("request " + r + " never ended although every fault healed "
                 + (config.settleNanos() / MS) + "ms before the end");
@@ -349,6 +372,7 @@ public final class Simulation<M extends PeerMessage> {
       node.core = factory.create(node.id, peers, node.incarnation,
           new SplittableRandom(seed ^ (node.index * 1_000_003L + node.incarnation)));
       node.timers.clear();
+      java.util.Arrays.fill(reportsQueued[node.index], 0);
     }
 
     private void crash(Node node) {
@@ -469,6 +493,7 @@ public final class Simulation<M extends PeerMessage> {
       lastToken.put(r.name, g.fencingToken());
       holders.put(r.name, r);
       r.state = State.HELD;
+      r.granted = true;
       grants++;
       int inc = node.incarnation;
       schedule(now + r.hold, () -> {
@@ -491,13 +516,17 @@ public final class Simulation<M extends PeerMessage> {
 
     private void send(Node from, String toId, M message) {
       int to = indexOf(toId);
-      messages.merge(message.getClass().getSimpleName(), 1L, Long::sum);
       byte[] bytes = codec.encode(message);
       M decoded = codec.decode(bytes);
       if (!decoded.equals(message)) {
         throw new Violation("codec: " + message + " came back as " + decoded);
       }
-      if (!linkUp[from.index][to]) {
+      if (tcpLike && reportsQueued[from.index][to] > 0) {
+        log(from.id + " -> " + toId + " DROPPED (a link report is queued for the core) " + message);
+        return;
+      }
+      messages.merge(message.getClass().getSimpleName(), 1L, Long::sum);
+      if (!linkUp[from.index][to] || oneWayFlap[from.index][to] != 0) {
         log(from.id + " -> " + toId + " DROPPED (link down) " + message);
         return;
       }
@@ -544,6 +573,8 @@ public final class Simulation<M extends PeerMessage> {
             linkUp[b][a] = c;
             epoch[a][b]++;
             epoch[b][a]++;
+            oneWayFlap[a][b] = 0;
+            oneWayFlap[b][a] = 0;
             log("link " + nodes.get(a).id + "-" + nodes.get(b).id + (c ? " UP" : " DOWN"));
             notifyLink(a, b, c);
             notifyLink(b, a, c);
@@ -560,8 +591,17 @@ public final class Simulation<M extends PeerMessage> {
       }
       int inc = dest.incarnation;
       String peer = nodes.get(from).id;
-      schedule(channelTime(from, to), () -> {
+      long at;
+      if (tcpLike) {
+        at = Math.max(now + 1 + net.nextLong(config.maxDelayNanos()), notifyAt[to][from] + 1);
+        notifyAt[to][from] = at;
+      } else {
+        at = channelTime(from, to);
+      }
+      reportsQueued[to][from]++;
+      schedule(at, () -> {
         if (dest.alive && dest.incarnation == inc) {
+          reportsQueued[to][from]--;
           step(dest, up ? new Input.PeerUp<>(peer) : new Input.PeerDown<>(peer));
         }
       });
@@ -605,6 +645,30 @@ public final class Simulation<M extends PeerMessage> {
             relink();
           });
         }
+        case Op.OneWayFlap f -> {
+          if (!tcpLike) {
+            apply(new Op.Flap(f.at(), f.from(), f.to(), f.downNanos()));
+            return;
+          }
+          int a = f.from();
+          int b = f.to();
+          if (!linkUp[a][b] || oneWayFlap[a][b] != 0) {
+            return;
+          }
+          long token = ++flapTokens;
+          oneWayFlap[a][b] = token;
+          epoch[a][b]++;
+          log("link " + nodes.get(a).id + "->" + nodes.get(b).id + " DOWN (one way; only " + nodes.get(a).id
+              + " is told)");
+          notifyLink(b, a, false);
+          schedule(now + f.downNanos(), () -> {
+            if (oneWayFlap[a][b] == token) {
+              oneWayFlap[a][b] = 0;
+              log("link " + nodes.get(a).id + "->" + nodes.get(b).id + " UP again (one way)");
+              notifyLink(b, a, true);
+            }
+          });
+        }
         case Op.Heal h -> {
           cut[h.a()][h.b()] = false;
           cut[h.b()][h.a()] = false;
@@ -637,6 +701,18 @@ public final class Simulation<M extends PeerMessage> {
         }
       }
       relink();
+      // every fault is over: a little later, one client per node asks for every name and must get it
+      schedule(now + PROBE_DELAY, () -> {
+        log("PROBES: every node asks for every name; each must be granted");
+        for (Node node : nodes) {
+          for (int i = 0; i < config.names(); i++) {
+            Req r = new Req(nextRequestId++, node.index, node.id + "/probe." + node.incarnation, "L" + i, MS);
+            r.mustGrant = true;
+            reqs.put(r.id, r);
+            step(node, new Input.Acquire<>(r.id, r.session, r.name, false));
+          }
+        }
+      });
     }
 
     private void acquire(Op.Acquire a) {
@@ -723,6 +799,8 @@ public final class Simulation<M extends PeerMessage> {
     final long hold;
     State state = State.PENDING;
     String endReason;
+    boolean mustGrant;
+    boolean granted;
 
     Req(long id, int node, String session, String name, long hold) {
       this.id = id;

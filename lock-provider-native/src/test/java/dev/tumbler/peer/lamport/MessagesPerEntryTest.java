@@ -37,7 +37,9 @@ class MessagesPerEntryTest {
       assertEquals((long) factor * (nodes - 1) * r.grants(), protocol,
           variant + " with " + nodes + " nodes, seed " + seed + ": " + r.messagesByType() + " for " + r.grants()
               + " grants");
-      assertEquals(2L * nodes * (nodes - 1), r.messagesByType().getOrDefault("Sync", 0L), "a Sync and its answer per direction");
+      // one Sync per direction when the link comes up, and an answer unless the peer's came in first
+      long syncs = r.messagesByType().getOrDefault("Sync", 0L);
+      assertTrue(syncs >= (long) nodes * (nodes - 1) && syncs <= 2L * nodes * (nodes - 1), syncs + " Syncs");
     }
   }
 }
