@@ -58,7 +58,11 @@ import java.util.TreeSet;
  * up, each side first sends {@link LamportMessage.Sync}: the complete list of its live requests, which
  * replaces what the other side knew of them (requests and releases lost in the break are repaired, and the
  * entries of a peer that crashed and restarted with empty state are dropped — its holders died with it).
- * Until a peer's {@code Sync} has arrived after it came back, nothing from it counts as "stamped later".
+ * The receiver answers with a Sync of its own, so each side gets a Sync sent after it saw the link come
+ * back, in whatever order the transport reported the two directions (TCP connects them separately).
+ * Until a peer's {@code Sync} has arrived after the link was reported down, nothing from it counts as
+ * "stamped later". Requests that arrive from a peer before its link is reported up are kept and answered
+ * when it is.
  * A node stamps requests only once it has heard a {@code Sync} from every peer since it started, so a
  * restarted node's clock is past every request it could have seen before the crash (which keeps fencing
  * tokens increasing as long as not every node restarts at once).
