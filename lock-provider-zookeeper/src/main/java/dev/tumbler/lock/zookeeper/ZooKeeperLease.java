@@ -26,6 +26,13 @@ import dev.tumbler.lock.spi.Ticker;
  *       check (or of the grant). A node deleted behind our back is {@code REVOKED}.
  * </ul>
  *
+ * The grant's window starts when the queue listing that granted it was sent: exactly (the moment our
+ * create returned) for a lock granted at once; for a lock granted after a wait, the moment the granting
+ * listing arrived, which is at most one round trip late because Curator sends that listing from inside
+ * its wait loop, out of our sight. A round trip cannot take as long as 2/3 of the session timeout without
+ * the connection being suspended, which loses the grant anyway.
+ *
+ *
  * A lost lease's node is deleted by the service after {@code T/4} more (when the server would have
  * expired a silent client anyway), so that a holder whose session survives does not block the lock
  * forever; the lost listeners have run by then. {@link #release()} deletes it at once. Thread safe.

@@ -78,7 +78,13 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Waits</h2>
  * Waits are Curator's: a waiter watches the node ahead of it (no polling, no herd). Curator times them
- * on the wall clock; the service's {@link Ticker} bounds the total. Thread safe.
+ * on the wall clock: a wait Curator ends early is resumed until the deadline on the service's
+ * {@link Ticker}; a backward wall-clock jump can lengthen a wait by the jump.
+ *
+ * <h2>Interrupts, timeouts, close</h2>
+ * A wait that times out deletes its node. An interrupted or failed attempt deletes its node in the
+ * background (found by its marker when the create reply never arrived). {@link #close()} interrupts
+ * waits, releases every lease and closes the session, which removes whatever node is left. Thread safe.
  */
 final class ZooKeeperLockService extends AbstractLockService {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperLockService.class);
