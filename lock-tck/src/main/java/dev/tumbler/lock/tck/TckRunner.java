@@ -159,7 +159,8 @@ public final class TckRunner {
     try (LockService probe = target.open()) {
       out.println("Tumbler TCK against " + parsed + " (" + probe.info().provider() + " "
           + probe.info().providerVersion() + "), lease time " + leaseTime.toMillis() + " ms");
-      out.println("declared: " + probe.info().capabilities());
+      out.println("declared: " + (probe.info().capabilities().isEmpty() ? "[]"
+          : java.util.EnumSet.copyOf(probe.info().capabilities())));
     } catch (LockException e) {
       out.println("error: cannot open " + parsed + ": " + e.getMessage());
       return 2;
