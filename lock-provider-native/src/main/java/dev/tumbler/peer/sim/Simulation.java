@@ -198,7 +198,7 @@ public final class Simulation<M extends PeerMessage> {
 
   /** The report of a failed run: shrinks it first. */
   public String report(Result failed, String replayCommand) {
-    List<Op> shrunk = shrink(failed.seed(), failed.ops(), 300);
+    List<Op> shrunk = shrink(failed.seed(), failed.ops(), 3000);
     Result traced = run(failed.seed(), shrunk, true);
     StringBuilder sb = new StringBuilder();
     sb.append("simulation violation, seed ").append(failed.seed()).append(" (").append(nodesFor(failed.seed()))
@@ -243,6 +243,15 @@ public final class Simulation<M extends PeerMessage> {
           break;
         }
         n = Math.min(current.size(), n * 2);
+      }
+    }
+    // then one op at a time, from the end, until no single op can go
+    for (int i = current.size() - 1; i >= 0 && current.size() > 1 && runs < budget; i--) {
+      List<Op> without = new ArrayList<>(current);
+      without.remove(i);
+      runs++;
+      if (!run(seed, without, false).ok()) {
+        current = without;
       }
     }
     return List.copyOf(current);
