@@ -121,6 +121,9 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
    */
   boolean mutationSkipLaterMessageCheck;
 
+  /** Test-only mutation: Ricart–Agrawala grants without waiting for every peer's reply. */
+  boolean mutationSkipReplies;
+
   /**
    * @param self this node's id
    * @param peers the other members' ids (fixed membership, at most {@value #MAX_NODES} members in all)
@@ -473,7 +476,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       }
       return mutationSkipLaterMessageCheck || heardAfter(o.ts);
     }
-    if (o.replies.size() < peers.size()) {
+    if (o.replies.size() < peers.size() && !mutationSkipReplies) {
       return false;
     }
     for (Own other : n.own) {

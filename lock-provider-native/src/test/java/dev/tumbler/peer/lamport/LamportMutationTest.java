@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The simulator's teeth: a core that grants without waiting for a later-stamped message from every peer
  * (dropping half of Lamport's fifth rule) must be caught within the CI seed budget — both by some
- * invariant and by the exclusion invariant itself.
+ * invariant and by the exclusion invariant itself; so must a Ricart–Agrawala core that grants before
+ * every peer replied.
  */
 class LamportMutationTest {
 
@@ -46,5 +47,21 @@ class LamportMutationTest {
         + first.violation() + "); first exclusion violation at seed " + exclusionAt);
     System.out.println(sim.report(firstExclusion, SimulationRunner.replay("LamportMutationTest",
         firstExclusion.seed())));
+  }
+
+  @Test
+  void simulatorCatchesRicartAgrawalaGrantWithoutReplies() {
+    Simulation<LamportMessage> sim = SimulationRunner.simulation(LamportCore.Variant.RICART_AGRAWALA,
+        SimulationConfig.standard(), core -> core.mutationSkipReplies = true);
+    long[] seeds = Simulation.seeds(SimulationRunner.CI_SEEDS);
+    for (long seed : seeds) {
+      Simulation.Result r = sim.run(seed);
+      if (!r.ok()) {
+        System.out.println("mutation (Ricart-Agrawala grant without every reply): caught at seed " + seed + ": "
+            + r.violation());
+        return;
+      }
+    }
+    assertTrue(false, "the mutated Ricart-Agrawala core passed " + seeds.length + " seeds: no teeth");
   }
 }
