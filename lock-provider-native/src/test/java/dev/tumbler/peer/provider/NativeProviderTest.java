@@ -112,6 +112,21 @@ class NativeProviderTest {
   }
 
   @Test
+  void tokensKeepIncreasingWhenTheNodeStopsAndStartsAgain() throws InterruptedException {
+    String url = "lock:native:mem/" + cluster() + "?node=solo";
+    long first;
+    try (LockService s = LockProviders.connect(url)) {
+      first = s.lock("restart").acquire().fencingToken();
+    } // the last service closed: the node stopped, its memory gone
+    try (LockService s = LockProviders.connect(url)) {
+      Lease l = s.lock("restart").acquire();
+      assertTrue(l.fencingToken() > first, "token " + l.fencingToken() + " after " + first
+          + ": the clock of a restarted node must start past the old one (wall-clock microseconds)");
+      l.release();
+    }
+  }
+
+  @Test
   void namespacesSeparateLocks() throws InterruptedException {
     try (LockService x = LockProviders.connect("lock:native:local?namespace=x");
         LockService x2 = LockProviders.connect("lock:native:local?namespace=x");
