@@ -1246,6 +1246,11 @@ public abstract class LockTck {
   @Requires(Capability.TRANSACTIONS)
   class Transactions {
 
+    /** How long a deadlock may take to be detected and broken. */
+    private Duration deadlockBound() {
+      return Duration.ofSeconds(8).plus(leaseTime().multipliedBy(2));
+    }
+
     private LockTransaction tx(LockService s) {
       return s.beginTransaction(TransactionOptions.defaults());
     }
@@ -1333,7 +1338,7 @@ public abstract class LockTck {
       Callable<Boolean> body2 = () -> finish(t2, inside, peak);
       Job<Boolean> j1 = start("tx1", body1);
       Job<Boolean> j2 = start("tx2", body2);
-      Duration bound = GRANT_WAIT.plus(leaseTime().multipliedBy(2));
+      Duration bound = deadlockBound();
       Throwable f1 = j1.failure(bound.plus(SLACK));
       Throwable f2 = j2.failure(bound.plus(SLACK));
       assertTrue(peak.get() <= 1, "both transactions held both locks at once");
@@ -1351,7 +1356,7 @@ public abstract class LockTck {
 
     private boolean finish(LockTransaction t, AtomicInteger inside, AtomicInteger peak) throws InterruptedException {
       try {
-        boolean all = t.await(GRANT_WAIT.plus(leaseTime().multipliedBy(2)));
+        boolean all = t.await(deadlockBound());
         if (all) {
           peak.accumulateAndGet(inside.incrementAndGet(), Math::max);
           Thread.sleep(20);

@@ -31,5 +31,9 @@ public enum Defect {
   /** Releasing a lease deletes whatever grant the key has now, even another client's. */
   STALE_RELEASE_FREES_OTHERS,
   /** A renewal says yes and extends nothing on the server: renewed leases expire there anyway. */
-  RENEW_DOES_NOTHING
+  RENEW_DOES_NOTHING,
+  /** Transaction paths conflict only when equal: {@code [a]} and {@code [a, b]} are both granted. */
+  HIERARCHY_IGNORED,
+  /** Deadlocks between transactions are never detected. */
+  DEADLOCK_UNDETECTED
 }

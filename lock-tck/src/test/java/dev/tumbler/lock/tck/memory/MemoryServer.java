@@ -83,6 +83,7 @@ final class MemoryServer {
   private final Condition changed = mu.newCondition();
   private final Map<String, Resource> resources = new HashMap<>();
   private final Set<String> cutOff = ConcurrentHashMap.newKeySet();
+  private final MemoryTransactions transactions;
   private long nextToken = 1;
   private long lastReleasedToken = -1;
   private long nextId = 1;
@@ -91,6 +92,11 @@ final class MemoryServer {
     this.name = name;
     this.leaseNanos = leaseNanos;
     this.defect = defect;
+    this.transactions = new MemoryTransactions(defect);
+  }
+
+  MemoryTransactions transactions() {
+    return transactions;
   }
 
   /** The server of {@code name}, started on first use. */

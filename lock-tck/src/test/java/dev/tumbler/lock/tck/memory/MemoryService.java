@@ -4,9 +4,11 @@ import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockTransaction;
 import dev.tumbler.lock.ReadWriteLock;
 import dev.tumbler.lock.Semaphore;
 import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.TransactionOptions;
 import dev.tumbler.lock.spi.AbstractLease;
 import dev.tumbler.lock.spi.AbstractLock;
 import dev.tumbler.lock.spi.AbstractLockService;
@@ -31,6 +33,7 @@ final class MemoryService extends AbstractLockService {
   private final MemoryServer server;
   private final String client = "client-" + CLIENTS.incrementAndGet();
   private final AtomicLong candidates = new AtomicLong();
+  private final java.util.Set<LockTransaction> transactions = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   MemoryService(LockUrl url, LeaseSettings settings, MemoryServer server) {
     super(new ServiceInfo(MemoryProvider.SCHEME, "test", url.toString(), MemoryProvider.CAPABILITIES), settings,
@@ -72,8 +75,18 @@ final class MemoryService extends AbstractLockService {
   }
 
   @Override
+  protected LockTransaction createTransaction(TransactionOptions options) {
+    LockTransaction t = server.transactions().begin(options, ticker(), this::checkOpen);
+    transactions.add(t);
+    return t;
+  }
+
+  @Override
   protected void doClose() {
-    // nothing to disconnect: the server lives as long as its target
+    // the server lives as long as its target; this client's transactions end with it
+    for (LockTransaction t : transactions) {
+      t.close();
+    }
   }
 
   private Lock broken(MemoryLock lock) {
