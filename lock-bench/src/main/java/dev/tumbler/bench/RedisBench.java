@@ -101,6 +101,8 @@ public final class RedisBench {
       }
       double[] th = new double[contendedRounds];
       double[] rh = new double[contendedRounds];
+      double[] the = new double[contendedRounds];
+      double[] rhe = new double[contendedRounds];
       double[] tt = new double[contendedRounds];
       double[] rt = new double[contendedRounds];
       double[] pr = new double[contendedRounds];
@@ -108,6 +110,8 @@ public final class RedisBench {
         Handoff a = contendedTumbler(tumbler, tumbler2, millis);
         Handoff b = contendedRedisson(redisson, redisson2, millis);
         th[i] = a.medianMicros();
+        the[i] = a.medianFromReturnMicros();
+        rhe[i] = b.medianFromReturnMicros();
         tt[i] = a.perSecond();
         rh[i] = b.medianMicros();
         rt[i] = b.perSecond();
@@ -115,13 +119,14 @@ public final class RedisBench {
       }
       double ping2 = median(pr);
       System.out.println();
-      System.out.println("contended hand-off: 2 clients x 2 threads on one lock (median of rounds)");
-      System.out.printf(Locale.ROOT, "  tumbler  hand-off %8.1f us   %8.0f grants/s%n", median(th), median(tt));
-      System.out.printf(Locale.ROOT, "  redisson hand-off %8.1f us   %8.0f grants/s%n", median(rh), median(rt));
+      System.out.println("contended hand-off to another thread: 2 clients x 2 threads on one lock (median of rounds)");
+      System.out.println("  (from the start of the release call / from its return, to the next holder having the lock)");
+      System.out.printf(Locale.ROOT, "  tumbler  %8.1f us / %8.1f us   %8.0f grants/s%n", median(th), median(the), median(tt));
+      System.out.printf(Locale.ROOT, "  redisson %8.1f us / %8.1f us   %8.0f grants/s%n", median(rh), median(rhe), median(rt));
       System.out.printf(Locale.ROOT, "  ping     %8.1f us%n", ping2);
       System.out.printf(Locale.ROOT, "  ratio tumbler/redisson hand-off = %.2f%n", median(th) / median(rh));
-      System.out.printf(Locale.ROOT, "  tumbler hand-off in round trips = %.2f   (release script + wake-up push + acquire script; "
-          + "target: within one round trip of the release, i.e. <= ~3)%n", median(th) / ping2);
+      System.out.printf(Locale.ROOT, "  tumbler hand-off after the release returned = %.2f round trips   (target: about 1, "
+          + "the waiter's own acquire; the wake-up push travels while the release reply does)%n", median(the) / ping2);
     } finally {
       tumbler.close();
       tumbler2.close();
@@ -175,28 +180,31 @@ public final class RedisBench {
     return (System.nanoTime() - t0) / 1000.0 / ops;
   }
 
-  record Handoff(double medianMicros, double perSecond) {}
+  record Handoff(double medianMicros, double medianFromReturnMicros, double perSecond) {}
 
   interface Body {
-    void run(AtomicLong releaseStart, List<Long> samples) throws Exception;
+    void run(Release last, List<Long> fromStart, List<Long> fromEnd) throws Exception;
   }
 
   /** Runs 2 threads per client on one lock for {@code millis}; collects hand-off samples. */
   static Handoff contended(List<Body> bodies, long millis) throws InterruptedException {
     AtomicBoolean stop = new AtomicBoolean();
-    AtomicLong releaseStart = new AtomicLong(0);
+    Release last = new Release();
     List<List<Long>> samples = new ArrayList<>();
+    List<List<Long>> samplesEnd = new ArrayList<>();
     List<Thread> threads = new ArrayList<>();
     CountDownLatch go = new CountDownLatch(1);
     AtomicLong grants = new AtomicLong();
     for (Body b : bodies) {
       List<Long> s = new ArrayList<>();
+      List<Long> se = new ArrayList<>();
       samples.add(s);
+      samplesEnd.add(se);
       threads.add(Thread.ofPlatform().start(() -> {
         try {
           go.await();
           while (!stop.get()) {
-            b.run(releaseStart, s);
+            b.run(last, s, se);
             grants.incrementAndGet();
           }
         } catch (Exception e) {
@@ -214,19 +222,45 @@ public final class RedisBench {
       t.join(10_000);
     }
     double secs = (System.nanoTime() - t0) / 1e9;
-    long[] all = samples.stream().flatMap(List::stream).mapToLong(Long::longValue).toArray();
-    Arrays.sort(all);
-    double med = all.length == 0 ? Double.NaN : all[all.length / 2] / 1000.0;
-    return new Handoff(med, grants.get() / secs);
+    return new Handoff(medianMicros(samples), medianMicros(samplesEnd), grants.get() / secs);
   }
 
-  /** Holds briefly (so the others are really waiting), then releases; records release-start to next grant. */
-  static void hold(AtomicLong releaseStart, List<Long> samples) {
-    long rs = releaseStart.getAndSet(0);
-    if (rs != 0) {
-      samples.add(System.nanoTime() - rs);
+  static double medianMicros(List<List<Long>> samples) {
+    long[] all = samples.stream().flatMap(List::stream).mapToLong(Long::longValue).toArray();
+    Arrays.sort(all);
+    return all.length == 0 ? Double.NaN : all[all.length / 2] / 1000.0;
+  }
+
+  /** The last release: who released, when it started and when it returned (0 until it returned). */
+  static final class Release {
+    volatile long thread = -1;
+    volatile long start;
+    volatile long end;
+  }
+
+  /**
+   * Holds briefly (so the others are really waiting), then releases. Records, for a grant to a thread
+   * other than the last releaser (a real hand-off, not the releaser barging back in), the time from the
+   * start of the release and from its return.
+   */
+  static void hold(Release last, List<Long> fromStart, List<Long> fromEnd) {
+    long now = System.nanoTime();
+    if (last.thread != -1 && last.thread != Thread.currentThread().threadId()) {
+      fromStart.add(now - last.start);
+      long end = last.end;
+      fromEnd.add(end == 0 ? 0 : Math.max(0, now - end));
     }
     LockSupport.parkNanos(20_000);
+  }
+
+  static void beforeRelease(Release last) {
+    last.end = 0;
+    last.start = System.nanoTime();
+    last.thread = Thread.currentThread().threadId();
+  }
+
+  static void afterRelease(Release last) {
+    last.end = System.nanoTime();
   }
 
   static Handoff contendedTumbler(LockService a, LockService b, long millis) throws InterruptedException {
@@ -234,11 +268,12 @@ public final class RedisBench {
     List<Body> bodies = new ArrayList<>();
     for (LockService s : List.of(a, a, b, b)) {
       Lock lock = s.lock(name);
-      bodies.add((rs, samples) -> {
+      bodies.add((last, fromStart, fromEnd) -> {
         Lease l = lock.acquire();
-        hold(rs, samples);
-        rs.set(System.nanoTime());
+        hold(last, fromStart, fromEnd);
+        beforeRelease(last);
         l.release();
+        afterRelease(last);
       });
     }
     return contended(bodies, millis);
@@ -249,11 +284,12 @@ public final class RedisBench {
     List<Body> bodies = new ArrayList<>();
     for (RedissonClient c : List.of(a, a, b, b)) {
       RLock lock = c.getLock(name);
-      bodies.add((rs, samples) -> {
+      bodies.add((last, fromStart, fromEnd) -> {
         lock.lock();
-        hold(rs, samples);
-        rs.set(System.nanoTime());
+        hold(last, fromStart, fromEnd);
+        beforeRelease(last);
         lock.unlock();
+        afterRelease(last);
       });
     }
     return contended(bodies, millis);
