@@ -131,6 +131,14 @@ abstract sealed class Backend implements AutoCloseable {
    *
    * <p>Renewal succeeds when a majority renews; it is refused when so many masters refuse that no
    * majority can renew. Releases go to every master.
+   *
+   * <p><b>When to use it:</b> locks must keep working while a minority of Redis servers is down, and the
+   * protected resource checks fencing tokens. <b>When not to:</b> as a substitute for consensus. Its
+   * safety rests on timing — bounded clock-rate differences between client and masters, and a master
+   * that restarts without persistence staying down for at least a lease term before it rejoins (else a
+   * second majority can form while the first holder still holds). Where correctness must not depend on
+   * timing, use a consensus system (the ZooKeeper provider) with fencing. Semaphores are not offered:
+   * permits counted separately on each master do not bound the total over a majority.
    */
   static final class Redlock extends Backend {
     private static final Logger LOG = LoggerFactory.getLogger(Redlock.class);
