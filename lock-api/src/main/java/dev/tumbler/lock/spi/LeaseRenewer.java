@@ -3,64 +3,91 @@ package dev.tumbler.lock.spi;
 import dev.tumbler.lock.LeaseLostEvent;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Renews leases in the background and enforces their deadlines: one virtual thread per lease.
+ * Renews leases in the background and enforces their deadlines, for every lease of one service.
  *
- * <p>For each lease with a term {@code T} and {@code renew=auto}, the renewer sends a renewal
- * {@code T/3} after the last successful request; after a failed one it retries every {@code T/12}
- * (so several attempts fit in the trusted window). Each attempt runs in its own virtual thread, and the
- * watching thread waits for it only until the lease's deadline: a renewal call that hangs cannot delay
- * the loss. When the deadline passes with no success, the lease is marked lost
- * ({@link LeaseLostEvent.Reason#EXPIRED}) on the watching thread, which runs the lost listeners. A
- * renewal the backend refuses marks it lost at once ({@link LeaseLostEvent.Reason#REVOKED}).
+ * <p>One virtual thread per renewer wakes every tick ({@code T/24}, between 1 ms and 1 s) and looks at
+ * each watched lease:
+ * <ul>
+ *   <li>when {@code T/3} has passed since the last successful request was sent (and {@code renew=auto}),
+ *       it starts a renewal on its own virtual thread; after a failed attempt it retries every
+ *       {@code T/12}, so several attempts fit in the trusted window;
+ *   <li>when the lease's deadline ({@code sent + T × safety}) has passed with no success, it marks the
+ *       lease lost ({@link LeaseLostEvent.Reason#EXPIRED}) — at most one tick late, long before the
+ *       backend's term {@code T} ends. The loss is dispatched on its own virtual thread, which runs the
+ *       lost listeners; a renewal call that hangs cannot delay it, and a success that comes after the
+ *       deadline does not revive the lease;
+ *   <li>a renewal the backend refuses marks it lost at once ({@link LeaseLostEvent.Reason#REVOKED}).
+ * </ul>
  *
- * <p>With {@code renew=manual} only the deadline is watched.
+ * <p>Watching a lease costs a map insertion: no thread is started or woken at grant, so a lock held for
+ * less than {@code T/3} costs the renewer nothing on the acquire path. The loop thread stops after a few
+ * seconds without leases and starts again with the next one.
  *
- * <p>{@link #pause()} stops sending renewals (deadlines are still watched), as a long pause of the
- * client would; used by fault injection in tests. Thread safe.
+ * <p>{@link #pause()} stops sending renewals (deadlines are still enforced), as a long pause of the
+ * client would look to the backend; fault injection in tests uses it. Thread safe.
  */
 public final class LeaseRenewer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(LeaseRenewer.class.getName());
+  private static final long MIN_TICK_NANOS = 1_000_000L;
+  private static final long MAX_TICK_NANOS = 1_000_000_000L;
+  private static final long IDLE_EXIT_NANOS = 5_000_000_000L;
 
   private final Ticker ticker;
   private final String threadPrefix;
-  private final Map<AbstractLease, Thread> watchers = new ConcurrentHashMap<>();
+  private final Map<AbstractLease, Watch> watched = new ConcurrentHashMap<>();
+  private final Object loopLock = new Object();
+  // guarded by loopLock
+  private Thread loop;
+  private volatile long tickNanos = MAX_TICK_NANOS;
   private volatile boolean paused;
   private volatile boolean closed;
 
   /**
    * @param ticker the clock the leases use
-   * @param threadPrefix names the threads, for thread dumps ({@code "tumbler-redis-renew"})
+   * @param threadPrefix names the threads, for thread dumps ({@code "tumbler-redis-lease"})
    */
   public LeaseRenewer(Ticker ticker, String threadPrefix) {
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.threadPrefix = Objects.requireNonNull(threadPrefix, "threadPrefix");
   }
 
-  /** Starts watching (and, with {@code renew=auto}, renewing) {@code lease} until it ends. */
-  public void watch(AbstractLease lease) {
-    if (closed || !lease.settings().expires()) {
-      return;
-    }
-    Thread t = Thread.ofVirtual().name(threadPrefix + "-" + lease.name()).unstarted(() -> run(lease));
-    if (watchers.putIfAbsent(lease, t) == null) {
-      t.start();
+  private static final class Watch {
+    volatile long nextRenew;
+    volatile boolean inFlight;
+
+    Watch(long nextRenew) {
+      this.nextRenew = nextRenew;
     }
   }
 
-  /** Stops watching {@code lease} (it was released). */
-  public void unwatch(AbstractLease lease) {
-    Thread t = watchers.remove(lease);
-    if (t != null && t != Thread.currentThread()) {
-      LockSupport.unpark(t);
+  /** Starts watching (and, with {@code renew=auto}, renewing) {@code lease} until it ends. */
+  public void watch(AbstractLease lease) {
+    LeaseSettings settings = lease.settings();
+    if (closed || !settings.expires()) {
+      return;
     }
+    if (watched.putIfAbsent(lease, new Watch(lease.lastSentNanos() + settings.renewIntervalNanos())) != null) {
+      return;
+    }
+    long tick = tickFor(settings);
+    synchronized (loopLock) {
+      if (loop == null) {
+        tickNanos = tick;
+        loop = Thread.ofVirtual().name(threadPrefix).start(this::run);
+      } else if (tick < tickNanos) {
+        tickNanos = tick;
+        LockSupport.unpark(loop);
+      }
+    }
+  }
+
+  /** Stops watching {@code lease} (it was released or lost). */
+  public void unwatch(AbstractLease lease) {
+    watched.remove(lease);
   }
 
   /** Stops sending renewals; deadlines are still enforced. */
@@ -68,12 +95,9 @@ public final class LeaseRenewer implements AutoCloseable {
     paused = true;
   }
 
-  /** Sends renewals again. */
+  /** Sends renewals again, from the next tick on. */
   public void resume() {
     paused = false;
-    for (Thread t : watchers.values()) {
-      LockSupport.unpark(t);
-    }
   }
 
   /** Whether renewals are paused. */
@@ -83,87 +107,91 @@ public final class LeaseRenewer implements AutoCloseable {
 
   /** How many leases are watched. */
   public int watched() {
-    return watchers.size();
+    return watched.size();
   }
 
-  /** Stops every watcher; leases are not marked lost by this (the service does that). */
+  /** Stops watching everything; leases are not marked lost by this (the service does that). */
   @Override
   public void close() {
     closed = true;
-    for (Thread t : watchers.values()) {
-      LockSupport.unpark(t);
+    watched.clear();
+    synchronized (loopLock) {
+      if (loop != null) {
+        LockSupport.unpark(loop);
+      }
     }
-    watchers.clear();
   }
 
-  private boolean active(AbstractLease lease) {
-    return !closed && watchers.containsKey(lease) && lease.isValid();
+  /** T/24: a loss is noticed at most that late after the client's deadline at 3T/4, well before T. */
+  private static long tickFor(LeaseSettings settings) {
+    return Math.max(MIN_TICK_NANOS, Math.min(MAX_TICK_NANOS, settings.leaseTime().toNanos() / 24));
   }
 
-  private void run(AbstractLease lease) {
+  private void run() {
+    long idleSince = Long.MIN_VALUE;
+    while (!closed) {
+      long now = ticker.read();
+      long tick = MAX_TICK_NANOS;
+      for (Map.Entry<AbstractLease, Watch> e : watched.entrySet()) {
+        AbstractLease lease = e.getKey();
+        Watch w = e.getValue();
+        LeaseSettings settings = lease.settings();
+        tick = Math.min(tick, tickFor(settings));
+        if (lease.isReleased() || lease.isLost()) {
+          watched.remove(lease, w);
+        } else if (now - lease.validUntilNanos() >= 0) {
+          watched.remove(lease, w);
+          dispatch("expire", lease, lease::expire);
+        } else if (!w.inFlight && !paused && settings.renew() == LeaseSettings.Renew.AUTO && now - w.nextRenew >= 0) {
+          w.inFlight = true;
+          dispatch("renew", lease, () -> renew(lease, w));
+        }
+      }
+      if (watched.isEmpty()) {
+        if (idleSince == Long.MIN_VALUE) {
+          idleSince = now;
+        } else if (now - idleSince > IDLE_EXIT_NANOS) {
+          synchronized (loopLock) {
+            // watch() inserts before taking loopLock: an insertion not seen here sees loop == null
+            if (watched.isEmpty()) {
+              loop = null;
+              return;
+            }
+          }
+        }
+      } else {
+        idleSince = Long.MIN_VALUE;
+        tickNanos = tick;
+      }
+      LockSupport.parkNanos(this, tickNanos);
+    }
+    synchronized (loopLock) {
+      if (loop == Thread.currentThread()) {
+        loop = null;
+      }
+    }
+  }
+
+  private void dispatch(String what, AbstractLease lease, Runnable r) {
+    Thread.ofVirtual().name(threadPrefix + "-" + what + "-" + lease.name()).start(r);
+  }
+
+  private void renew(AbstractLease lease, Watch w) {
     LeaseSettings settings = lease.settings();
-    long interval = settings.renewIntervalNanos();
-    long retry = Math.max(1, interval / 4);
-    long nextRenew = lease.lastSentNanos() + interval;
+    long sent = ticker.read();
     try {
-      while (active(lease)) {
-        long now = ticker.read();
-        long deadline = lease.validUntilNanos();
-        boolean auto = settings.renew() == LeaseSettings.Renew.AUTO && !paused;
-        long wakeAt = auto ? Math.min(nextRenew, deadline) : deadline;
-        if (wakeAt - now > 0) {
-          LockSupport.parkNanos(this, wakeAt - now);
-          continue;
-        }
-        if (deadline - ticker.read() <= 0) {
-          lease.expire();
-          return;
-        }
-        // time to renew
-        long sent = ticker.read();
-        Outcome outcome = attempt(lease, deadline - sent);
-        switch (outcome) {
-          case RENEWED -> {
-            lease.extend(sent);
-            nextRenew = sent + interval;
-          }
-          case NOT_OURS -> {
-            lease.markLost(LeaseLostEvent.Reason.REVOKED, "the backend refused the renewal: the lease is no longer ours", null);
-            return;
-          }
-          case FAILED -> nextRenew = ticker.read() + retry;
-          case TIMED_OUT -> {
-            lease.expire();
-            return;
-          }
-        }
+      if (lease.doRenew()) {
+        w.nextRenew = sent + settings.renewIntervalNanos();
+        lease.extend(sent);
+      } else {
+        watched.remove(lease, w);
+        lease.markLost(LeaseLostEvent.Reason.REVOKED, "the backend refused the renewal: the lease is no longer ours", null);
       }
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.DEBUG, "renewal of '" + lease.name() + "' failed; retrying: " + e);
+      w.nextRenew = ticker.read() + Math.max(1, settings.renewIntervalNanos() / 4);
     } finally {
-      watchers.remove(lease, Thread.currentThread());
-    }
-  }
-
-  private enum Outcome { RENEWED, NOT_OURS, FAILED, TIMED_OUT }
-
-  private Outcome attempt(AbstractLease lease, long waitNanos) {
-    CompletableFuture<Boolean> f = new CompletableFuture<>();
-    Thread.ofVirtual().name(threadPrefix + "-call-" + lease.name()).start(() -> {
-      try {
-        f.complete(lease.doRenew());
-      } catch (Throwable e) {
-        f.completeExceptionally(e);
-      }
-    });
-    try {
-      return f.get(Math.max(1, waitNanos), TimeUnit.NANOSECONDS) ? Outcome.RENEWED : Outcome.NOT_OURS;
-    } catch (TimeoutException e) {
-      return Outcome.TIMED_OUT;
-    } catch (ExecutionException e) {
-      LOG.log(System.Logger.Level.DEBUG, "renewal of '" + lease.name() + "' failed; retrying: " + e.getCause());
-      return Outcome.FAILED;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return Outcome.FAILED;
+      w.inFlight = false;
     }
   }
 }
