@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * The {@link Transport} of a native cluster over TCP, optionally TLS, with blocking I/O on virtual threads.
  *
  * <h2>Connections</h2>
- * Every node dials every peer and keeps one <em>outbound</em> connection per peer; it <b>sends only on
+ * Every node dials every peer (at its id, or at its {@linkplain TcpTransportConfig#dialAddress dial
+ * address} when one is configured) and keeps one <em>outbound</em> connection per peer; it <b>sends only on
  * its outbound connections and receives only on inbound ones</b> (those its peers dialled). One TCP
  * stream per ordered pair gives FIFO delivery per pair. Each connection starts with a handshake (below);
  * afterwards the dialer sends DATA frames (and a PING when idle for a quarter of {@code idleTimeout}),
@@ -498,7 +499,7 @@ public final class TcpTransport implements Transport {
           generation = g;
           wasUp = true;
           failures = 0;
-          LOG.info("{}: link to {} up{}", self, peer, config.tls() ? " (TLS)" : "");
+          LOG.info("{}: link to {}{} up{}", self, peer, via(peer), config.tls() ? " (TLS)" : "");
           callback(r -> r.peerUp(peer));
           Socket watched = s;
           spawn("tumbler-tcp-watch-" + peer, () -> watch(watched));
@@ -512,7 +513,7 @@ public final class TcpTransport implements Transport {
             if (wasUp) {
               LOG.info("{}: link to {} broke: {}", self, peer, describe(e));
             } else {
-              LOG.debug("{}: cannot connect to {}: {}", self, peer, describe(e));
+              LOG.debug("{}: cannot connect to {}{}: {}", self, peer, via(peer), describe(e));
             }
           }
         } catch (InterruptedException e) {
@@ -548,11 +549,13 @@ public final class TcpTransport implements Transport {
     private record Link(Socket socket, DataOutputStream out, byte[] sessionKey) {}
 
     private Link connect(Socket raw) throws IOException {
+      // dial the peer's dial address (NAT, alias, relay) if it has one; TLS still checks the peer's id host
       String host = hostOf(peer);
       int port = portOf(peer);
+      String dial = config.dialAddress(peer);
       raw.setTcpNoDelay(true);
       raw.setKeepAlive(true);
-      raw.connect(new InetSocketAddress(host, port), millis(config.connectTimeout()));
+      raw.connect(new InetSocketAddress(hostOf(dial), portOf(dial)), millis(config.connectTimeout()));
       Watchdog watchdog = new Watchdog(raw, config.handshakeTimeout());
       Socket s = raw;
       try {
@@ -760,6 +763,12 @@ public final class TcpTransport implements Transport {
       throw new IllegalArgumentException("peer '" + peer + "' is not a member of " + self + "'s cluster " + peers);
     }
     return o;
+  }
+
+  /** " via host:port" when {@code peer} is dialled at a dial address, else empty: for log lines. */
+  private String via(String peer) {
+    String dial = config.dialAddress(peer);
+    return dial.equals(peer) ? "" : " via " + dial;
   }
 
   static String hostOf(String id) {

@@ -11,9 +11,11 @@ import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
@@ -29,7 +31,11 @@ import javax.net.ssl.TrustManagerFactory;
  *
  * <p>Peer ids are {@code host:port} (IPv6 literals in brackets, {@code [::1]:7701}); a peer's id is the
  * address it listens on, and every node must spell a given peer the same way ({@code localhost:7701} and
- * {@code 127.0.0.1:7701} are different ids). The secret is required: there is no unauthenticated mode.
+ * {@code 127.0.0.1:7701} are different ids). By default a peer is dialled at its id; a <em>dial address</em>
+ * ({@link Builder#dialAddress}, URL parameter {@code dialAddresses}) makes this node dial another
+ * address for it instead — behind NAT or a port forward, through a DNS alias, or through a relay — while
+ * the id stays the peer's identity: the handshake names the id, and TLS checks the certificate against the
+ * id's host. The secret is required: there is no unauthenticated mode.
  * It must be at least {@value #MIN_SECRET_BYTES} bytes, because a captured handshake lets an attacker
  * guess a short secret offline. The secret never appears in {@link #toString()}, messages or logs.
  *
@@ -48,13 +54,21 @@ public final class TcpTransportConfig {
   /** The URL parameters {@link #fromUrl} reads; the provider adds its own and rejects any other. */
   public static final Set<String> PARAMETERS = Set.of("peers", "secret", "tls", "keyStore", "keyStorePassword",
       "trustStore", "trustStorePassword", "maxFrameSize", "connectTimeout", "handshakeTimeout", "idleTimeout",
-      "backoffMin", "backoffMax");
+      "backoffMin", "backoffMax", "dialAddresses");
+
+  /**
+   * The URL parameter and {@link Properties} key of the dial addresses: a string
+   * {@code id=host:port,id=host:port} or, in {@code Properties} only, a {@code Map<String, String>} from
+   * peer id to address.
+   */
+  public static final String DIAL_ADDRESSES = "dialAddresses";
 
   /** The {@link Properties} key under which a ready {@link SSLContext} object may be passed. */
   public static final String SSL_CONTEXT_PROPERTY = "sslContext";
 
   private final String self;
   private final List<String> peers;
+  private final Map<String, String> dialAddresses;
   private final byte[] secret;
   private final SSLContext sslContext;
   private final int maxFrameSize;
@@ -68,6 +82,7 @@ public final class TcpTransportConfig {
   private TcpTransportConfig(Builder b) {
     this.self = b.self;
     this.peers = List.copyOf(b.peers);
+    this.dialAddresses = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(b.dialAddresses));
     this.secret = b.secret.clone();
     this.sslContext = b.sslContext;
     this.maxFrameSize = b.maxFrameSize;
@@ -101,7 +116,8 @@ public final class TcpTransportConfig {
    * in any format the JDK detects, PKCS12 or JKS; without a trust store the JDK's default trust applies),
    * {@code maxFrameSize} (bytes, default 1 MiB), {@code connectTimeout} (5s), {@code handshakeTimeout}
    * (5s), {@code idleTimeout} (10s; heartbeats go every quarter of it), {@code backoffMin} (100ms),
-   * {@code backoffMax} (5s). Other parameters are left to the caller, who checks them against
+   * {@code backoffMax} (5s), {@code dialAddresses} ({@code id=host:port,...}: where to dial the listed
+   * peers instead of their ids; in {@code info} also a {@code Map<String, String>}). Other parameters are left to the caller, who checks them against
    * {@link #PARAMETERS} plus its own.
    *
    * @throws InvalidLockUrlException naming the parameter that is missing or invalid; never quoting a
@@ -137,6 +153,40 @@ public final class TcpTransportConfig {
       } catch (IllegalArgumentException e) {
         throw invalid(u, "peers", e.getMessage());
       }
+    }
+    Object rawDial = props.get(DIAL_ADDRESSES);
+    Map<String, String> dial = new LinkedHashMap<>();
+    if (rawDial instanceof Map<?, ?> m) {
+      for (Map.Entry<?, ?> e : m.entrySet()) {
+        if (!(e.getKey() instanceof String k) || !(e.getValue() instanceof String v)) {
+          throw new InvalidLockUrlException("lock URL " + u + ": property '" + DIAL_ADDRESSES
+              + "' must map peer ids to host:port strings");
+        }
+        dial.put(k, v);
+      }
+    } else if (rawDial != null && !(rawDial instanceof String)) {
+      throw new InvalidLockUrlException("lock URL " + u + ": property '" + DIAL_ADDRESSES
+          + "' must be a String (id=host:port,...) or a Map<String, String>, not " + rawDial.getClass().getName());
+    } else {
+      String text = u.string(DIAL_ADDRESSES, "");
+      if (!text.isBlank()) {
+        for (String pair : text.split(",", -1)) {
+          int eq = pair.indexOf('=');
+          if (eq < 0) {
+            throw invalid(u, DIAL_ADDRESSES, "'" + pair.trim() + "' is not id=host:port");
+          }
+          if (dial.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim()) != null) {
+            throw invalid(u, DIAL_ADDRESSES, "'" + pair.substring(0, eq).trim() + "' is listed twice");
+          }
+        }
+      }
+    }
+    try {
+      for (Map.Entry<String, String> e : dial.entrySet()) {
+        b.dialAddress(e.getKey(), e.getValue());
+      }
+    } catch (IllegalArgumentException e) {
+      throw invalid(u, DIAL_ADDRESSES, e.getMessage());
     }
     Object rawSecret = props.get("secret");
     byte[] secretBytes = rawSecret instanceof byte[] bytes ? bytes.clone()
@@ -183,7 +233,11 @@ public final class TcpTransportConfig {
         }
       }
     }
-    return b.build();
+    try {
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      throw invalid(u, DIAL_ADDRESSES, e.getMessage());
+    }
   }
 
   private static SSLContext sslContextFrom(LockUrl u) {
@@ -294,6 +348,19 @@ public final class TcpTransportConfig {
     return peers;
   }
 
+  /**
+   * The peers dialled somewhere else than at their id: peer id → {@code host:port}. Unmodifiable; peers
+   * not in it are dialled at their id.
+   */
+  public Map<String, String> dialAddresses() {
+    return dialAddresses;
+  }
+
+  /** Where this node dials {@code peer}: its dial address if one is set, else its id. */
+  public String dialAddress(String peer) {
+    return dialAddresses.getOrDefault(Objects.requireNonNull(peer, "peer"), peer);
+  }
+
   /** A copy of the shared secret. */
   public byte[] secret() {
     return secret.clone();
@@ -343,7 +410,8 @@ public final class TcpTransportConfig {
   /** Without the secret. */
   @Override
   public String toString() {
-    return "TcpTransportConfig[self=" + self + ", peers=" + peers + ", secret=***, tls=" + tls()
+    return "TcpTransportConfig[self=" + self + ", peers=" + peers
+        + (dialAddresses.isEmpty() ? "" : ", dialAddresses=" + dialAddresses) + ", secret=***, tls=" + tls()
         + ", maxFrameSize=" + maxFrameSize + ", connectTimeout=" + connectTimeout + ", handshakeTimeout="
         + handshakeTimeout + ", idleTimeout=" + idleTimeout + ", backoff=" + backoffMin + ".." + backoffMax + "]";
   }
@@ -352,6 +420,7 @@ public final class TcpTransportConfig {
   public static final class Builder {
     private final String self;
     private final Set<String> peers = new LinkedHashSet<>();
+    private final Map<String, String> dialAddresses = new LinkedHashMap<>();
     private byte[] secret;
     private SSLContext sslContext;
     private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
@@ -384,6 +453,25 @@ public final class TcpTransportConfig {
           throw new IllegalArgumentException("peers: '" + n + "' is listed twice");
         }
       }
+      return this;
+    }
+
+    /**
+     * Dials {@code peer} at {@code address} instead of at its id (NAT, port forwards, DNS aliases,
+     * relays). The peer's id stays its identity: the handshake names the id, and with TLS the peer's
+     * certificate is checked against the id's host, not the address dialled. May be called before or
+     * after {@link #peers}; {@link #build} checks that {@code peer} is a member.
+     *
+     * @throws IllegalArgumentException if either is not {@code host:port} (port 1 to 65535), or
+     *     {@code peer} is this node
+     */
+    public Builder dialAddress(String peer, String address) {
+      String p = normalizeId(Objects.requireNonNull(peer, "peer"), "dialAddresses: peer", false);
+      String a = normalizeId(Objects.requireNonNull(address, "address"), "dialAddresses: address of " + p, false);
+      if (p.equals(self)) {
+        throw new IllegalArgumentException("dialAddresses: '" + p + "' is this node, which is never dialled");
+      }
+      dialAddresses.put(p, a);
       return this;
     }
 
@@ -450,10 +538,18 @@ public final class TcpTransportConfig {
       return this;
     }
 
-    /** @throws IllegalStateException if no secret was set */
+    /**
+     * @throws IllegalStateException if no secret was set
+     * @throws IllegalArgumentException if a dial address is set for a peer that is not a member
+     */
     public TcpTransportConfig build() {
       if (secret == null) {
         throw new IllegalStateException("secret: a shared secret is required");
+      }
+      for (String p : dialAddresses.keySet()) {
+        if (!peers.contains(p)) {
+          throw new IllegalArgumentException("dialAddresses: '" + p + "' is not one of the peers " + peers);
+        }
       }
       return new TcpTransportConfig(this);
     }

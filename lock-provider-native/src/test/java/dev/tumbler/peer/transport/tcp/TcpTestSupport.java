@@ -3,6 +3,7 @@ package dev.tumbler.peer.transport.tcp;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.tumbler.peer.TestPorts;
 import dev.tumbler.peer.transport.Transport;
 import java.io.IOException;
 import java.io.InputStream;
@@ -27,12 +28,12 @@ final class TcpTestSupport {
 
   private TcpTestSupport() {}
 
-  /** A port that was free a moment ago (the transports under test bind it themselves). */
+  /**
+   * A port that was free a moment ago (the transports under test bind it themselves), below the
+   * ephemeral range so that no outgoing connection takes it meanwhile: see {@link TestPorts}.
+   */
   static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
-    }
+    return TestPorts.freePort();
   }
 
   static String id(int port) {

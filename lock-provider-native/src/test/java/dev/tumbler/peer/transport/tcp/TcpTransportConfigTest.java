@@ -110,4 +110,44 @@ class TcpTransportConfigTest {
       assertTrue(TcpTransportConfig.PARAMETERS.contains(p), p);
     }
   }
+
+  @Test
+  void dialAddressesFromTheUrlAndFromProperties() {
+    TcpTransportConfig c = parse("lock:native://127.0.0.1:7701?peers=127.0.0.1:7702,127.0.0.1:7703&secret=" + SECRET
+        + "&dialAddresses=127.0.0.1:7702=LOCALHOST:9002");
+    assertEquals(java.util.Map.of("127.0.0.1:7702", "localhost:9002"), c.dialAddresses(), "normalized");
+    assertEquals("localhost:9002", c.dialAddress("127.0.0.1:7702"));
+    assertEquals("127.0.0.1:7703", c.dialAddress("127.0.0.1:7703"), "no dial address: the id");
+    assertEquals(List.of("127.0.0.1:7702", "127.0.0.1:7703"), c.peers(), "ids unchanged");
+    assertTrue(c.toString().contains("dialAddresses={127.0.0.1:7702=localhost:9002}"), c.toString());
+
+    Properties info = new Properties();
+    info.put("dialAddresses", java.util.Map.of("127.0.0.1:7703", "[::1]:9003"));
+    c = TcpTransportConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7701?peers=127.0.0.1:7702,"
+        + "127.0.0.1:7703&secret=" + SECRET + "&dialAddresses=127.0.0.1:7702=h:1"), info);
+    assertEquals(java.util.Map.of("127.0.0.1:7703", "[::1]:9003"), c.dialAddresses(), "a Map in Properties wins");
+    info.setProperty("dialAddresses", "127.0.0.1:7702=h:2");
+    c = TcpTransportConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7701?peers=127.0.0.1:7702&secret="
+        + SECRET), info);
+    assertEquals(java.util.Map.of("127.0.0.1:7702", "h:2"), c.dialAddresses(), "a String in Properties");
+  }
+
+  @Test
+  void badDialAddressesAreRejectedNamingTheParameter() {
+    String base = "lock:native://127.0.0.1:7701?peers=127.0.0.1:7702&secret=" + SECRET + "&dialAddresses=";
+    for (String bad : List.of("127.0.0.1:7702", "127.0.0.1:7702=nohost", "127.0.0.1:7702=h:0",
+        "127.0.0.1:7709=h:1", "127.0.0.1:7701=h:1", "127.0.0.1:7702=h:1,127.0.0.1:7702=h:2", "x=h:1")) {
+      InvalidLockUrlException e = fails(base + bad);
+      assertTrue(e.getMessage().contains("'dialAddresses'"), bad + ": " + e.getMessage());
+    }
+    assertTrue(fails(base + "127.0.0.1:7709=h:1").getMessage().contains("not one of the peers"));
+    Properties info = new Properties();
+    info.put("dialAddresses", java.util.Map.of("127.0.0.1:7702", 9002));
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> TcpTransportConfig.fromUrl(
+        LockUrl.parse("lock:native://127.0.0.1:7701?peers=127.0.0.1:7702&secret=" + SECRET), info));
+    assertTrue(e.getMessage().contains("dialAddresses"), e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> TcpTransportConfig.builder("127.0.0.1:7701")
+        .secret(SECRET.getBytes(StandardCharsets.UTF_8)).dialAddress("127.0.0.1:7702", "h:1").build(),
+        "a dial address for a non-member");
+  }
 }
