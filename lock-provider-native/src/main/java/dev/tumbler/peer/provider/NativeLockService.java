@@ -27,7 +27,7 @@ final class NativeLockService extends AbstractLockService {
         LeaseSettings.unbounded(settings.namespace()), Ticker.system());
     this.settings = settings;
     this.shared = NodeRegistry.acquire(settings, redactedUrl);
-    this.session = settings.self() + "#" + SESSIONS.incrementAndGet();
+    this.session = shared.node.nodeId() + "#" + SESSIONS.incrementAndGet();
   }
 
   @Override

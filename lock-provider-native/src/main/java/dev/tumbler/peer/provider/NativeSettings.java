@@ -59,6 +59,13 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
       url.requireKnownParameters(accepted);
       TcpTransportConfig tcp = TcpTransportConfig.fromUrl(url, info);
       checkSize(url, tcp.peers().size());
+      if (tcp.self().endsWith(":0") && !tcp.peers().isEmpty()) {
+        // a peer's id is where its peers dial it: an ephemeral port is known to nobody else, and the id
+        // would change at every restart, so the cluster could never agree on its members
+        throw new InvalidLockUrlException("lock URL " + url + ": port 0 (an ephemeral port) cannot be used with "
+            + "'peers': this node's id " + tcp.self() + " must be the address its peers dial; give the real "
+            + "listen port, as in lock:native://127.0.0.1:7701?peers=127.0.0.1:7702,127.0.0.1:7703");
+      }
       return new NativeSettings(Kind.TCP, "", tcp.self(), tcp.peers(), variant, peerTimeout, namespace, tcp);
     }
     String opaque = url.opaque();

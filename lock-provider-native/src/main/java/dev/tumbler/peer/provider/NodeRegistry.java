@@ -104,7 +104,9 @@ final class NodeRegistry {
     // fencing tokens are still above the old ones unless the clocks ran faster than a million events a
     // second, or the wall clock stepped back by more than the downtime.
     long micros = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
-    LamportCore core = new LamportCore(settings.self(), settings.peers(), settings.variant(),
+    // the transport's id, not the configured one: a TCP node on port 0 (allowed only without peers) is
+    // known by the port it bound
+    LamportCore core = new LamportCore(transport.self(), settings.peers(), settings.variant(),
         settings.peerTimeout().toNanos(), Math.min(Math.max(0, micros), LamportCore.MAX_CLOCK / 2));
     PeerNode<LamportMessage> node = new PeerNode<>(core, new LamportCodec(), transport, Ticker.system());
     try {

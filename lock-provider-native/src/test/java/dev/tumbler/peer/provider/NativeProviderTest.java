@@ -64,10 +64,30 @@ class NativeProviderTest {
       "lock:native://127.0.0.1:1?peers=127.0.0.1:2|secret",
       "lock:native://127.0.0.1:1?peers=127.0.0.1:2&secret=0123456789abcdef&tpyo=1|tpyo",
       "lock:native://127.0.0.1?peers=127.0.0.1:2&secret=0123456789abcdef|port",
+      "lock:native://127.0.0.1:0?peers=127.0.0.1:2&secret=0123456789abcdef|port 0",
+      "lock:native://127.0.0.1:1?peers=127.0.0.1:2&secret=0123456789abcdef&dialAddresses=127.0.0.1:3=h:1|dialAddresses",
   })
   void badUrlsFailNamingTheProblem(String url, String named) {
     InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect(url).close());
     assertTrue(e.getMessage().contains(named), "'" + e.getMessage() + "' does not name " + named);
+  }
+
+  /**
+   * Port 0 is refused with peers (they could not dial an ephemeral port), and accepted alone: the node is
+   * then known everywhere by the port it bound, never by "host:0".
+   */
+  @Test
+  void ephemeralPortAloneUsesTheBoundPortEverywhere() throws InterruptedException {
+    try (LockService s = LockProviders.connect("lock:native://127.0.0.1:0?secret=0123456789abcdef")) {
+      String id = s.unwrap(NodeStats.class).nodeId();
+      assertTrue(id.startsWith("127.0.0.1:") && !id.equals("127.0.0.1:0"), id);
+      dev.tumbler.peer.node.PeerNode<?> node = s.unwrap(dev.tumbler.peer.node.PeerNode.class);
+      assertEquals(id, node.transport().self(), "core and transport agree");
+      assertEquals(id, "127.0.0.1:" + ((dev.tumbler.peer.transport.tcp.TcpTransport) node.transport()).port());
+      Lease l = s.lock("p").tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+      assertTrue(s.lock("p").tryAcquire(Duration.ZERO).isEmpty());
+      l.release();
+    }
   }
 
   @Test
