@@ -8,13 +8,21 @@ import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.tck.FencedResource;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -102,6 +110,128 @@ class NativeFaultTest {
         b.close();
       }
       c.close();
+    }
+  }
+
+  /**
+   * The same over real TCP: every link goes through a proxy, and node c is cut off at the socket level
+   * (blackholed: a partition the idle timeout must find; or reset). Workers on every node contend for one
+   * lock throughout, writing to a fenced resource under an occupancy witness.
+   */
+  @ParameterizedTest
+  @CsvSource({"ricart-agrawala,PARTITION", "lamport,RESET"})
+  void tcpCutPeerMakesAcquiresFailCleanly(String algorithm, NativeTargets.Cut how) throws Exception {
+    NativeTargets.Cluster c = NativeTargets.tcp(algorithm, Duration.ofSeconds(1));
+    c.cut = how;
+    List<LockService> s = new ArrayList<>();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger occupancy = new AtomicInteger();
+    AtomicInteger overlaps = new AtomicInteger();
+    AtomicLong grants = new AtomicLong();
+    AtomicLong unavailable = new AtomicLong();
+    Queue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
+    FencedResource<String> resource = new FencedResource<>();
+    List<Thread> workers = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        s.add(c.open(i));
+      }
+      String a = c.ids.get(0);
+      String b = c.ids.get(1);
+      String cut = c.ids.get(2);
+      for (int i = 0; i < 6; i++) {
+        LockService svc = s.get(i % 3);
+        String who = "worker-" + i;
+        workers.add(Thread.ofVirtual().start(() -> {
+          while (!stop.get()) {
+            try {
+              Optional<Lease> l = svc.lock("w").tryAcquire(Duration.ofMillis(200));
+              if (l.isEmpty()) {
+                continue;
+              }
+              grants.incrementAndGet();
+              if (occupancy.incrementAndGet() != 1) {
+                overlaps.incrementAndGet();
+              }
+              resource.write(l.get().fencingToken(), who);
+              Thread.sleep(2);
+              occupancy.decrementAndGet();
+              l.get().release();
+            } catch (ServiceUnavailableException e) {
+              unavailable.incrementAndGet();
+            } catch (InterruptedException e) {
+              return;
+            } catch (Throwable e) {
+              unexpected.add(e);
+              return;
+            }
+          }
+        }));
+      }
+      awaitTrue("workers granted before the cut", () -> grants.get() >= 5);
+      Lease held = s.get(0).lock("x").tryAcquire(Duration.ofSeconds(10)).orElseThrow();
+
+      c.cutOff(2);
+      // a wait that ends while a peer is missing: unavailable, naming exactly the missing peers
+      for (int i = 0; i < 2; i++) {
+        int n = i;
+        ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class,
+            () -> s.get(n).lock("y").tryAcquire(Duration.ofMillis(300)));
+        assertTrue(e.getMessage().contains("[" + cut + "]"), e.getMessage());
+      }
+      ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class,
+          () -> s.get(2).lock("y").tryAcquire(Duration.ofMillis(300)));
+      assertTrue(e.getMessage().contains("[" + a + ", " + b + "]") || e.getMessage().contains("[" + b + ", " + a + "]"),
+          e.getMessage());
+      long grantsAtCut = grants.get();
+      // a single attempt fails at once; no deadline fails after peerTimeout (1s here)
+      assertThrows(ServiceUnavailableException.class, () -> s.get(1).lock("y").tryAcquire(Duration.ZERO));
+      e = assertThrows(ServiceUnavailableException.class, () -> s.get(0).lock("y").acquire());
+      assertTrue(e.getMessage().contains("peerTimeout") && e.getMessage().contains(cut), e.getMessage());
+      // the lock held before the cut is neither lost nor granted twice
+      assertTrue(held.isValid());
+      assertThrows(ServiceUnavailableException.class, () -> s.get(1).lock("x").tryAcquire(Duration.ofMillis(200)));
+      assertEquals(grantsAtCut, grants.get(), "a grant was made while a node was cut off");
+      assertTrue(unavailable.get() > 0, "the workers never saw the cut");
+
+      c.heal(2);
+      Lease y = s.get(2).lock("y").tryAcquire(Duration.ofSeconds(15)).orElseThrow(() ->
+          new AssertionError("no grant after the heal"));
+      y.release();
+      assertTrue(s.get(1).lock("x").tryAcquire(Duration.ZERO).isEmpty(), "x granted twice after the heal");
+      long token = held.fencingToken();
+      held.release();
+      Lease again = s.get(2).lock("x").tryAcquire(Duration.ofSeconds(15)).orElseThrow();
+      assertTrue(again.fencingToken() > token, again.fencingToken() + " after " + token);
+      again.release();
+      awaitTrue("workers granted after the heal", () -> grants.get() >= grantsAtCut + 5);
+    } finally {
+      stop.set(true);
+      for (Thread t : workers) {
+        t.join(30_000);
+      }
+      for (LockService x : s) {
+        x.close();
+      }
+      c.close();
+    }
+    assertTrue(unexpected.isEmpty(), "workers failed: " + unexpected);
+    assertEquals(0, overlaps.get(), "two holders at once");
+    assertEquals(0, resource.staleWrites(), "a stale token was accepted after a newer one: " + resource);
+    List<Long> tokens = resource.acceptedTokens();
+    for (int i = 1; i < tokens.size(); i++) {
+      assertTrue(tokens.get(i) > tokens.get(i - 1), "tokens not strictly increasing: " + tokens);
+    }
+  }
+
+  private static void awaitTrue(String what, java.util.function.BooleanSupplier condition)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting until " + what);
+      }
+      Thread.sleep(10);
     }
   }
 }

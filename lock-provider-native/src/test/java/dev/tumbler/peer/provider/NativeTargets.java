@@ -4,14 +4,15 @@ import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.tck.FaultInjector;
 import dev.tumbler.lock.tck.TckTarget;
+import dev.tumbler.lock.tck.TcpProxy;
+import dev.tumbler.peer.TestPorts;
 import dev.tumbler.peer.node.NodeStats;
+import dev.tumbler.peer.node.PeerNode;
 import dev.tumbler.peer.transport.InMemoryNetwork;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import dev.tumbler.peer.transport.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,7 +20,10 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** TCK targets for the native provider: the local node, and 3-node clusters in memory and over TCP. */
+/**
+ * TCK targets for the native provider: the local node, and 3-node clusters in memory and over TCP, both with
+ * a fault injector that cuts a node off.
+ */
 final class NativeTargets {
 
   /** Lamport cannot free a cut-off holder's lock, nor grant anyone while a peer is cut off: by design. */
@@ -55,20 +59,45 @@ final class NativeTargets {
     };
   }
 
-  /** A cluster whose nodes are kept up by one anchor service each; open() goes round the nodes. */
+  /** How a TCP cluster cuts a node off. */
+  enum Cut {
+    /** The node's links stay open but every byte is dropped (a partition): found by the idle timeout. */
+    PARTITION,
+    /** The node's connections are reset and new ones refused (a crashed link): found at once. */
+    RESET
+  }
+
+  /**
+   * A cluster whose nodes are kept up by one anchor service each; open() goes round the nodes.
+   *
+   * <p>Faults: the in-memory cluster cuts a node's links in its {@link InMemoryNetwork}. The TCP cluster has
+   * one {@link TcpProxy} on every directed link — node {@code i} dials peer {@code j} at the proxy
+   * {@code i→j} (its {@code dialAddresses}), while ids stay the listen addresses — and cuts a node off by
+   * blackholing (or resetting) the proxies of every link to and from it: real sockets, no switch inside the
+   * transport.
+   */
   static final class Cluster implements TckTarget, FaultInjector {
     final List<String> urls;
     final List<String> ids;
     final InMemoryNetwork network; // null for TCP
+    /** TCP: the proxy node {@code i} dials node {@code j} through, under key {@code i + ">" + j}. */
+    private final Map<String, TcpProxy> proxies;
     private final List<LockService> anchors = new ArrayList<>();
     private final AtomicInteger next = new AtomicInteger();
+    volatile Cut cut = Cut.PARTITION;
 
     /** @param memoryCluster the in-memory cluster's name, or null for TCP */
-    Cluster(List<String> ids, List<String> urls, String memoryCluster) {
+    Cluster(List<String> ids, List<String> urls, String memoryCluster, Map<String, TcpProxy> proxies) {
       this.ids = ids;
       this.urls = urls;
-      for (String url : urls) {
-        anchors.add(LockProviders.connect(url));
+      this.proxies = proxies;
+      try {
+        for (String url : urls) {
+          anchors.add(LockProviders.connect(url));
+        }
+      } catch (RuntimeException e) {
+        close();
+        throw e;
       }
       // the anchors started the nodes, which made the network: this is a handle on it
       this.network = memoryCluster == null ? null : InMemoryNetwork.named(memoryCluster, Set.copyOf(ids));
@@ -96,7 +125,7 @@ final class NativeTargets {
 
     @Override
     public Optional<FaultInjector> faults() {
-      return network == null ? Optional.empty() : Optional.of(this);
+      return Optional.of(this);
     }
 
     @Override
@@ -104,15 +133,76 @@ final class NativeTargets {
       return Set.of(Fault.CUT_OFF_CLIENT);
     }
 
-    /** Cuts the client's whole node off from the other nodes. */
+    /** Cuts the client's whole node off from the other nodes; returns once every node has seen it. */
     @Override
     public void cutOff(LockService client) {
-      network.isolate(client.unwrap(NodeStats.class).nodeId());
+      cutOff(ids.indexOf(client.unwrap(NodeStats.class).nodeId()));
     }
 
     @Override
     public void heal(LockService client) {
-      network.rejoin(client.unwrap(NodeStats.class).nodeId());
+      heal(ids.indexOf(client.unwrap(NodeStats.class).nodeId()));
+    }
+
+    /**
+     * Cuts node {@code k} off from every other node, both directions. Returns once the transports on both
+     * ends of each of its links report the link down (for a {@link Cut#PARTITION}, after the idle timeout),
+     * so that the fault is in effect, as {@link FaultInjector} asks.
+     */
+    void cutOff(int k) {
+      if (network != null) {
+        network.isolate(ids.get(k));
+        return;
+      }
+      for (TcpProxy p : linksOf(k)) {
+        if (cut == Cut.RESET) {
+          p.cut();
+        } else {
+          p.blackhole();
+        }
+      }
+      awaitLinks(k, false);
+    }
+
+    /** Heals every link of node {@code k}; returns once both ends of each report it up again. */
+    void heal(int k) {
+      if (network != null) {
+        network.rejoin(ids.get(k));
+        return;
+      }
+      for (TcpProxy p : linksOf(k)) {
+        p.heal();
+      }
+      awaitLinks(k, true);
+    }
+
+    private List<TcpProxy> linksOf(int k) {
+      List<TcpProxy> l = new ArrayList<>();
+      for (int j = 0; j < ids.size(); j++) {
+        if (j != k) {
+          l.add(proxies.get(k + ">" + j));
+          l.add(proxies.get(j + ">" + k));
+        }
+      }
+      return l;
+    }
+
+    private void awaitLinks(int k, boolean up) {
+      long deadline = System.nanoTime() + LINK_WAIT.toNanos();
+      for (int j = 0; j < ids.size(); j++) {
+        if (j == k) {
+          continue;
+        }
+        Transport tk = anchors.get(k).unwrap(PeerNode.class).transport();
+        Transport tj = anchors.get(j).unwrap(PeerNode.class).transport();
+        while (tk.isUp(ids.get(j)) != up || tj.isUp(ids.get(k)) != up) {
+          if (System.nanoTime() > deadline) {
+            throw new AssertionError("the links between " + ids.get(k) + " and " + ids.get(j) + " did not go "
+                + (up ? "up" : "down") + " within " + LINK_WAIT);
+          }
+          sleep(20);
+        }
+      }
     }
 
     /** Closes node {@code i}'s anchor, which stops the node if nothing else uses it. */
@@ -120,9 +210,9 @@ final class NativeTargets {
       anchors.get(i).close();
     }
 
-    /** Starts node {@code i} again (a fresh node, empty state). */
+    /** Starts node {@code i} again (a fresh node, empty state), on its address. */
     void startNode(int i) {
-      anchors.set(i, LockProviders.connect(urls.get(i)));
+      anchors.set(i, TestPorts.retryBind(LINK_WAIT, () -> LockProviders.connect(urls.get(i))));
     }
 
     @Override
@@ -130,6 +220,21 @@ final class NativeTargets {
       for (LockService s : anchors) {
         s.close();
       }
+      for (TcpProxy p : proxies.values()) {
+        p.close();
+      }
+    }
+  }
+
+  /** How long a fault injector waits for the nodes to see a cut or a heal. */
+  static final Duration LINK_WAIT = Duration.ofSeconds(30);
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
     }
   }
 
@@ -144,30 +249,46 @@ final class NativeTargets {
       urls.add("lock:native:mem/" + cluster + "?node=" + id + "&peers=" + String.join(",", peers) + "&algorithm="
           + algorithm + "&peerTimeout=5s");
     }
-    return new Cluster(ids, urls, cluster);
+    return new Cluster(ids, urls, cluster, Map.of());
   }
 
-  /** Three peers on loopback over TCP. */
+  /** Three peers on loopback over TCP, each link through its own proxy. */
   static Cluster tcp(String algorithm) {
+    return tcp(algorithm, Duration.ofSeconds(5));
+  }
+
+  /**
+   * Three peers on loopback over TCP; node {@code i} dials node {@code j} through proxy {@code i→j}. A 2s
+   * idle timeout finds a partition in about 2s; short backoffs reconnect soon after a heal.
+   */
+  static Cluster tcp(String algorithm, Duration peerTimeout) {
     List<String> ids = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      ids.add("127.0.0.1:" + freePort());
+      ids.add("127.0.0.1:" + TestPorts.freePort());
     }
+    Map<String, TcpProxy> proxies = new LinkedHashMap<>();
     List<String> urls = new ArrayList<>();
-    for (String id : ids) {
-      List<String> peers = new ArrayList<>(ids);
-      peers.remove(id);
-      urls.add("lock:native://" + id + "?peers=" + String.join(",", peers) + "&algorithm=" + algorithm
-          + "&peerTimeout=5s&secret=" + SECRET);
+    try {
+      for (int i = 0; i < ids.size(); i++) {
+        List<String> peers = new ArrayList<>(ids);
+        peers.remove(ids.get(i));
+        List<String> dial = new ArrayList<>();
+        for (int j = 0; j < ids.size(); j++) {
+          if (j != i) {
+            TcpProxy p = TcpProxy.start("127.0.0.1", Integer.parseInt(ids.get(j).substring(ids.get(j)
+                .lastIndexOf(':') + 1)));
+            proxies.put(i + ">" + j, p);
+            dial.add(ids.get(j) + "=" + p.address());
+          }
+        }
+        urls.add("lock:native://" + ids.get(i) + "?peers=" + String.join(",", peers) + "&algorithm=" + algorithm
+            + "&peerTimeout=" + peerTimeout.toMillis() + "ms&idleTimeout=2s&backoffMin=50ms&backoffMax=500ms"
+            + "&dialAddresses=" + String.join(",", dial) + "&secret=" + SECRET);
+      }
+    } catch (RuntimeException e) {
+      proxies.values().forEach(TcpProxy::close);
+      throw e;
     }
-    return new Cluster(ids, urls, null);
-  }
-
-  static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return new Cluster(ids, urls, null, proxies);
   }
 }
