@@ -67,7 +67,11 @@ class TcpTlsTest {
   }
 
   private TcpTransport node(String self, String peer, Path trust, String secret, Recorder r) {
-    String url = "lock:native://" + self + "?peers=" + peer + "&secret=" + secret + "&tls=true&keyStore="
+    return node(self, peer, trust, secret, r, "");
+  }
+
+  private TcpTransport node(String self, String peer, Path trust, String secret, Recorder r, String extra) {
+    String url = "lock:native://" + self + "?peers=" + peer + extra + "&secret=" + secret + "&tls=true&keyStore="
         + keyStore + "&keyStorePassword=" + STORE_PASSWORD + "&trustStore=" + trust + "&trustStorePassword="
         + STORE_PASSWORD + "&handshakeTimeout=2s&backoffMin=20ms&backoffMax=200ms";
     TcpTransportConfig config = TcpTransportConfig.fromUrl(LockUrl.parse(url), new Properties());
@@ -76,6 +80,32 @@ class TcpTlsTest {
     open.add(t);
     t.start(r);
     return t;
+  }
+
+  /**
+   * A peer dialled at a dial address is still checked against its id: the certificates name only the IP
+   * 127.0.0.1, the id is 127.0.0.1:port, and the address dialled is localhost:proxyport. Checking the
+   * certificate against the address dialled ("localhost") would refuse the link.
+   */
+  @Test
+  void aDialAddressKeepsTheCertificateCheckOnTheId() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        java.net.InetAddress.getByName("localhost").equals(java.net.InetAddress.getByName("127.0.0.1")),
+        "localhost is not 127.0.0.1 here");
+    String a = id(freePort());
+    String b = id(freePort());
+    try (dev.tumbler.lock.tck.TcpProxy proxy = dev.tumbler.lock.tck.TcpProxy.start("127.0.0.1",
+        TcpTransport.portOf(b))) {
+      Recorder ra = new Recorder();
+      Recorder rb = new Recorder();
+      TcpTransport ta = node(a, b, keyStore, SECRET, ra, "&dialAddresses=" + b + "=localhost:" + proxy.port());
+      node(b, a, keyStore, SECRET, rb);
+      await("up over TLS through the proxy", () -> ra.isUp(b) && rb.isUp(a));
+      ta.send(b, new byte[] {42});
+      await("delivered", () -> rb.from(a).size() == 1);
+      proxy.cut();
+      await("the link went through the proxy", () -> !ta.isUp(b));
+    }
   }
 
   @Test
