@@ -65,7 +65,9 @@ public abstract class AbstractLease implements Lease {
    * @param settings the term and safety factor
    * @param ticker the monotonic clock of the service
    * @param sentNanos the {@code ticker} reading taken just before the acquire request that granted this
-   *     lease was sent
+   *     lease was sent: the request the backend answered with the grant, not the first of a wait (a lease
+   *     stamped with the start of a long wait would be born expired; {@link AbstractLockService#acquireUntil}
+   *     gives such a lease back and tries again)
    */
   protected AbstractLease(String name, long fencingToken, int permits, LeaseSettings settings, Ticker ticker,
       long sentNanos) {

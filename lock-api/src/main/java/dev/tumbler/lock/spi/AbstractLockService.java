@@ -280,16 +280,32 @@ public abstract class AbstractLockService implements LockService {
   public final AbstractLease acquireUntil(Deadline deadline, BlockingCall<AbstractLease> attempt)
       throws InterruptedException {
     return blocking(() -> {
-      AbstractLease l = attempt.call();
+      AbstractLease l = arrived(attempt.call());
       while (l == null && !deadline.isExpired()) {
         if (Thread.interrupted()) {
           throw new InterruptedException();
         }
         java.util.concurrent.locks.LockSupport.parkNanos(Math.min(deadline.remainingNanos(), 1_000_000L));
-        l = attempt.call();
+        l = arrived(attempt.call());
       }
       return l;
     });
+  }
+
+  /**
+   * A lease whose trusted window had already closed when it arrived (stamped with the send time of a
+   * request that waited longer than {@code T × safety}) cannot be handed to a caller: it is given back
+   * and the attempt counts as failed.
+   */
+  private AbstractLease arrived(AbstractLease lease) {
+    if (lease == null || !lease.settings().expires() || ticker.read() - lease.validUntilNanos() < 0) {
+      return lease;
+    }
+    LOG.log(System.Logger.Level.WARNING, "the " + info.provider() + " provider granted '" + lease.name()
+        + "' with a lease already past its trusted window; giving it back and trying again (the provider should"
+        + " stamp a lease with the send time of the request that was granted)");
+    lease.release();
+    return null;
   }
 
   /**

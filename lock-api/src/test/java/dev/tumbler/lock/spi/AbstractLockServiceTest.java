@@ -163,6 +163,31 @@ class AbstractLockServiceTest {
     service.close();
   }
 
+  /** A provider that stamps a lease with the start of a long wait hands over a dead lease: it is retried. */
+  @Test
+  void leaseBornExpiredIsGivenBackAndRetried() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+    TestBackend.TestService shortLeases = backend.open(LeaseSettings.defaults().withLeaseTime(Duration.ofMillis(200)),
+        Ticker.system());
+    long longAgo = System.nanoTime() - Duration.ofSeconds(1).toNanos();
+    AbstractLock stale = new AbstractLock(shortLeases, "stale") {
+      @Override
+      protected AbstractLease doAcquire(Deadline deadline) {
+        java.util.concurrent.Semaphore sem = backend.sem("stale");
+        sem.acquireUninterruptibly();
+        long sent = attempts.incrementAndGet() == 1 ? longAgo : System.nanoTime();
+        return backend.new TestLease("stale", attempts.get(), shortLeases.settings(), shortLeases.ticker(), sent, sem);
+      }
+    };
+    dev.tumbler.lock.Lease l = stale.tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+    assertTrue(l.isValid(), "the caller got a live lease");
+    assertEquals(2, attempts.get());
+    assertEquals(1, backend.releaseCalls.get(), "the dead one was given back");
+    l.release();
+    shortLeases.close();
+    service.close();
+  }
+
   @Test
   void waitIsNeverShorterThanAsked() throws Exception {
     Lease held = service.lock("a").acquire();
