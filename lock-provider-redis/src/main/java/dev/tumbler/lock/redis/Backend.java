@@ -187,17 +187,26 @@ abstract sealed class Backend implements AutoCloseable {
       }
       long until = ticker.read() + callTimeoutNanos;
       List<Object> out = new ArrayList<>();
+      boolean interrupted = false;
       for (CompletableFuture<Object> f : fs) {
-        try {
-          out.add(f.get(Math.max(0, until - ticker.read()), TimeUnit.NANOSECONDS));
-        } catch (ExecutionException e) {
-          out.add(e.getCause());
-        } catch (TimeoutException e) {
-          out.add(new ServiceUnavailableException("no answer within the timeout"));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          out.add(new ServiceUnavailableException("interrupted"));
+        // an interrupt does not abandon the calls: their grants must be known, to keep or to undo
+        while (true) {
+          try {
+            out.add(f.get(Math.max(0, until - ticker.read()), TimeUnit.NANOSECONDS));
+            break;
+          } catch (ExecutionException e) {
+            out.add(e.getCause());
+            break;
+          } catch (TimeoutException e) {
+            out.add(new ServiceUnavailableException("no answer within the timeout"));
+            break;
+          } catch (InterruptedException e) {
+            interrupted = true;
+          }
         }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
       return out;
     }
@@ -293,18 +302,18 @@ abstract sealed class Backend implements AutoCloseable {
 
     private void undo(List<RedisNode> targets, Scripts.Script acquire, List<String> keys, List<String> args) {
       Scripts.Script release = releaseFor(acquire);
-      if (release == null) {
+      if (release == null || targets.isEmpty()) {
         return;
       }
-      List<String> releaseArgs = List.of(args.getFirst(), "");
-      for (RedisNode n : targets) {
-        calls.submit(() -> {
-          try {
-            n.eval(release, keys, releaseArgs, true);
-          } catch (RuntimeException e) {
-            LOG.debug("undoing a partial Redlock grant on {} failed; it expires there: {}", n, e.toString());
-          }
-        });
+      // synchronous, so that nothing is left behind when the caller returns (or its service closes)
+      boolean interrupted = Thread.interrupted();
+      for (Object r : onAll(targets, release, keys, List.of(args.getFirst(), ""), true)) {
+        if (r instanceof Throwable t) {
+          LOG.debug("undoing a partial Redlock grant failed; it expires on that master: {}", t.toString());
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
 

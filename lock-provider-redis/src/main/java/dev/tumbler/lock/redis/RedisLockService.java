@@ -68,6 +68,8 @@ final class RedisLockService extends AbstractLockService {
   private final String ttlMs;
   private final long recheckNanos;
   private final long leaseNanos;
+  /** Acquire attempts in progress (guarded by itself). */
+  private final int[] inFlight = new int[1];
   private static final long OUTAGE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   RedisLockService(RedisConfig config, ServiceInfo info, Backend backend, Ticker ticker) {
@@ -151,6 +153,19 @@ final class RedisLockService extends AbstractLockService {
 
   @Override
   protected void doClose() {
+    // close() has interrupted every wait; let attempts in flight undo what they may have been granted
+    // before the connections go away (bounded: each undo is one call with the socket timeout)
+    long until = System.nanoTime() + 2 * config.timeout().toNanos();
+    synchronized (inFlight) {
+      while (inFlight[0] > 0 && until - System.nanoTime() > 0) {
+        try {
+          inFlight.wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+    }
     backend.close();
   }
 
@@ -218,44 +233,56 @@ final class RedisLockService extends AbstractLockService {
   private record Attempt(RedisLease lease, long waitMs) {}
 
   private Attempt attempt(Primitive p, String label, int permits, List<String> extraArgs) throws InterruptedException {
-    for (int tries = 1; ; tries++) {
-      String owner = label + "|" + clientId + ":" + sequence.incrementAndGet();
-      List<String> args = new ArrayList<>(2 + extraArgs.size());
-      args.add(owner);
-      args.add(ttlMs);
-      args.addAll(extraArgs);
-      long sent = ticker().read();
-      Backend.Grant g;
-      try {
-        g = backend.acquire(p.acquire(), p.keys(), args);
-      } catch (RuntimeException e) {
-        // the script may have run and its reply been lost: give back whatever it may have granted
-        releaseQuietly(p, owner);
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
+    synchronized (inFlight) {
+      inFlight[0]++;
+    }
+    try {
+      for (int tries = 1; ; tries++) {
+        String owner = label + "|" + clientId + ":" + sequence.incrementAndGet();
+        List<String> args = new ArrayList<>(2 + extraArgs.size());
+        args.add(owner);
+        args.add(ttlMs);
+        args.addAll(extraArgs);
+        long sent = ticker().read();
+        Backend.Grant g;
+        try {
+          g = backend.acquire(p.acquire(), p.keys(), args);
+        } catch (RuntimeException e) {
+          // The script may have run and its reply been lost (a timeout, or an interrupt that closed the
+          // socket): give back whatever it may have granted, now, before this thread leaves — with the
+          // interrupt status set aside, since it would close the next socket too.
+          boolean interrupted = Thread.interrupted();
+          releaseQuietly(p, owner);
+          if (interrupted) {
+            throw new InterruptedException();
+          }
+          if (tries == 1 && e instanceof JedisConnectionException) {
+            // most often a pooled connection that died quietly (server restart, idle timeout): one more
+            // try on a fresh one, with a fresh owner
+            continue;
+          }
+          throw translate("acquiring " + p.describe(), e);
         }
-        if (tries == 1 && e instanceof JedisConnectionException) {
-          // most often a pooled connection that died quietly (server restart, idle timeout): one more
-          // try on a fresh one, with a fresh owner so the undo above cannot touch it
-          continue;
+        if (!g.granted()) {
+          return new Attempt(null, g.waitMs());
         }
-        throw translate("acquiring " + p.describe(), e);
+        return new Attempt(new RedisLease(this, p, owner, g.token(), permits, sent), 0);
       }
-      if (!g.granted()) {
-        return new Attempt(null, g.waitMs());
+    } finally {
+      synchronized (inFlight) {
+        if (--inFlight[0] == 0) {
+          inFlight.notifyAll();
+        }
       }
-      return new Attempt(new RedisLease(this, p, owner, g.token(), permits, sent), 0);
     }
   }
 
   private void releaseQuietly(Primitive p, String owner) {
-    Thread.ofVirtual().name("tumbler-redis-undo").start(() -> {
-      try {
-        backend.release(p.release(), p.keys(), List.of(owner, p.channel()));
-      } catch (RuntimeException e) {
-        LOG.debug("undoing an uncertain grant of {} failed; it expires on the server: {}", p.describe(), e.toString());
-      }
-    });
+    try {
+      backend.release(p.release(), p.keys(), List.of(owner, p.channel()));
+    } catch (RuntimeException e) {
+      LOG.debug("undoing an uncertain grant of {} failed; it expires on the server: {}", p.describe(), e.toString());
+    }
   }
 
   boolean renew(Primitive p, String owner) {
