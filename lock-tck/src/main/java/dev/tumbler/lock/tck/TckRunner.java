@@ -41,7 +41,8 @@ import org.junit.platform.reporting.legacy.xml.LegacyXmlReportGeneratingListener
  *
  * <p>Services are opened with {@link LockProviders#connect(String, Properties)}; the lease time is passed
  * as the {@code leaseTime} property, which overrides a {@code leaseTime} URL parameter. Without
- * {@code --lease-time}, the URL's {@code leaseTime} is used, or 2 s. A URL run has no
+ * {@code --lease-time}, the URL's {@code leaseTime} is used, or 2 s for a provider with lease expiry; a
+ * provider whose leases never expire gets no {@code leaseTime} at all (it would reject it). A URL run has no
  * {@link FaultInjector}, so the groups that need faults are skipped with that reason: run the TCK from a
  * provider's own test (see {@link LockTck}) to include them. The backend must be empty of the TCK's
  * names (every name is unique per run) and must not be shared with production traffic.
@@ -141,11 +142,10 @@ public final class TckRunner {
       LockProviders.reload();
     }
     LockUrl parsed;
+    Duration urlLeaseTime;
     try {
       parsed = LockUrl.parse(url);
-      if (leaseTime == null) {
-        leaseTime = parsed.duration("leaseTime", DEFAULT_LEASE_TIME);
-      }
+      urlLeaseTime = parsed.duration("leaseTime", null);
     } catch (LockException e) {
       out.println("error: " + e.getMessage());
       return 2;
@@ -155,15 +155,31 @@ public final class TckRunner {
         return usageError(out, "no TCK group or test '" + g + "'; groups: " + groupNames());
       }
     }
-    UrlTarget target = new UrlTarget(url, leaseTime);
-    try (LockService probe = target.open()) {
+    UrlTarget target;
+    // A provider whose leases never expire rejects leaseTime (a parameter that would do nothing): pass it
+    // only when asked for, or when the provider has lease expiry and the TCK needs short terms.
+    try (LockService probe = LockProviders.connect(url)) {
+      boolean expires = probe.supports(dev.tumbler.lock.Capability.LEASE_EXPIRY);
+      Duration effective = leaseTime != null ? leaseTime : urlLeaseTime != null ? urlLeaseTime : DEFAULT_LEASE_TIME;
+      boolean override = leaseTime != null || (expires && urlLeaseTime == null);
+      target = new UrlTarget(url, effective, override);
       out.println("Tumbler TCK against " + parsed + " (" + probe.info().provider() + " "
-          + probe.info().providerVersion() + "), lease time " + leaseTime.toMillis() + " ms");
+          + probe.info().providerVersion() + "), lease time "
+          + (expires || leaseTime != null ? effective.toMillis() + " ms" : "none (leases do not expire)"));
       out.println("declared: " + (probe.info().capabilities().isEmpty() ? "[]"
           : java.util.EnumSet.copyOf(probe.info().capabilities())));
     } catch (LockException e) {
       out.println("error: cannot open " + parsed + ": " + e.getMessage());
       return 2;
+    }
+    if (target.override) {
+      try (LockService check = target.open()) {
+        check.info();
+      } catch (LockException e) {
+        out.println("error: cannot open " + parsed + " with leaseTime " + target.leaseTime.toMillis() + "ms: "
+            + e.getMessage());
+        return 2;
+      }
     }
     out.println();
     TckResults results = execute(target, groups, xmlDir);
@@ -278,16 +294,20 @@ public final class TckRunner {
   static final class UrlTarget implements TckTarget {
     private final String url;
     private final Duration leaseTime;
+    private final boolean override;
 
-    UrlTarget(String url, Duration leaseTime) {
+    UrlTarget(String url, Duration leaseTime, boolean override) {
       this.url = url;
       this.leaseTime = leaseTime;
+      this.override = override;
     }
 
     @Override
     public LockService open() {
       Properties p = new Properties();
-      p.setProperty("leaseTime", leaseTime.toMillis() + "ms");
+      if (override) {
+        p.setProperty("leaseTime", leaseTime.toMillis() + "ms");
+      }
       return LockProviders.connect(url, p);
     }
 
