@@ -41,6 +41,12 @@ import redis.clients.jedis.exceptions.JedisException;
  * listeners run, {@code T × 3/4} after the last successful request was sent, before its key can expire on
  * the server.
  *
+ * <p>Timeouts and interrupts: a wait that reaches its deadline returns empty; an interrupted wait throws
+ * {@code InterruptedException} (or {@code ServiceClosedException} when {@link #close()} ended it) after
+ * giving back any grant whose reply it did not see, so nothing is left held. A single call that takes
+ * longer than {@code timeout} fails; an acquire whose reply was lost is undone at once (the server may
+ * have granted it). A wait rides out a server outage of up to one lease term.
+ *
  * <p>Errors of the Redis client never reach callers raw: an unreachable server is a
  * {@link ServiceUnavailableException}, anything the server refuses a {@link LockException}, both naming
  * the lock and the operation. Thread safe.
