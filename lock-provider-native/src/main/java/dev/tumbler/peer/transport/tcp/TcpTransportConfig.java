@@ -11,6 +11,7 @@ import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -82,7 +83,7 @@ public final class TcpTransportConfig {
   private TcpTransportConfig(Builder b) {
     this.self = b.self;
     this.peers = List.copyOf(b.peers);
-    this.dialAddresses = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(b.dialAddresses));
+    this.dialAddresses = Collections.unmodifiableMap(new LinkedHashMap<>(b.dialAddresses));
     this.secret = b.secret.clone();
     this.sslContext = b.sslContext;
     this.maxFrameSize = b.maxFrameSize;
@@ -458,9 +459,11 @@ public final class TcpTransportConfig {
 
     /**
      * Dials {@code peer} at {@code address} instead of at its id (NAT, port forwards, DNS aliases,
-     * relays). The peer's id stays its identity: the handshake names the id, and with TLS the peer's
-     * certificate is checked against the id's host, not the address dialled. May be called before or
-     * after {@link #peers}; {@link #build} checks that {@code peer} is a member.
+     * relays). A host name is looked up at every dial (through the JVM's DNS cache), so an alias that
+     * moves is followed when the link reconnects. The peer's id stays its identity: the handshake names
+     * the id, and with TLS the peer's certificate is checked against the id's host, not the address
+     * dialled. May be called before or after {@link #peers}; {@link #build} checks that {@code peer} is a
+     * member.
      *
      * @throws IllegalArgumentException if either is not {@code host:port} (port 1 to 65535), or
      *     {@code peer} is this node
