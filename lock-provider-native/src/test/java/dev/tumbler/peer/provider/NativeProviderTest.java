@@ -86,6 +86,10 @@ class NativeProviderTest {
       assertEquals(id, "127.0.0.1:" + ((dev.tumbler.peer.transport.tcp.TcpTransport) node.transport()).port());
       Lease l = s.lock("p").tryAcquire(Duration.ofSeconds(5)).orElseThrow();
       assertTrue(s.lock("p").tryAcquire(Duration.ZERO).isEmpty());
+      try (LockService second = LockProviders.connect("lock:native://127.0.0.1:0?secret=0123456789abcdef")) {
+        assertEquals(id, second.unwrap(NodeStats.class).nodeId(), "the same URL shares the running node");
+        assertTrue(second.lock("p").tryAcquire(Duration.ZERO).isEmpty(), "and its locks");
+      }
       l.release();
     }
   }
