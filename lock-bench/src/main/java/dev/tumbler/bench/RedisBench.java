@@ -46,9 +46,10 @@ public final class RedisBench {
 
   private RedisBench() {}
 
+  /** {@code [rounds] [opsPerRound]}: 21 rounds of 1000 acquire/release pairs by default. */
   public static void main(String[] args) throws Exception {
-    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 7;
-    int ops = args.length > 1 ? Integer.parseInt(args[1]) : 3000;
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 21;
+    int ops = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
     int port = freePort();
     RedisServer server = RedisServer.builder().port(port).bind("127.0.0.1").setting("save \"\"")
         .setting("appendonly no").build();
@@ -86,12 +87,19 @@ public final class RedisBench {
       double rm = median(r);
       double fm = median(f);
       double pm = median(rtt);
+      // ratios within each round: the three ran back to back, so slow phases of a shared machine cancel
+      double[] tr = new double[rounds];
+      double[] tf = new double[rounds];
+      for (int i = 0; i < rounds; i++) {
+        tr[i] = t[i] / r[i];
+        tf[i] = t[i] / f[i];
+      }
       System.out.println();
       System.out.println("uncontended acquire + release (median of rounds, microseconds per pair)");
       System.out.printf(Locale.ROOT, "  tumbler  %8.1f%n  redisson %8.1f%n  raw      %8.1f   (SET NX PX + EVALSHA compare-and-delete)%n"
           + "  ping     %8.1f   (one round trip)%n", tm, rm, fm, pm);
-      System.out.printf(Locale.ROOT, "  ratio tumbler/redisson = %.2f   (target <= 0.90)%n", tm / rm);
-      System.out.printf(Locale.ROOT, "  ratio tumbler/raw      = %.2f   (target <= 1.10)%n", tm / fm);
+      System.out.printf(Locale.ROOT, "  ratio tumbler/redisson = %.2f   (median of per-round ratios; target <= 0.90)%n", median(tr));
+      System.out.printf(Locale.ROOT, "  ratio tumbler/raw      = %.2f   (median of per-round ratios; target <= 1.10)%n", median(tf));
 
       int contendedRounds = Math.max(3, rounds / 2);
       long millis = 1500;
