@@ -2,17 +2,14 @@ package dev.tumbler.lock.redis;
 
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
-import dev.tumbler.lock.spi.LeaseRenewer;
 import dev.tumbler.lock.tck.FaultInjector;
 import dev.tumbler.lock.tck.TckTarget;
+import dev.tumbler.lock.tck.ProxiedClients;
 import dev.tumbler.lock.tck.TcpProxy;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 /**
@@ -27,7 +24,7 @@ final class RedisTarget implements TckTarget, FaultInjector {
   private final List<EmbeddedRedis> live;
   private final String params;
   private final Duration leaseTime;
-  private final Map<LockService, List<TcpProxy>> proxies = new ConcurrentHashMap<>();
+  private final ProxiedClients clients = new ProxiedClients();
 
   /**
    * @param servers the servers, all started
@@ -50,13 +47,8 @@ final class RedisTarget implements TckTarget, FaultInjector {
 
   @Override
   public LockService open() {
-    List<TcpProxy> ps = new ArrayList<>();
-    for (EmbeddedRedis s : servers) {
-      ps.add(TcpProxy.start("127.0.0.1", s.port()));
-    }
-    LockService service = LockProviders.connect(urlFor(ps.stream().map(TcpProxy::address).toList()));
-    proxies.put(service, ps);
-    return service;
+    return clients.open(servers.stream().map(EmbeddedRedis::address).toList(),
+        addresses -> LockProviders.connect(urlFor(addresses)));
   }
 
   @Override
@@ -81,22 +73,12 @@ final class RedisTarget implements TckTarget, FaultInjector {
 
   @Override
   public void cutOff(LockService client) {
-    proxiesOf(client).forEach(TcpProxy::blackhole);
+    clients.cutOff(client);
   }
 
   @Override
   public void heal(LockService client) {
-    proxiesOf(client).forEach(TcpProxy::heal);
-  }
-
-  @Override
-  public void pauseRenewals(LockService client) {
-    client.unwrap(LeaseRenewer.class).pause();
-  }
-
-  @Override
-  public void resumeRenewals(LockService client) {
-    client.unwrap(LeaseRenewer.class).resume();
+    clients.heal(client);
   }
 
   @Override
@@ -109,20 +91,9 @@ final class RedisTarget implements TckTarget, FaultInjector {
     live.forEach(EmbeddedRedis::restart);
   }
 
-  private List<TcpProxy> proxiesOf(LockService client) {
-    List<TcpProxy> ps = proxies.get(client);
-    if (ps == null) {
-      throw new IllegalArgumentException("not a service opened by this target: " + client);
-    }
-    return ps;
-  }
-
   @Override
   public void close() {
-    for (List<TcpProxy> ps : proxies.values()) {
-      ps.forEach(TcpProxy::close);
-    }
-    proxies.clear();
+    clients.close();
     servers.forEach(EmbeddedRedis::close);
   }
 }

@@ -2,18 +2,17 @@ package dev.tumbler.lock.zookeeper;
 
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
-import dev.tumbler.lock.spi.LeaseRenewer;
 import dev.tumbler.lock.tck.FaultInjector;
 import dev.tumbler.lock.tck.LockTck;
 import dev.tumbler.lock.tck.TckTarget;
+import dev.tumbler.lock.tck.ProxiedClients;
 import dev.tumbler.lock.tck.TcpProxy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.test.TestingServer;
 
 /**
@@ -33,7 +32,7 @@ class ZooKeeperTckTest extends LockTck {
 
   static final class Target implements TckTarget, FaultInjector {
     private final TestingServer server;
-    private final Map<LockService, TcpProxy> proxies = new ConcurrentHashMap<>();
+    private final ProxiedClients clients = new ProxiedClients();
 
     Target(TestingServer server) {
       this.server = server;
@@ -41,23 +40,8 @@ class ZooKeeperTckTest extends LockTck {
 
     @Override
     public LockService open() {
-      proxies.entrySet().removeIf(e -> {
-        if (e.getKey().isClosed()) {
-          e.getValue().close();
-          return true;
-        }
-        return false;
-      });
-      TcpProxy proxy = TcpProxy.start("127.0.0.1", server.getPort());
-      try {
-        LockService s = LockProviders.connect("lock:zookeeper://" + proxy.address() + "/tck?sessionTimeout="
-            + LEASE.toMillis() + "ms&connectionTimeout=5s");
-        proxies.put(s, proxy);
-        return s;
-      } catch (RuntimeException e) {
-        proxy.close();
-        throw e;
-      }
+      return clients.open(List.of("127.0.0.1:" + server.getPort()), addresses -> LockProviders.connect(
+          "lock:zookeeper://" + addresses.get(0) + "/tck?sessionTimeout=" + LEASE.toMillis() + "ms&connectionTimeout=5s"));
     }
 
     @Override
@@ -80,32 +64,14 @@ class ZooKeeperTckTest extends LockTck {
       return Set.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS, Fault.CRASH_BACKEND);
     }
 
-    private TcpProxy proxy(LockService client) {
-      TcpProxy p = proxies.get(client);
-      if (p == null) {
-        throw new IllegalArgumentException("not a service of this target: " + client);
-      }
-      return p;
-    }
-
     @Override
     public void cutOff(LockService client) {
-      proxy(client).blackhole();
+      clients.cutOff(client);
     }
 
     @Override
     public void heal(LockService client) {
-      proxy(client).heal();
-    }
-
-    @Override
-    public void pauseRenewals(LockService client) {
-      client.unwrap(LeaseRenewer.class).pause();
-    }
-
-    @Override
-    public void resumeRenewals(LockService client) {
-      client.unwrap(LeaseRenewer.class).resume();
+      clients.heal(client);
     }
 
     @Override
@@ -128,7 +94,7 @@ class ZooKeeperTckTest extends LockTck {
 
     @Override
     public void close() {
-      proxies.values().forEach(TcpProxy::close);
+      clients.close();
       try {
         server.close();
       } catch (IOException e) {

@@ -1,6 +1,7 @@
 package dev.tumbler.lock.tck;
 
 import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.spi.LeaseRenewer;
 import java.util.Set;
 
 /**
@@ -37,15 +38,16 @@ public interface FaultInjector {
 
   /**
    * Stops {@code client}'s lease renewals without cutting it off (a long GC pause, from the backend's
-   * point of view): its leases expire on the backend and on the client.
+   * point of view): its leases expire on the backend and on the client. The default pauses the service's
+   * {@link LeaseRenewer}, which every provider built on {@code AbstractLockService} has.
    */
   default void pauseRenewals(LockService client) {
-    throw new UnsupportedOperationException("pauseRenewals");
+    client.unwrap(LeaseRenewer.class).pause();
   }
 
   /** Undoes {@link #pauseRenewals}. */
   default void resumeRenewals(LockService client) {
-    throw new UnsupportedOperationException("resumeRenewals");
+    client.unwrap(LeaseRenewer.class).resume();
   }
 
   /** Stops the whole backend (every server), as a crash would. */
