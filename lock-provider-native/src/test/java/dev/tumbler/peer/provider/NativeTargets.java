@@ -26,15 +26,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class NativeTargets {
 
-  /** Lamport cannot free a cut-off holder's lock, nor grant anyone while a peer is cut off: by design. */
-  static final Map<String, String> NOT_FAULT_TOLERANT = Map.of(
-      "Leases.lockFreedAfterHolderCutOff",
-      "Lamport has no lease expiry (LEASE_EXPIRY not declared): a cut-off holder keeps its lock until it "
-          + "releases it; NativeFaultTest checks that nobody else is granted meanwhile",
-      "Faults.cutOffAndHeal",
-      "Lamport needs every peer up (FAULT_TOLERANT not declared): while one node is cut off, acquires on every "
-          + "node fail with ServiceUnavailableException; NativeFaultTest checks exactly that, and the heal");
-
   static final String SECRET = "tck-shared-secret-0123456789";
 
   private NativeTargets() {}

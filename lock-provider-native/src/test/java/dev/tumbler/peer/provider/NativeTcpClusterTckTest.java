@@ -2,7 +2,6 @@ package dev.tumbler.peer.provider;
 
 import dev.tumbler.lock.tck.LockTck;
 import dev.tumbler.lock.tck.TckTarget;
-import java.util.Map;
 
 /**
  * The TCK against a 3-node cluster over real TCP on loopback, running Ricart–Agrawala (the in-memory
@@ -12,10 +11,5 @@ class NativeTcpClusterTckTest extends LockTck {
   @Override
   protected TckTarget createTarget() {
     return NativeTargets.tcp("ricart-agrawala");
-  }
-
-  @Override
-  protected Map<String, String> excludedTests() {
-    return NativeTargets.NOT_FAULT_TOLERANT;
   }
 }
