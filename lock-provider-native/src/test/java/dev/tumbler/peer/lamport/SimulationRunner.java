@@ -31,7 +31,7 @@ final class SimulationRunner {
         + " -Dsurefire.failIfNoSpecifiedTests=false";
   }
 
-  static void runSeeds(LamportCore.Variant variant, String testClass) {
+  static void assertEverySeedKeepsTheInvariants(LamportCore.Variant variant, String testClass) {
     Simulation<LamportMessage> sim = simulation(variant, SimulationConfig.standard(), c -> { });
     long grants = 0;
     long requests = 0;
