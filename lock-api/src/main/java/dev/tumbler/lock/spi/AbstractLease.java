@@ -39,6 +39,8 @@ import java.util.function.Consumer;
  */
 public abstract class AbstractLease implements Lease {
   private static final System.Logger LOG = System.getLogger(AbstractLease.class.getName());
+  /** What {@link #remaining()} says of a valid lease that never expires. */
+  private static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
 
   private enum State { VALID, RELEASED, LOST }
 
@@ -66,7 +68,7 @@ public abstract class AbstractLease implements Lease {
    * @param ticker the monotonic clock of the service
    * @param sentNanos the {@code ticker} reading taken just before the acquire request that granted this
    *     lease was sent: the request the backend answered with the grant, not the first of a wait (a lease
-   *     stamped with the start of a long wait would be born expired; {@link AbstractLockService#acquireUntil}
+   *     stamped with the start of a long wait would be born expired; {@link AbstractLock} and {@link AbstractSemaphore}
    *     gives such a lease back and tries again)
    */
   protected AbstractLease(String name, long fencingToken, int permits, LeaseSettings settings, Ticker ticker,
@@ -151,7 +153,7 @@ public abstract class AbstractLease implements Lease {
       return Duration.ZERO;
     }
     if (!settings.expires()) {
-      return ChronoDurations.FOREVER;
+      return FOREVER;
     }
     return Duration.ofNanos(Math.max(0, validUntil - ticker.read()));
   }
@@ -332,12 +334,5 @@ public abstract class AbstractLease implements Lease {
     }
     return getClass().getSimpleName() + "[name=" + name + ", token=" + fencingToken + ", permits=" + permits
         + ", state=" + s + "]";
-  }
-
-  /** Durations that mean "no end". */
-  static final class ChronoDurations {
-    static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
-
-    private ChronoDurations() {}
   }
 }

@@ -56,9 +56,7 @@ public abstract class AbstractLock implements Lock {
   }
 
   private Optional<Lease> acquire(Deadline deadline) throws InterruptedException {
-    service.checkOpen();
-    AbstractLease lease = service.acquireUntil(deadline, () -> doAcquire(deadline));
-    return lease == null ? Optional.empty() : Optional.of(service.register(lease));
+    return service.acquire(deadline, () -> doAcquire(deadline));
   }
 
   @Override

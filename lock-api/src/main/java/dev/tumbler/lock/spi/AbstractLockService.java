@@ -2,6 +2,7 @@ package dev.tumbler.lock.spi;
 
 import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.LeaderElection;
+import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockException;
@@ -14,6 +15,7 @@ import dev.tumbler.lock.ServiceInfo;
 import dev.tumbler.lock.TransactionOptions;
 import dev.tumbler.lock.UnsupportedCapabilityException;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,8 +28,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link #unwrap}.
  *
  * <p>A provider implements {@link #createLock} and, for the capabilities it declares, the other
- * {@code create*} methods, plus {@link #doClose()}. Blocking backend waits go through
- * {@link #blocking}; granted leases through {@link #register}. Thread safe.
+ * {@code create*} methods, plus {@link #doClose()}; {@link AbstractLock} and {@link AbstractSemaphore} run
+ * their {@code doAcquire} inside this service's wait, which close ends, and register what it grants.
+ * Thread safe.
  */
 public abstract class AbstractLockService implements LockService {
   private static final System.Logger LOG = System.getLogger(AbstractLockService.class.getName());
@@ -226,9 +229,9 @@ public abstract class AbstractLockService implements LockService {
     return new ServiceClosedException("the " + info.provider() + " service " + info.url() + " is closed");
   }
 
-  /** A blocking backend call that {@link #blocking} can run. */
+  /** A blocking backend call. */
   @FunctionalInterface
-  public interface BlockingCall<T> {
+  interface BlockingCall<T> {
     T call() throws InterruptedException;
   }
 
@@ -237,7 +240,7 @@ public abstract class AbstractLockService implements LockService {
    * interrupt becomes {@link ServiceClosedException} (the thread's interrupt status is left clear). An
    * interrupt from anyone else stays an {@link InterruptedException}.
    */
-  public final <T> T blocking(BlockingCall<T> call) throws InterruptedException {
+  final <T> T blocking(BlockingCall<T> call) throws InterruptedException {
     checkOpen();
     Waiter w = new Waiter(Thread.currentThread());
     waiters.add(w);
@@ -271,15 +274,17 @@ public abstract class AbstractLockService implements LockService {
   }
 
   /**
-   * Runs {@code attempt} inside {@link #blocking} until it returns a lease or {@code deadline} has
-   * passed: a provider that gives up before the deadline is asked again (after a millisecond's pause),
-   * because callers are promised the full wait. With an expired deadline, exactly one attempt is made.
+   * The acquire of every lock and semaphore: runs {@code attempt} inside {@link #blocking} until it returns
+   * a lease or {@code deadline} has passed — a provider that gives up before the deadline is asked again
+   * (after a millisecond's pause), because callers are promised the full wait; with an expired deadline,
+   * exactly one attempt is made — then {@linkplain #register registers} the lease.
    *
-   * @return the lease, or null when the deadline passed
+   * @return the registered lease, or empty when the deadline passed
+   * @throws ServiceClosedException if the service is or gets closed
    */
-  public final AbstractLease acquireUntil(Deadline deadline, BlockingCall<AbstractLease> attempt)
-      throws InterruptedException {
-    return blocking(() -> {
+  final Optional<Lease> acquire(Deadline deadline, BlockingCall<AbstractLease> attempt) throws InterruptedException {
+    checkOpen();
+    AbstractLease lease = blocking(() -> {
       AbstractLease l = arrived(attempt.call());
       while (l == null && !deadline.isExpired()) {
         if (Thread.interrupted()) {
@@ -290,6 +295,7 @@ public abstract class AbstractLockService implements LockService {
       }
       return l;
     });
+    return lease == null ? Optional.empty() : Optional.of(register(lease));
   }
 
   /**
@@ -315,7 +321,7 @@ public abstract class AbstractLockService implements LockService {
    *
    * @return {@code lease}
    */
-  public final <L extends AbstractLease> L register(L lease) {
+  final <L extends AbstractLease> L register(L lease) {
     lease.attach(this);
     leases.add(lease);
     if (closed.get()) {

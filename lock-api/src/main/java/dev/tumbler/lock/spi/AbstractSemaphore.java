@@ -60,9 +60,7 @@ public abstract class AbstractSemaphore implements Semaphore {
   }
 
   private Optional<Lease> acquire(int permits, Deadline deadline) throws InterruptedException {
-    service.checkOpen();
-    AbstractLease lease = service.acquireUntil(deadline, () -> doAcquire(permits, deadline));
-    return lease == null ? Optional.empty() : Optional.of(service.register(lease));
+    return service.acquire(deadline, () -> doAcquire(permits, deadline));
   }
 
   @Override

@@ -30,7 +30,7 @@ public final class AsyncAcquire {
             lease.get().release();
           }
         } else {
-          pending.completeExceptionally(timeout(lock.name(), provider, Duration.ofNanos(System.nanoTime() - start), null));
+          pending.completeExceptionally(timeout(lock.name(), provider, Duration.ofNanos(System.nanoTime() - start)));
         }
       } catch (InterruptedException e) {
         pending.completeExceptionally(e);
@@ -43,12 +43,10 @@ public final class AsyncAcquire {
     return pending;
   }
 
-  /**
-   * The exception for a wait that ended: which lock, which provider, how long and, when known, who holds it.
-   */
-  public static LockTimeoutException timeout(String name, String provider, Duration waited, String holder) {
+  /** The exception for a wait that ended: which lock, which provider, how long. */
+  private static LockTimeoutException timeout(String name, String provider, Duration waited) {
     return new LockTimeoutException("lock '" + name + "' on " + provider + " was not granted within "
-        + waited.toMillis() + "ms" + (holder == null ? "" : "; held by " + holder));
+        + waited.toMillis() + "ms");
   }
 
   private static final class Pending extends CompletableFuture<Lease> {

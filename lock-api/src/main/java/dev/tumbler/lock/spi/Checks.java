@@ -103,9 +103,4 @@ public final class Checks {
     }
     return permits;
   }
-
-  /** Any reference argument: not null, the message naming it. */
-  public static <T> T notNull(T value, String argument) {
-    return Objects.requireNonNull(value, argument);
-  }
 }

@@ -60,11 +60,6 @@ public final class Deadline {
     return isNone() ? Duration.ofNanos(FOREVER) : Duration.ofNanos(waitNanos);
   }
 
-  /** Time since this deadline was made; zero for {@link #none()}. */
-  public Duration elapsed() {
-    return isNone() ? Duration.ZERO : Duration.ofNanos(ticker.read() - start);
-  }
-
   @Override
   public String toString() {
     return isNone() ? "Deadline[none]" : "Deadline[" + Duration.ofNanos(remainingNanos()) + " left]";

@@ -100,11 +100,6 @@ public final class LeaseRenewer implements AutoCloseable {
     paused = false;
   }
 
-  /** Whether renewals are paused. */
-  public boolean isPaused() {
-    return paused;
-  }
-
   /** How many leases are watched. */
   public int watched() {
     return watched.size();

@@ -110,9 +110,4 @@ public record LeaseSettings(Duration leaseTime, double safety, Renew renew, Stri
   public LeaseSettings withLeaseTime(Duration t) {
     return new LeaseSettings(t, safety, renew, namespace);
   }
-
-  /** These settings with another safety factor. */
-  public LeaseSettings withSafety(double s) {
-    return new LeaseSettings(leaseTime, s, renew, namespace);
-  }
 }

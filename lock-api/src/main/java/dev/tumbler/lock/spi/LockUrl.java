@@ -100,19 +100,6 @@ public final class LockUrl {
     return new Parser(url).parse();
   }
 
-  /** The scheme of {@code url} (lower case), without parsing the rest; empty if there is none. */
-  static Optional<String> schemeOf(String url) {
-    if (url == null || !url.regionMatches(true, 0, PREFIX, 0, PREFIX.length())) {
-      return Optional.empty();
-    }
-    int end = url.indexOf(':', PREFIX.length());
-    if (end < 0) {
-      return Optional.empty();
-    }
-    String s = url.substring(PREFIX.length(), end).toLowerCase(Locale.ROOT);
-    return SCHEME.matcher(s).matches() ? Optional.of(s) : Optional.empty();
-  }
-
   /** The provider scheme, lower case: {@code redis} for {@code lock:redis://...}. */
   public String scheme() {
     return scheme;
