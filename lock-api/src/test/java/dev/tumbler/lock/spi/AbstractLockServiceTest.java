@@ -73,6 +73,27 @@ class AbstractLockServiceTest {
     assertFalse(Thread.currentThread().isInterrupted(), "stale interrupt left on the caller's thread");
   }
 
+  /** A grant the backend makes while the service closes is given back, never handed to the caller. */
+  @Test
+  void grantLandingAfterCloseIsReleased() throws Exception {
+    AbstractLock racing = new AbstractLock(service, "racing") {
+      @Override
+      protected AbstractLease doAcquire(Deadline deadline) {
+        java.util.concurrent.Semaphore sem = backend.sem("racing");
+        sem.acquireUninterruptibly();
+        long sent = service().ticker().read();
+        Thread closer = Thread.ofPlatform().start(service()::close);
+        while (closer.isAlive()) {
+          Thread.onSpinWait(); // the backend call "returns" only after close() has run
+        }
+        return backend.new TestLease("racing", 1, service().settings(), service().ticker(), sent, sem);
+      }
+    };
+    assertThrows(ServiceClosedException.class, () -> racing.tryAcquire(Duration.ofSeconds(5)));
+    assertEquals(1, backend.releaseCalls.get(), "the late grant was given back");
+    assertTrue(backend.sem("racing").tryAcquire(), "free on the backend");
+  }
+
   @Test
   void anInterruptFromTheCallerStaysAnInterrupt() throws Exception {
     Lease held = service.lock("a").acquire();
