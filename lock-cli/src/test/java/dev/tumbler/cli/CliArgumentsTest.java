@@ -7,31 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.cli.CliTestSupport.Result;
-import dev.tumbler.lock.LockProviders;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Properties;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
+@ExtendWith(InMemoryTestProvider.Registered.class)
 class CliArgumentsTest {
-  private static final InMemoryTestProvider PROVIDER = new InMemoryTestProvider();
-
   @TempDir
   Path dir;
-
-  @BeforeAll
-  static void register() {
-    LockProviders.register(PROVIDER);
-  }
-
-  @AfterAll
-  static void deregister() {
-    LockProviders.deregister(PROVIDER);
-  }
 
   @Test
   void noSubcommandPrintsUsage() {

@@ -2,6 +2,7 @@ package dev.tumbler.cli;
 
 import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ProviderInfo;
 import dev.tumbler.lock.ServiceInfo;
@@ -19,12 +20,31 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * {@code lock:clitest:mem}: locks in this JVM, for the CLI's tests, with a hook to make a lease lost (which
- * a real backend does on expiry or revocation).
+ * a real backend does on expiry or revocation). A test class gets it registered for its tests with
+ * {@code @ExtendWith(InMemoryTestProvider.Registered.class)}.
  */
 final class InMemoryTestProvider implements LockProvider {
+  /** Registers a provider before the first test of the class and deregisters it after the last. */
+  static final class Registered implements BeforeAllCallback, AfterAllCallback {
+    private final InMemoryTestProvider provider = new InMemoryTestProvider();
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+      LockProviders.register(provider);
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+      LockProviders.deregister(provider);
+    }
+  }
+
   static final ConcurrentHashMap<String, Semaphore> LOCKS = new ConcurrentHashMap<>();
   static final Set<Lease> HELD = ConcurrentHashMap.newKeySet();
   static final AtomicLong TOKENS = new AtomicLong();

@@ -13,29 +13,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
+@ExtendWith(InMemoryTestProvider.Registered.class)
 @Timeout(60)
 class RunCommandTest {
-  private static final InMemoryTestProvider PROVIDER = new InMemoryTestProvider();
   private static final String URL = "lock:clitest:mem";
 
   @TempDir
   Path dir;
-
-  @BeforeAll
-  static void register() {
-    LockProviders.register(PROVIDER);
-  }
-
-  @AfterAll
-  static void deregister() {
-    LockProviders.deregister(PROVIDER);
-  }
 
   @Test
   void passesTheExitCodeThroughAndReleasesTheLock() {

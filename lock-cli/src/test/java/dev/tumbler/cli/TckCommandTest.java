@@ -7,29 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tumbler.cli.CliTestSupport.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import dev.tumbler.lock.LockProviders;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
+@ExtendWith(InMemoryTestProvider.Registered.class)
 @Timeout(120)
 class TckCommandTest {
-  private static final InMemoryTestProvider PROVIDER = new InMemoryTestProvider();
-
   @TempDir
   Path dir;
-
-  @BeforeAll
-  static void register() {
-    LockProviders.register(PROVIDER);
-  }
-
-  @AfterAll
-  static void deregister() {
-    LockProviders.deregister(PROVIDER);
-  }
 
   @Test
   void runsOneGroupAndWritesXml() throws Exception {
