@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * The "backend" of the reference provider: an in-memory lock server shared by every client (service)
@@ -50,15 +51,13 @@ final class MemoryServer {
   }
 
   private static final class Request {
-    final long id;
     final String client;
     final String label;
     final Mode mode;
     final int permits;
     Grant granted;
 
-    Request(long id, String client, String label, Mode mode, int permits) {
-      this.id = id;
+    Request(String client, String label, Mode mode, int permits) {
       this.client = client;
       this.label = label;
       this.mode = mode;
@@ -143,7 +142,7 @@ final class MemoryServer {
     mu.lock();
     try {
       Resource r = resources.computeIfAbsent(k0, k -> new Resource(capacity));
-      Request req = new Request(nextId++, client, label, mode, permits);
+      Request req = new Request(client, label, mode, permits);
       if (defect == Defect.UNFAIR) {
         r.queue.addFirst(req);
       } else {
@@ -183,15 +182,7 @@ final class MemoryServer {
 
   /** Extends a grant by a full term; false if it is no longer held. */
   boolean renew(String client, String key, long grantId) {
-    reachable(client);
-    key = mapped(key);
-    mu.lock();
-    try {
-      Resource r = resources.get(key);
-      if (r == null) {
-        return false;
-      }
-      expire(r);
+    return read(client, key, false, r -> {
       for (Held h : r.held) {
         if (h.grant.id() == grantId) {
           if (defect != Defect.RENEW_DOES_NOTHING) {
@@ -201,9 +192,7 @@ final class MemoryServer {
         }
       }
       return false;
-    } finally {
-      mu.unlock();
-    }
+    });
   }
 
   /** Ends a grant if it is still held. */
@@ -225,33 +214,30 @@ final class MemoryServer {
 
   /** The label of a holder of {@code key}, if any (the leader of an election). */
   Optional<String> holder(String client, String key) {
-    reachable(client);
-    key = mapped(key);
-    mu.lock();
-    try {
-      Resource r = resources.get(key);
-      if (r == null) {
-        return Optional.empty();
-      }
-      expire(r);
-      return r.held.isEmpty() ? Optional.empty() : Optional.of(r.held.get(0).grant.label());
-    } finally {
-      mu.unlock();
-    }
+    return read(client, key, Optional.empty(),
+        r -> r.held.isEmpty() ? Optional.empty() : Optional.of(r.held.get(0).grant.label()));
   }
 
   /** Permits not held on {@code key}. */
   int available(String client, String key, int capacity) {
+    return read(client, key, capacity, r -> r.capacity - r.held.stream().mapToInt(h -> h.grant.permits()).sum());
+  }
+
+  /**
+   * Applies {@code action} under the lock to the resource of {@code key}, its expired grants dropped first;
+   * {@code absent} if the resource was never used.
+   */
+  private <T> T read(String client, String key, T absent, Function<Resource, T> action) {
     reachable(client);
-    key = mapped(key);
+    String k = mapped(key);
     mu.lock();
     try {
-      Resource r = resources.get(key);
+      Resource r = resources.get(k);
       if (r == null) {
-        return capacity;
+        return absent;
       }
       expire(r);
-      return r.capacity - r.held.stream().mapToInt(h -> h.grant.permits()).sum();
+      return action.apply(r);
     } finally {
       mu.unlock();
     }
