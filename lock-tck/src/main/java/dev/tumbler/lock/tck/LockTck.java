@@ -146,14 +146,10 @@ public abstract class LockTck {
       throw new IllegalStateException(getClass().getName() + ".createTarget() returned null");
     }
     try (LockService probe = target.open()) {
-      capabilities = Collections.unmodifiableSet(EnumSet.copyOf(withMutex(probe.info().capabilities())));
+      EnumSet<Capability> caps = EnumSet.of(Capability.MUTEX);
+      caps.addAll(probe.info().capabilities());
+      capabilities = Collections.unmodifiableSet(caps);
     }
-  }
-
-  private static Set<Capability> withMutex(Set<Capability> caps) {
-    Set<Capability> s = new HashSet<>(caps);
-    s.add(Capability.MUTEX);
-    return s;
   }
 
   @AfterAll
@@ -180,18 +176,14 @@ public abstract class LockTck {
       t.join(SLACK.toMillis());
     }
     threads.clear();
-    FaultInjector f = target.faults().orElse(null);
-    if (f != null) {
-      // a failed test may have left a fault in place: undo it for the next one
-      safely(() -> {
-        if (f.supported().contains(FaultInjector.Fault.CRASH_BACKEND) && crashed) {
-          crashed = false;
-          f.restartBackend();
-        }
-      });
+    if (crashed) {
+      // a failed crash test may have left the backend down: restart it for the next one
+      crashed = false;
+      safely(() -> target.faults().orElseThrow().restartBackend());
     }
   }
 
+  /** Set while a test has the backend crashed, so that a test that ends abruptly does not leave it down. */
   private volatile boolean crashed;
 
   // ---------------------------------------------------------------- helpers for the groups
@@ -326,9 +318,13 @@ public abstract class LockTck {
   /** An argument check: {@code type} thrown, its message naming {@code argument}. */
   static <X extends Throwable> void assertRejects(Class<X> type, String argument, String call, Executable e) {
     X x = assertThrows(type, e, call + " must throw " + type.getSimpleName());
-    String m = x.getMessage();
+    assertMessageNames(x, argument, call + " threw " + type.getSimpleName());
+  }
+
+  private static void assertMessageNames(Throwable t, String argument, String what) {
+    String m = t.getMessage();
     assertTrue(m != null && m.toLowerCase(Locale.ROOT).contains(argument.toLowerCase(Locale.ROOT)),
-        call + " threw " + type.getSimpleName() + " whose message does not name '" + argument + "': " + m);
+        what + " whose message does not name '" + argument + "': " + m);
   }
 
   /** Like {@link #assertRejects} for an async call, which may throw or return a failed future. */
@@ -351,9 +347,7 @@ public abstract class LockTck {
       t = e;
     }
     assertTrue(type.isInstance(t), call + " failed with " + t + "; expected " + type.getSimpleName());
-    String m = t.getMessage();
-    assertTrue(m != null && m.toLowerCase(Locale.ROOT).contains(argument.toLowerCase(Locale.ROOT)),
-        call + " failed with a message that does not name '" + argument + "': " + m);
+    assertMessageNames(t, argument, call + " failed with " + type.getSimpleName());
   }
 
   /** Cuts {@code s} off (or pauses its renewals), so that its leases end on the backend. */

@@ -134,14 +134,15 @@ final class TckResults implements TestExecutionListener {
   void printTable(PrintStream out) {
     Map<String, int[]> counts = new LinkedHashMap<>();
     Map<String, List<String>> reasons = new LinkedHashMap<>();
+    List<Outcome> all = outcomes();
     for (Class<?> g : LockTck.GROUPS) {
       org.junit.jupiter.api.DisplayName dn = g.getAnnotation(org.junit.jupiter.api.DisplayName.class);
       String group = dn == null ? g.getSimpleName() : dn.value();
-      if (outcomes().stream().anyMatch(o -> o.group().equals(group))) {
+      if (all.stream().anyMatch(o -> o.group().equals(group))) {
         counts.put(group, new int[3]);
       }
     }
-    for (Outcome o : outcomes()) {
+    for (Outcome o : all) {
       int[] c = counts.computeIfAbsent(o.group(), g -> new int[3]);
       c[o.status().ordinal()]++;
       if (o.status() == Status.SKIPPED) {
