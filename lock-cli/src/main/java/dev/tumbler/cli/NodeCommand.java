@@ -4,7 +4,6 @@ import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -70,7 +69,6 @@ final class NodeCommand implements Callable<Integer> {
     if (props.getProperty("secret") == null) {
       throw new Secrets.SecretException("no shared secret: give --secret-file FILE or set " + Secrets.SECRET_ENV);
     }
-    List<String> ids = new ArrayList<>(peers);
     try (LockService service = LockProviders.connect(url(), props)) {
       Thread hook = new Thread(() -> {
         stop.countDown();
@@ -81,7 +79,7 @@ final class NodeCommand implements Callable<Integer> {
         }
       }, "tumbler-node-shutdown");
       Runtime.getRuntime().addShutdownHook(hook);
-      out.println("tumbler node " + listen + " up: algorithm " + algorithm + ", peers " + ids + " ("
+      out.println("tumbler node " + listen + " up: algorithm " + algorithm + ", peers " + peers + " ("
           + service.info().url() + "); stop with Ctrl-C");
       out.flush();
       try {

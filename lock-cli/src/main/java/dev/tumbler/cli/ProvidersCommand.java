@@ -5,6 +5,7 @@ import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.ProviderInfo;
 import java.io.PrintWriter;
 import java.util.List;
+import java.util.Locale;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -30,7 +31,7 @@ final class ProvidersCommand implements Callable<Integer> {
       out.printf("%-10s %s%n", "", p.description());
       TreeSet<String> caps = new TreeSet<>();
       for (Capability c : p.capabilities()) {
-        caps.add(c.name().toLowerCase());
+        caps.add(c.name().toLowerCase(Locale.ROOT));
       }
       out.printf("%-10s capabilities: %s%n", "", String.join(", ", caps));
     }

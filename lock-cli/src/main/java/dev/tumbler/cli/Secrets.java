@@ -51,7 +51,7 @@ final class Secrets {
     }
   }
 
-  /** The file's content without its trailing line break. */
+  /** The file's content without surrounding white space (a trailing line break, say). */
   static String read(Path file) {
     String s;
     try {

@@ -11,8 +11,8 @@ import picocli.CommandLine.HelpCommand;
 
 /**
  * The {@code tumbler} command: a demo of the native cluster, a distributed {@code flock}, a standalone
- * peer, and the list of installed providers. Start it with the {@code ./tumbler} launcher at the root of
- * the repository.
+ * peer, the list of installed providers, and the TCK against a live provider. Start it with the
+ * {@code ./tumbler} launcher at the root of the repository.
  */
 @Command(name = "tumbler", mixinStandardHelpOptions = true, versionProvider = Tumbler.Version.class,
     description = "Distributed locks from the command line.",
