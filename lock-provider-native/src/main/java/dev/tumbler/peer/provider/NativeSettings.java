@@ -6,7 +6,6 @@ import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.lamport.LamportCore;
 import dev.tumbler.peer.transport.tcp.TcpTransportConfig;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -52,7 +51,8 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     if (peerTimeout.isZero()) {
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'peerTimeout' must be positive");
     }
-    LamportCore.Variant variant = url.enumValue("algorithm", Variant.class, Variant.LAMPORT).variant;
+    LamportCore.Variant variant = url.enumValue("algorithm", LamportCore.Variant.class,
+        LamportCore.Variant.LAMPORT);
     if (url.isHierarchical()) {
       Set<String> accepted = new HashSet<>(COMMON);
       accepted.addAll(TcpTransportConfig.PARAMETERS);
@@ -122,23 +122,5 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
   /** The lock name the core sees: the namespace, if any, then the name. */
   String qualify(String name) {
     return namespace.isEmpty() ? name : namespace + "/" + name;
-  }
-
-  /** The URL names of the algorithms. */
-  enum Variant {
-    LAMPORT(LamportCore.Variant.LAMPORT),
-    RICART_AGRAWALA(LamportCore.Variant.RICART_AGRAWALA);
-
-    final LamportCore.Variant variant;
-
-    Variant(LamportCore.Variant v) {
-      this.variant = v;
-    }
-  }
-
-  static List<String> sorted(List<String> ids) {
-    List<String> l = new ArrayList<>(ids);
-    l.sort(null);
-    return l;
   }
 }

@@ -48,8 +48,8 @@ final class NodeRegistry {
       Shared s = NODES.get(key);
       if (s != null) {
         NativeSettings have = s.settings;
-        if (have.variant() != settings.variant() || !NativeSettings.sorted(have.peers())
-            .equals(NativeSettings.sorted(settings.peers()))) {
+        // peers are distinct (checked when the URL is read), so the same members in any order are equal sets
+        if (have.variant() != settings.variant() || !Set.copyOf(have.peers()).equals(Set.copyOf(settings.peers()))) {
           throw new InvalidLockUrlException("lock URL " + redactedUrl + ": node " + settings.self()
               + " already runs in this JVM with algorithm " + have.variant().urlName() + " and peers "
               + have.peers() + "; a second service on it must ask for the same");
