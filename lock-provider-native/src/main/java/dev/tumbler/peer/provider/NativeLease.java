@@ -15,8 +15,7 @@ final class NativeLease extends AbstractLease {
   private final long requestId;
 
   NativeLease(String name, long fencingToken, NativeLockService service, long requestId, long sentNanos) {
-    super(name, fencingToken, 1, LeaseSettings.unbounded(service.nativeSettings().namespace()), service.ticker(),
-        sentNanos);
+    super(name, fencingToken, 1, service.settings(), service.ticker(), sentNanos);
     this.service = service;
     this.requestId = requestId;
   }

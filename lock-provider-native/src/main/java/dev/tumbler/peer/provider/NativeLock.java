@@ -33,10 +33,13 @@ import java.util.concurrent.TimeoutException;
 final class NativeLock extends AbstractLock {
 
   private final NativeLockService service;
+  /** The name the core sees (namespace included), computed once rather than at every acquire. */
+  private final String qualified;
 
   NativeLock(NativeLockService service, String name) {
     super(service, name);
     this.service = service;
+    this.qualified = service.nativeSettings().qualify(name);
   }
 
   @Override
@@ -44,7 +47,7 @@ final class NativeLock extends AbstractLock {
     PeerNode<?> node = service.node();
     boolean attempt = !deadline.isNone() && deadline.isExpired();
     long sent = service.ticker().read();
-    PeerNode.Pending p = node.acquire(service.session(), service.nativeSettings().qualify(name()), attempt);
+    PeerNode.Pending p = node.acquire(service.session(), qualified, attempt);
     PeerNode.Outcome outcome;
     try {
       outcome = deadline.isNone() || attempt ? await(p, -1) : await(p, deadline.remainingNanos());
