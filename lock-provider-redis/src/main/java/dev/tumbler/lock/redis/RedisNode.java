@@ -33,10 +33,6 @@ final class RedisNode implements AutoCloseable {
     this.hub = new WakeupHub(address, config, controlChannel, heartbeat);
   }
 
-  HostAndPort address() {
-    return address;
-  }
-
   JedisPooled jedis() {
     return jedis;
   }

@@ -1,6 +1,5 @@
 package dev.tumbler.lock.redis;
 
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -93,9 +92,5 @@ final class Waiter {
     } finally {
       lock.unlock();
     }
-  }
-
-  static long millisToNanos(long ms) {
-    return TimeUnit.MILLISECONDS.toNanos(ms);
   }
 }

@@ -97,13 +97,6 @@ final class WakeupHub implements AutoCloseable {
     }
   }
 
-  /** Whether the subscriber connection is up. */
-  boolean isConnected() {
-    synchronized (lock) {
-      return ready;
-    }
-  }
-
   // guarded by lock
   private void send(boolean subscribe, String channel, Channel c) {
     try {
