@@ -88,7 +88,7 @@ public final class RedisLockProvider implements LockProvider {
     Set<dev.tumbler.lock.Capability> caps = config.mode() == RedisConfig.Mode.SINGLE
         ? RedisLockService.SINGLE_CAPABILITIES : RedisLockService.REDLOCK_CAPABILITIES;
     ServiceInfo serviceInfo = new ServiceInfo("redis", VERSION, url.toString(), caps);
-    return new RedisLockService(config, serviceInfo, backend, ticker);
+    return new RedisLockService(config, serviceInfo, backend, keys, clientId, ticker);
   }
 
   /** One server must answer; in Redlock mode, a majority. */

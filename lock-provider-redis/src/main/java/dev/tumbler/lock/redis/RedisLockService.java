@@ -78,12 +78,17 @@ final class RedisLockService extends AbstractLockService {
   private final int[] inFlight = new int[1];
   private static final long OUTAGE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
-  RedisLockService(RedisConfig config, ServiceInfo info, Backend backend, Ticker ticker) {
+  /**
+   * @param keys the key layout of {@code config}'s namespace
+   * @param clientId this service's random id, the same its subscriber connections use for their control channel
+   */
+  RedisLockService(RedisConfig config, ServiceInfo info, Backend backend, RedisKeys keys, String clientId,
+      Ticker ticker) {
     super(info, config.lease(), ticker);
     this.config = config;
     this.backend = backend;
-    this.keys = new RedisKeys(config.lease().namespace());
-    this.clientId = randomId();
+    this.keys = keys;
+    this.clientId = clientId;
     this.ttlMs = Long.toString(config.lease().leaseTime().toMillis());
     this.recheckNanos = config.recheck().toNanos();
     this.leaseNanos = config.lease().leaseTime().toNanos();
@@ -93,14 +98,6 @@ final class RedisLockService extends AbstractLockService {
     byte[] b = new byte[12];
     RANDOM.nextBytes(b);
     return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
-  }
-
-  RedisKeys keys() {
-    return keys;
-  }
-
-  Backend backend() {
-    return backend;
   }
 
   String clientId() {
