@@ -39,7 +39,8 @@ abstract sealed class Backend implements AutoCloseable {
   /** How many hubs must confirm a waiter's subscription before a release cannot be missed. */
   abstract int confirmationsNeeded();
 
-  abstract Grant acquire(Scripts.Script script, List<String> keys, List<String> args);
+  /** Runs {@code p}'s acquire script; {@code args} start with the owner value. */
+  abstract Grant acquire(Primitive p, List<String> args);
 
   /** @return true if renewed, false if the grant is no longer ours */
   abstract boolean renew(Scripts.Script script, List<String> keys, List<String> args);
@@ -94,8 +95,8 @@ abstract sealed class Backend implements AutoCloseable {
     }
 
     @Override
-    Grant acquire(Scripts.Script script, List<String> keys, List<String> args) {
-      return parseGrant(node.eval(script, keys, args, false));
+    Grant acquire(Primitive p, List<String> args) {
+      return parseGrant(node.eval(p.acquire(), p.keys(), args, false));
     }
 
     @Override
@@ -247,11 +248,11 @@ abstract sealed class Backend implements AutoCloseable {
     }
 
     @Override
-    Grant acquire(Scripts.Script script, List<String> keys, List<String> args) {
+    Grant acquire(Primitive p, List<String> args) {
       long start = ticker.read();
       // retrying a master with the same owner is safe here: if the first try was granted there, the retry
       // is refused and counted as a no, and that master's grant is ours to renew and release anyway
-      List<Object> replies = onAll(nodes, script, keys, args, true);
+      List<Object> replies = onAll(nodes, p.acquire(), p.keys(), args, true);
       List<RedisNode> granted = new ArrayList<>();
       long token = 0;
       long wait = -1;
@@ -271,7 +272,7 @@ abstract sealed class Backend implements AutoCloseable {
         }
       }
       if (granted.size() >= majority) {
-        List<Object> raised = onAll(granted, Scripts.RAISE_FENCE, List.of(keys.getLast()), List.of(Long.toString(token)),
+        List<Object> raised = onAll(granted, Scripts.RAISE_FENCE, List.of(p.keys().getLast()), List.of(Long.toString(token)),
             true);
         long ok = raised.stream().filter(r -> !(r instanceof Throwable)).count();
         long left = lease.trustedNanos() - (ticker.read() - start) - driftNanos();
@@ -287,7 +288,7 @@ abstract sealed class Backend implements AutoCloseable {
           uncertain.add(nodes.get(i));
         }
       }
-      undo(uncertain, script, keys, args);
+      undo(uncertain, p, args.getFirst());
       if (granted.size() < majority && nodes.size() - countErrors(replies) < majority) {
         throw new ServiceUnavailableException("only " + (nodes.size() - countErrors(replies)) + " of " + nodes.size()
             + " Redis masters answered; Redlock needs " + majority
@@ -300,14 +301,14 @@ abstract sealed class Backend implements AutoCloseable {
       return replies.stream().filter(r -> r instanceof Throwable).count();
     }
 
-    private void undo(List<RedisNode> targets, Scripts.Script acquire, List<String> keys, List<String> args) {
-      Scripts.Script release = releaseFor(acquire);
-      if (release == null || targets.isEmpty()) {
+    private void undo(List<RedisNode> targets, Primitive p, String owner) {
+      if (targets.isEmpty()) {
         return;
       }
-      // synchronous, so that nothing is left behind when the caller returns (or its service closes)
+      // synchronous, so that nothing is left behind when the caller returns (or its service closes); the
+      // release is published, so waiters that the partial grant turned away look again at once
       boolean interrupted = Thread.interrupted();
-      for (Object r : onAll(targets, release, keys, List.of(args.getFirst(), ""), true)) {
+      for (Object r : onAll(targets, p.release(), p.keys(), List.of(owner, p.channel()), true)) {
         if (r instanceof Throwable t) {
           LOG.debug("undoing a partial Redlock grant failed; it expires on that master: {}", t.toString());
         }
@@ -315,16 +316,6 @@ abstract sealed class Backend implements AutoCloseable {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
-    }
-
-    private static Scripts.Script releaseFor(Scripts.Script acquire) {
-      if (acquire == Scripts.MUTEX_ACQUIRE || acquire == Scripts.WRITE_ACQUIRE) {
-        return Scripts.MUTEX_RELEASE;
-      }
-      if (acquire == Scripts.READ_ACQUIRE) {
-        return Scripts.READ_RELEASE;
-      }
-      return null;
     }
 
     @Override

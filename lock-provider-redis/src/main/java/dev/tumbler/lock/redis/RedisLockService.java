@@ -249,7 +249,7 @@ final class RedisLockService extends AbstractLockService {
         long sent = ticker().read();
         Backend.Grant g;
         try {
-          g = backend.acquire(p.acquire(), p.keys(), args);
+          g = backend.acquire(p, args);
         } catch (RuntimeException e) {
           // The script may have run and its reply been lost (a timeout, or an interrupt that closed the
           // socket): give back whatever it may have granted, now, before this thread leaves — with the
