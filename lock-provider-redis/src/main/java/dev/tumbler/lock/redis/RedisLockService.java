@@ -12,6 +12,7 @@ import dev.tumbler.lock.spi.AbstractLease;
 import dev.tumbler.lock.spi.AbstractLockService;
 import dev.tumbler.lock.spi.Deadline;
 import dev.tumbler.lock.spi.LockElection;
+import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.lock.spi.SimpleReadWriteLock;
 import dev.tumbler.lock.spi.Ticker;
 import java.security.SecureRandom;
@@ -23,6 +24,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
@@ -282,8 +284,8 @@ final class RedisLockService extends AbstractLockService {
 
   private void releaseQuietly(Primitive p, String owner) {
     try {
-      backend.release(p.release(), p.keys(), List.of(owner, p.channel()));
-    } catch (RuntimeException e) {
+      release(p, owner);
+    } catch (LockException e) {
       LOG.debug("undoing an uncertain grant of {} failed; it expires on the server: {}", p.describe(), e.toString());
     }
   }
@@ -322,17 +324,13 @@ final class RedisLockService extends AbstractLockService {
     if (e instanceof JedisDataException) {
       return new LockException(where + " refused " + what + ": " + e.getMessage(), e);
     }
-    if (e instanceof JedisConnectionException || e instanceof JedisException) {
+    if (e instanceof JedisException) {
       return new ServiceUnavailableException(where + " unreachable while " + what + ": " + e.getMessage(), e);
     }
     return new LockException("unexpected failure " + what + " on " + where + ": " + e, e);
   }
 
   private String hostList() {
-    StringBuilder sb = new StringBuilder();
-    for (var h : config.hosts()) {
-      sb.append(sb.isEmpty() ? "" : ",").append(h);
-    }
-    return sb.toString();
+    return config.hosts().stream().map(LockUrl.HostAndPort::toString).collect(Collectors.joining(","));
   }
 }
