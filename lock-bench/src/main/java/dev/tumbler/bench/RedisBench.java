@@ -103,10 +103,9 @@ public final class RedisBench {
 
       int contendedRounds = Math.max(3, rounds / 2);
       long millis = 1500;
-      for (int i = 0; i < 1; i++) {
-        contendedTumbler(tumbler, tumbler2, 300);
-        contendedRedisson(redisson, redisson2, 300);
-      }
+      // warm-up of the hand-off paths
+      contendedTumbler(tumbler, tumbler2, 300);
+      contendedRedisson(redisson, redisson2, 300);
       double[] th = new double[contendedRounds];
       double[] rh = new double[contendedRounds];
       double[] the = new double[contendedRounds];
