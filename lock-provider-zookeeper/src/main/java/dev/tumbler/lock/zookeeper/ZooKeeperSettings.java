@@ -5,7 +5,6 @@ import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.lock.spi.LockUrl;
 import java.time.Duration;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.curator.utils.PathUtils;
@@ -17,17 +16,16 @@ import org.apache.curator.utils.PathUtils;
  * lease term is the session timeout. {@code leaseTime} and {@code sessionTimeout} are two names for it;
  * giving both with different values is an error (a typo must not pick one silently).
  *
- * @param hosts the ensemble, each with a port (2181 when the URL gave none)
- * @param connectString the hosts joined for ZooKeeper
+ * @param connectString the ensemble's hosts, each with a port (2181 when the URL gave none), joined for
+ *     ZooKeeper
  * @param root the znode under which every lock of this service lives (the chroot, default
  *     {@code /tumbler}, plus the escaped {@code namespace})
- * @param sessionTimeout the session timeout asked of the ensemble (it may negotiate another)
  * @param connectionTimeout how long {@code connect} waits for the first connection, and each operation
  *     for a connection
- * @param lease the lease settings; their term is the session timeout until the negotiated one is known
+ * @param lease the lease settings; their term is the session timeout asked of the ensemble, until the
+ *     negotiated one is known
  */
-record ZooKeeperSettings(List<LockUrl.HostAndPort> hosts, String connectString, String root,
-    Duration sessionTimeout, Duration connectionTimeout, LeaseSettings lease) {
+record ZooKeeperSettings(String connectString, String root, Duration connectionTimeout, LeaseSettings lease) {
 
   static final int DEFAULT_PORT = 2181;
   static final String DEFAULT_CHROOT = "/tumbler";
@@ -94,12 +92,20 @@ record ZooKeeperSettings(List<LockUrl.HostAndPort> hosts, String connectString, 
     }
     String root = lease.namespace().isEmpty() ? chroot
         : (chroot.equals("/") ? "" : chroot) + "/" + ZNodeNames.segment(lease.namespace());
-    List<LockUrl.HostAndPort> hosts = url.hosts(DEFAULT_PORT);
-    String connect = hosts.stream().map(LockUrl.HostAndPort::toString).collect(Collectors.joining(","));
-    return new ZooKeeperSettings(hosts, connect, root, session, connection, lease.withLeaseTime(session));
+    String connect = url.hosts(DEFAULT_PORT).stream().map(LockUrl.HostAndPort::toString)
+        .collect(Collectors.joining(","));
+    return new ZooKeeperSettings(connect, root, connection, lease.withLeaseTime(session));
   }
 
-  /** The path of the lock directory of one kind ({@code locks}, {@code rwlocks}, {@code semaphores}). */
+  /** The session timeout asked of the ensemble (it may negotiate another): the lease term. */
+  Duration sessionTimeout() {
+    return lease.leaseTime();
+  }
+
+  /**
+   * The path of the lock directory of one kind ({@code locks}, {@code rwlocks}, {@code semaphores},
+   * {@code elections}).
+   */
   String path(String kind, String name) {
     return (root.equals("/") ? "" : root) + "/" + kind + "/" + ZNodeNames.segment(name);
   }
