@@ -41,54 +41,49 @@ final class ZooKeeperSemaphore extends AbstractSemaphore {
   private static final byte[] EMPTY = new byte[0];
 
   private final ZooKeeperLockService service;
-  private final String name;
   private final String dir;
-  private final int maxPermits;
 
   ZooKeeperSemaphore(ZooKeeperLockService service, String name, String dir, int maxPermits) {
     super(service, name, maxPermits);
     this.service = service;
-    this.name = name;
     this.dir = dir;
-    this.maxPermits = maxPermits;
   }
+
+  /** One request in the queue, its name parsed once per listing. */
+  record Request(String node, long sequence, long permits) {}
 
   @Override
   public int availablePermits() {
     service.checkOpen();
-    List<String> queue;
+    List<Request> queue;
     try {
       queue = sorted(service.client().getChildren().forPath(dir));
     } catch (KeeperException.NoNodeException e) {
-      return maxPermits;
+      return maxPermits();
     } catch (Exception e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
-      throw service.unavailable("read the permits of '" + name + "'", e);
+      throw service.unavailable("read the permits of '" + name() + "'", e);
     }
     long held = 0;
-    for (String node : queue) {
-      long next = held + permitsOf(node);
-      if (next > maxPermits) {
+    for (Request r : queue) {
+      long next = held + r.permits();
+      if (next > maxPermits()) {
         break;
       }
       held = next;
     }
-    return (int) (maxPermits - held);
+    return (int) (maxPermits() - held);
   }
 
   @Override
   public String toString() {
-    return "ZooKeeperSemaphore[" + name + ", max " + maxPermits + " at " + dir + "]";
+    return "ZooKeeperSemaphore[" + name() + ", max " + maxPermits() + " at " + dir + "]";
   }
 
   @Override
   protected AbstractLease doAcquire(int permits, Deadline deadline) throws InterruptedException {
-    return acquireOnce(permits, deadline);
-  }
-
-  private AbstractLease acquireOnce(int permits, Deadline deadline) throws InterruptedException {
     CuratorFramework client = service.client();
     String marker = service.newMarker();
     long gen = service.generation();
@@ -101,21 +96,26 @@ final class ZooKeeperSemaphore extends AbstractSemaphore {
       String node = ZKPaths.getNodeFromPath(path);
       while (true) {
         long sent = service.ticker().read();
-        List<String> queue = sorted(client.getChildren().usingWatcher(watcher).forPath(dir));
-        int ours = queue.indexOf(node);
-        if (ours < 0) {
+        List<Request> queue = sorted(client.getChildren().usingWatcher(watcher).forPath(dir));
+        // the permits asked by every request from the head up to ours; ours absent: our session expired
+        long ahead = 0;
+        boolean found = false;
+        for (Request r : queue) {
+          ahead += r.permits();
+          if (r.node().equals(node)) {
+            found = true;
+            break;
+          }
+        }
+        if (!found) {
           path = null;
           return null; // our session expired while we waited: start over
         }
-        long ahead = 0;
-        for (int i = 0; i <= ours; i++) {
-          ahead += permitsOf(queue.get(i));
-        }
-        if (ahead <= maxPermits) {
+        if (ahead <= maxPermits()) {
           Stat s = client.setData().forPath(path, EMPTY);
           String granted = path;
           path = null; // from here the lease (or granted()) owns the node
-          return service.granted(name, granted, s.getEphemeralOwner(), s.getMzxid(), permits, sent, gen);
+          return service.granted(name(), granted, s.getEphemeralOwner(), s.getMzxid(), permits, sent, gen);
         }
         long remaining = deadline.remainingNanos();
         if (remaining == 0) {
@@ -140,29 +140,20 @@ final class ZooKeeperSemaphore extends AbstractSemaphore {
       throw e;
     } catch (Exception e) {
       service.abandon(dir, marker, path);
-      throw service.unavailable("acquire " + permits + " permits of '" + name + "'", e);
+      throw service.unavailable("acquire " + permits + " permits of '" + name() + "'", e);
     }
   }
 
   /** The queue in sequence order; names that are not requests are left out. */
-  static List<String> sorted(List<String> children) {
-    List<String> out = new ArrayList<>(children.size());
+  static List<Request> sorted(List<String> children) {
+    List<Request> out = new ArrayList<>(children.size());
     for (String c : children) {
-      if (NODE.matcher(c).find()) {
-        out.add(c);
+      Matcher m = NODE.matcher(c);
+      if (m.find()) {
+        out.add(new Request(c, Long.parseLong(m.group(2)), Long.parseLong(m.group(1))));
       }
     }
-    out.sort(Comparator.comparingLong(ZooKeeperSemaphore::sequenceOf));
+    out.sort(Comparator.comparingLong(Request::sequence));
     return out;
-  }
-
-  static long sequenceOf(String node) {
-    Matcher m = NODE.matcher(node);
-    return m.find() ? Long.parseLong(m.group(2)) : Long.MAX_VALUE;
-  }
-
-  static long permitsOf(String node) {
-    Matcher m = NODE.matcher(node);
-    return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 }
