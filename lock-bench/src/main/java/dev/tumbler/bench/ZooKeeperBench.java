@@ -1,6 +1,5 @@
 package dev.tumbler.bench;
 
-import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
@@ -29,18 +28,16 @@ import org.apache.curator.test.TestingServer;
  *       passes from one to the other through ZooKeeper's watch notification.
  * </ul>
  *
- * Rounds alternate which side runs first, and the ratio is taken of the medians over rounds, so drift of
- * a shared machine hits both sides alike. Absolute times on a shared machine are noise; the ratio is the
- * result. Not a test: run it with {@code lock-bench/run ZooKeeperBench [rounds] [iterations]}.
+ * Rounds alternate which side runs first, and each round gives one ratio; the result is the median of
+ * those ratios (with quartiles, and the ratio of the totals), so drift of a shared machine hits both
+ * sides alike. Absolute times on a shared machine are noise; the ratio is the result. Not a test: run it with {@code lock-bench/run ZooKeeperBench [rounds] [iterations]}.
  */
 public final class ZooKeeperBench {
 
-  private interface Side extends AutoCloseable {
-    /** One acquire and release on the current thread. */
+  /** One acquire and release on the current thread. */
+  @FunctionalInterface
+  private interface Side {
     void cycle() throws Exception;
-
-    @Override
-    void close() throws Exception;
   }
 
   private ZooKeeperBench() {}
@@ -62,27 +59,8 @@ public final class ZooKeeperBench {
 
       // ---- uncontended
       try (LockService tumbler = LockProviders.connect(url); CuratorFramework curator = curator(connect)) {
-        Lock lock = tumbler.lock("uncontended");
-        Side t = new Side() {
-          @Override
-          public void cycle() throws Exception {
-            lock.acquire().release();
-          }
-
-          @Override
-          public void close() {}
-        };
-        InterProcessMutex mutex = new InterProcessMutex(curator, "/bench-curator/uncontended");
-        Side c = new Side() {
-          @Override
-          public void cycle() throws Exception {
-            mutex.acquire();
-            mutex.release();
-          }
-
-          @Override
-          public void close() {}
-        };
+        Side t = tumblerSide(tumbler.lock("uncontended"));
+        Side c = curatorSide(new InterProcessMutex(curator, "/bench-curator/uncontended"));
         double[][] r = compare(rounds, () -> timeLoop(t, iterations), () -> timeLoop(c, iterations));
         report("uncontended acquire+release", r, iterations);
       }
@@ -100,28 +78,13 @@ public final class ZooKeeperBench {
   }
 
   private static Side tumblerSide(Lock lock) {
-    return new Side() {
-      @Override
-      public void cycle() throws Exception {
-        Lease l = lock.acquire();
-        l.release();
-      }
-
-      @Override
-      public void close() {}
-    };
+    return () -> lock.acquire().release();
   }
 
   private static Side curatorSide(InterProcessMutex m) {
-    return new Side() {
-      @Override
-      public void cycle() throws Exception {
-        m.acquire();
-        m.release();
-      }
-
-      @Override
-      public void close() {}
+    return () -> {
+      m.acquire();
+      m.release();
     };
   }
 
@@ -202,11 +165,10 @@ public final class ZooKeeperBench {
     return elapsed;
   }
 
-  private static double median(double[] v) {
-    double[] s = v.clone();
-    Arrays.sort(s);
-    int n = s.length;
-    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  /** The median of values already sorted. */
+  private static double median(double[] sorted) {
+    int n = sorted.length;
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 
   private static void report(String what, double[][] rounds, int opsPerRound) {
@@ -218,12 +180,11 @@ public final class ZooKeeperBench {
       sumC += rounds[i][1];
       ratio[i] = rounds[i][0] / rounds[i][1];
     }
-    double[] sorted = ratio.clone();
-    Arrays.sort(sorted);
+    Arrays.sort(ratio);
     double mt = sumT / rounds.length / opsPerRound / 1000.0;
     double mc = sumC / rounds.length / opsPerRound / 1000.0;
     System.out.printf(Locale.ROOT, "%-32s tumbler %7.1f us/op  curator %7.1f us/op  ratio of totals %.3f  "
         + "median round ratio %.3f  (quartiles %.3f-%.3f)%n", what, mt, mc, sumT / sumC, median(ratio),
-        sorted[sorted.length / 4], sorted[(3 * sorted.length) / 4]);
+        ratio[ratio.length / 4], ratio[(3 * ratio.length) / 4]);
   }
 }
