@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.SetParams;
 
 /** Redlock over three real, independent Redis masters, some of them down. */
 class RedlockTest {
@@ -62,6 +63,20 @@ class RedlockTest {
 
       masters.get(1).stop();
       assertThrows(ServiceUnavailableException.class, () -> a.lock("two-down").tryAcquire(Duration.ZERO));
+    }
+  }
+
+  @Test
+  void aGrantOnAMinorityIsGivenBackBeforeTheRefusalReturns() throws Exception {
+    String key = new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, "minority").getFirst();
+    try (LockService a = open(); Jedis m0 = masters.get(0).client(); Jedis m1 = masters.get(1).client();
+        Jedis m2 = masters.get(2).client()) {
+      // a foreign holder on two masters: the third grants, a minority, which must be undone there
+      m0.set(key, "someone-else", SetParams.setParams().px(10_000));
+      m1.set(key, "someone-else", SetParams.setParams().px(10_000));
+      assertTrue(a.lock("minority").tryAcquire(Duration.ZERO).isEmpty(), "one master of three grants nothing");
+      assertFalse(m2.exists(key), "the third master's grant was given back");
+      assertEquals("someone-else", m0.get(key), "the undo touches only its own grant");
     }
   }
 
