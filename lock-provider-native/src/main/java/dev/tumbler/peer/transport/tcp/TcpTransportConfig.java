@@ -1,6 +1,7 @@
 package dev.tumbler.peer.transport.tcp;
 
 import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.spi.Checks;
 import dev.tumbler.lock.spi.LockUrl;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -509,24 +510,24 @@ public final class TcpTransportConfig {
     }
 
     public Builder connectTimeout(Duration d) {
-      this.connectTimeout = positive(d, "connectTimeout");
+      this.connectTimeout = Checks.positive(d, "connectTimeout");
       return this;
     }
 
     public Builder handshakeTimeout(Duration d) {
-      this.handshakeTimeout = positive(d, "handshakeTimeout");
+      this.handshakeTimeout = Checks.positive(d, "handshakeTimeout");
       return this;
     }
 
     public Builder idleTimeout(Duration d) {
-      this.idleTimeout = positive(d, "idleTimeout");
+      this.idleTimeout = Checks.positive(d, "idleTimeout");
       return this;
     }
 
     /** Reconnection waits start at {@code min}, double per failed attempt up to {@code max}, with jitter. */
     public Builder backoff(Duration min, Duration max) {
-      positive(min, "backoffMin");
-      positive(max, "backoffMax");
+      Checks.positive(min, "backoffMin");
+      Checks.positive(max, "backoffMax");
       if (max.compareTo(min) < 0) {
         throw new IllegalArgumentException("backoffMax " + max + " is less than backoffMin " + min);
       }
@@ -555,14 +556,6 @@ public final class TcpTransportConfig {
         }
       }
       return new TcpTransportConfig(this);
-    }
-
-    private static Duration positive(Duration d, String name) {
-      Objects.requireNonNull(d, name);
-      if (d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException(name + ": must be positive, got " + d);
-      }
-      return d;
     }
   }
 }
