@@ -2,6 +2,7 @@ package dev.tumbler.peer.provider;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,6 +12,7 @@ import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.peer.node.NodeStats;
+import dev.tumbler.peer.node.PeerNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -117,6 +119,14 @@ class NativeProviderTest {
       assertThrows(InvalidLockUrlException.class,
           () -> LockProviders.connect("lock:native:mem/" + c + "?node=z&peers=b").close(), "not a member");
       assertEquals("a", a.unwrap(NodeStats.class).nodeId());
+      e = assertThrows(InvalidLockUrlException.class,
+          () -> LockProviders.connect("lock:native:mem/" + c + "?node=a&peers=b,c").close(), "other peers");
+      assertTrue(e.getMessage().contains("[b]"), e.getMessage());
+    }
+    String d = cluster();
+    try (LockService a = LockProviders.connect("lock:native:mem/" + d + "?node=a&peers=b,c");
+        LockService again = LockProviders.connect("lock:native:mem/" + d + "?node=a&peers=c,b")) {
+      assertSame(a.unwrap(PeerNode.class), again.unwrap(PeerNode.class), "the same peers in another order");
     }
   }
 
