@@ -80,6 +80,16 @@ public record LeaseSettings(Duration leaseTime, double safety, Renew renew, Stri
           + "ms is shorter than the minimum " + MIN_LEASE_TIME.toMillis() + "ms");
     }
     Renew r = url.enumValue("renew", Renew.class, Renew.AUTO);
+    return new LeaseSettings(t, DEFAULT_SAFETY, r, namespace(url));
+  }
+
+  /**
+   * Reads only the {@code namespace} parameter (empty when absent), for providers whose leases have no
+   * term and who refuse {@code leaseTime} and {@code renew}.
+   *
+   * @throws InvalidLockUrlException if it is not a valid name
+   */
+  public static String namespace(LockUrl url) {
     String ns = url.string("namespace", "");
     if (!ns.isEmpty()) {
       try {
@@ -88,7 +98,7 @@ public record LeaseSettings(Duration leaseTime, double safety, Renew renew, Stri
         throw new InvalidLockUrlException("lock URL " + url + ": parameter 'namespace': " + e.getMessage());
       }
     }
-    return new LeaseSettings(t, DEFAULT_SAFETY, r, ns);
+    return ns;
   }
 
   /** Whether leases expire (have a term). */

@@ -215,6 +215,15 @@ class LockUrlTest {
   }
 
   @Test
+  void namespaceIsCheckedLikeAName() {
+    assertEquals("app", LeaseSettings.namespace(LockUrl.parse("lock:x:y?namespace=app")));
+    assertEquals("", LeaseSettings.namespace(LockUrl.parse("lock:x:y")));
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+        () -> LeaseSettings.namespace(LockUrl.parse("lock:x:y?namespace=%20")));
+    assertTrue(e.getMessage().contains("'namespace'") && e.getMessage().contains("blank"), e.getMessage());
+  }
+
+  @Test
   void toStringRoundTrips() {
     for (String s : List.of("lock:native:local", "lock:zookeeper://h1:2181,h2:2181/tumbler?sessionTimeout=15s",
         "lock:redis://[::1]:6379/0?leaseTime=10s", "lock:x://h/a%20b?k=a%26b")) {

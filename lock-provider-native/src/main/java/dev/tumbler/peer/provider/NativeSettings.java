@@ -1,7 +1,7 @@
 package dev.tumbler.peer.provider;
 
 import dev.tumbler.lock.InvalidLockUrlException;
-import dev.tumbler.lock.spi.Checks;
+import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.lamport.LamportCore;
 import dev.tumbler.peer.transport.tcp.TcpTransportConfig;
@@ -39,14 +39,7 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
   static final Set<String> MEMORY = Set.of("node", "peers");
 
   static NativeSettings fromUrl(LockUrl url, Properties info) {
-    String namespace = url.string("namespace", "");
-    if (!namespace.isEmpty()) {
-      try {
-        Checks.name(namespace, "namespace");
-      } catch (IllegalArgumentException e) {
-        throw new InvalidLockUrlException("lock URL " + url + ": parameter 'namespace': " + e.getMessage());
-      }
-    }
+    String namespace = LeaseSettings.namespace(url);
     Duration peerTimeout = url.duration("peerTimeout", DEFAULT_PEER_TIMEOUT);
     if (peerTimeout.isZero()) {
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'peerTimeout' must be positive");
