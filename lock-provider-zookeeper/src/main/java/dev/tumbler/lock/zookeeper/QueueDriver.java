@@ -44,6 +44,7 @@ final class QueueDriver implements LockInternalsDriver {
   }
 
   static final String LOCK_NAME = "lock-";
+  private static final byte[] NO_DATA = new byte[0];
 
   private final Mode mode;
   private final Ticker ticker;
@@ -64,7 +65,8 @@ final class QueueDriver implements LockInternalsDriver {
     this.mode = mode;
     this.marker = marker;
     this.ticker = ticker;
-    this.data = data;
+    // an explicit empty payload: without one, Curator stores the client's IP address in the node
+    this.data = data == null ? NO_DATA : data;
   }
 
   @Override
@@ -73,7 +75,7 @@ final class QueueDriver implements LockInternalsDriver {
     ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
     String ours = ZKPaths.makePath(pn.getPath(), marker + "-" + mode.tag + pn.getNode());
     String created = client.create().storingStatIn(stat).creatingParentContainersIfNeeded().withProtection()
-        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(ours, data == null ? new byte[0] : data);
+        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(ours, data);
     ourPath = created;
     createdAt = ticker.read();
     checks = 0;

@@ -32,7 +32,6 @@ import dev.tumbler.lock.spi.Ticker;
  * its wait loop, out of our sight. A round trip cannot take as long as 2/3 of the session timeout without
  * the connection being suspended, which loses the grant anyway.
  *
- *
  * A lost lease's node is deleted by the service after {@code T/4} more (when the server would have
  * expired a silent client anyway), so that a holder whose session survives does not block the lock
  * forever; the lost listeners have run by then. {@link #release()} deletes it at once. Thread safe.
@@ -53,11 +52,6 @@ final class ZooKeeperLease extends AbstractLease {
   /** The lock node. */
   String path() {
     return path;
-  }
-
-  /** The session the node belongs to. */
-  long sessionId() {
-    return sessionId;
   }
 
   @Override

@@ -8,9 +8,7 @@ import dev.tumbler.lock.ReadWriteLock;
 import dev.tumbler.lock.Semaphore;
 import dev.tumbler.lock.ServiceInfo;
 import dev.tumbler.lock.ServiceUnavailableException;
-import dev.tumbler.lock.spi.AbstractLease;
 import dev.tumbler.lock.spi.AbstractLockService;
-import dev.tumbler.lock.spi.Deadline;
 import dev.tumbler.lock.spi.LockElection;
 import dev.tumbler.lock.spi.SimpleReadWriteLock;
 import dev.tumbler.lock.spi.LeaseSettings;
@@ -27,8 +25,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.LockInternals;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.RetryUntilElapsed;
@@ -88,7 +86,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ZooKeeperLockService extends AbstractLockService {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperLockService.class);
-  private static final byte[] EMPTY = new byte[0];
 
   static final Set<Capability> CAPABILITIES = Set.of(Capability.MUTEX, Capability.FAIR, Capability.READ_WRITE,
       Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
@@ -96,7 +93,6 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   private final ZooKeeperSettings zk;
   private final CuratorFramework client;
-  private final LeaseSettings leaseSettings;
   private final Set<ZooKeeperLease> live = ConcurrentHashMap.newKeySet();
   /** Bumped on every SUSPENDED or LOST: a grant that saw a bump in between is not trusted. */
   private final AtomicLong generation = new AtomicLong();
@@ -110,7 +106,6 @@ final class ZooKeeperLockService extends AbstractLockService {
     super(info, leaseSettings, ticker);
     this.zk = zk;
     this.client = client;
-    this.leaseSettings = leaseSettings;
   }
 
   /**
@@ -193,7 +188,7 @@ final class ZooKeeperLockService extends AbstractLockService {
   private Optional<String> leaderOf(String dir) {
     try {
       List<String> queue = LockInternals.getSortedChildren(client, dir, QueueDriver.LOCK_NAME,
-          new QueueDriver(QueueDriver.Mode.WRITE, ticker(), "", null));
+          StandardLockInternalsDriver::standardFixForSorting);
       if (queue.isEmpty()) {
         return Optional.empty();
       }
@@ -224,72 +219,11 @@ final class ZooKeeperLockService extends AbstractLockService {
   // ---- acquiring
 
   /**
-   * One acquire of an exclusive lock or a side of a read/write lock, through Curator's lock engine.
-   *
-   * @return the lease, or null when the deadline passed (or the grant raced with a suspension)
-   */
-  AbstractLease acquireQueued(String name, String dir, QueueDriver.Mode mode, boolean confirm, byte[] data,
-      Deadline deadline) throws InterruptedException {
-    QueueDriver driver = new QueueDriver(mode, ticker(), newMarker(), data);
-    InterProcessMutex engine = new InterProcessMutex(client, dir, driver);
-    long gen = generation.get();
-    boolean granted;
-    try {
-      if (deadline.isNone()) {
-        engine.acquire();
-        granted = true;
-      } else {
-        granted = engine.acquire(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
-      }
-    } catch (InterruptedException e) {
-      abandon(dir, driver.marker(), driver.ourPath());
-      throw e;
-    } catch (Exception e) {
-      abandon(dir, driver.marker(), driver.ourPath());
-      throw unavailable("acquire '" + name + "'", e);
-    }
-    if (!granted) {
-      checkOpen();
-      return null;
-    }
-    String path = driver.ourPath();
-    long sent = driver.grantedListingSent();
-    long token = driver.czxid();
-    long owner = driver.ephemeralOwner();
-    try {
-      if (confirm) {
-        sent = ticker().read();
-        Stat s = client.setData().forPath(path, EMPTY);
-        token = s.getMzxid();
-        owner = s.getEphemeralOwner();
-      } else if (token == 0 || owner == 0) {
-        // Curator found our node after a connection loss instead of reading the create reply
-        sent = ticker().read();
-        Stat s = client.checkExists().forPath(path);
-        if (s == null) {
-          return null;
-        }
-        token = s.getCzxid();
-        owner = s.getEphemeralOwner();
-      }
-    } catch (KeeperException.NoNodeException e) {
-      return null; // the session expired right after the grant: try again
-    } catch (InterruptedException e) {
-      abandon(dir, driver.marker(), path);
-      throw e;
-    } catch (Exception e) {
-      abandon(dir, driver.marker(), path);
-      throw unavailable("acquire '" + name + "'", e);
-    }
-    return granted(name, path, owner, token, 1, sent, gen);
-  }
-
-  /**
    * Makes the lease of a grant, unless the connection was suspended since {@code gen} was read: then the
    * grant is given up (its node deleted) and null returned.
    */
   ZooKeeperLease granted(String name, String path, long owner, long token, int permits, long sent, long gen) {
-    ZooKeeperLease lease = new ZooKeeperLease(this, name, path, owner, token, permits, leaseSettings, ticker(), sent);
+    ZooKeeperLease lease = new ZooKeeperLease(this, name, path, owner, token, permits, settings(), ticker(), sent);
     // first listener: it only schedules the node's deletion, after every listener had time to run
     lease.onLost(e -> cleanUpLater(lease));
     live.add(lease);
@@ -340,6 +274,9 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   private void cleanUpLater(ZooKeeperLease lease) {
     live.remove(lease);
+    if (isClosed()) {
+      return; // close() releases the lease and ends the session: no thread needs to wait for it
+    }
     LeaseSettings s = lease.settings();
     long grace = s.expires() ? s.leaseTime().toNanos() - s.trustedNanos() : 0;
     Thread.ofVirtual().name("tumbler-zookeeper-cleanup").start(() -> {
@@ -409,10 +346,6 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   CuratorFramework client() {
     return client;
-  }
-
-  LeaseSettings leaseSettings() {
-    return leaseSettings;
   }
 
   /** The typed error for a backend failure, naming the ensemble (never a secret: the URL has none). */
