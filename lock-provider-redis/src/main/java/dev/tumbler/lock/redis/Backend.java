@@ -254,6 +254,9 @@ abstract sealed class Backend implements AutoCloseable {
       // is refused and counted as a no, and that master's grant is ours to renew and release anyway
       List<Object> replies = onAll(nodes, p.acquire(), p.keys(), args, true);
       List<RedisNode> granted = new ArrayList<>();
+      // where a grant may exist, to undo on failure: masters that granted, and masters whose answer was lost
+      List<RedisNode> uncertain = new ArrayList<>();
+      int answered = 0;
       long token = 0;
       long wait = -1;
       Throwable error = null;
@@ -261,11 +264,14 @@ abstract sealed class Backend implements AutoCloseable {
         Object r = replies.get(i);
         if (r instanceof Throwable t) {
           error = t;
+          uncertain.add(nodes.get(i));
           continue;
         }
+        answered++;
         Grant g = parseGrant(r);
         if (g.granted()) {
           granted.add(nodes.get(i));
+          uncertain.add(nodes.get(i));
           token = Math.max(token, g.token());
         } else if (g.waitMs() >= 0) {
           wait = wait < 0 ? g.waitMs() : Math.min(wait, g.waitMs());
@@ -280,17 +286,9 @@ abstract sealed class Backend implements AutoCloseable {
           return new Grant(true, token, 0);
         }
       }
-      // undo where a grant may exist: masters that granted, and masters whose answer was lost
-      List<RedisNode> uncertain = new ArrayList<>();
-      for (int i = 0; i < nodes.size(); i++) {
-        Object r = replies.get(i);
-        if (r instanceof Throwable || parseGrant(r).granted()) {
-          uncertain.add(nodes.get(i));
-        }
-      }
       undo(uncertain, p, args.getFirst());
-      if (granted.size() < majority && nodes.size() - countErrors(replies) < majority) {
-        throw new ServiceUnavailableException("only " + (nodes.size() - countErrors(replies)) + " of " + nodes.size()
+      if (granted.size() < majority && answered < majority) {
+        throw new ServiceUnavailableException("only " + answered + " of " + nodes.size()
             + " Redis masters answered; Redlock needs " + majority
             + (error != null ? " (last error: " + error.getMessage() + ")" : ""), error);
       }
