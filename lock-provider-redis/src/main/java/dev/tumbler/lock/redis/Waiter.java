@@ -61,21 +61,16 @@ final class Waiter {
   }
 
   /**
-   * Waits until {@code hubs} hubs confirmed the subscription, at most {@code nanos}.
-   *
-   * @return whether they did
+   * Waits until {@code hubs} hubs confirmed the subscription, at most {@code nanos} (the caller looks
+   * again either way; an unconfirmed subscription only costs it the bounded re-check).
    */
-  boolean awaitConfirmed(int hubs, long nanos) throws InterruptedException {
+  void awaitConfirmed(int hubs, long nanos) throws InterruptedException {
     lock.lock();
     try {
       long left = nanos;
-      while (confirmations < hubs) {
-        if (left <= 0) {
-          return false;
-        }
+      while (confirmations < hubs && left > 0) {
         left = changed.awaitNanos(left);
       }
-      return true;
     } finally {
       lock.unlock();
     }
