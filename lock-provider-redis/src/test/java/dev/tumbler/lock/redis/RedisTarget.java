@@ -2,15 +2,12 @@ package dev.tumbler.lock.redis;
 
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
-import dev.tumbler.lock.tck.FaultInjector;
-import dev.tumbler.lock.tck.TckTarget;
-import dev.tumbler.lock.tck.ProxiedClients;
+import dev.tumbler.lock.tck.ProxiedTarget;
 import dev.tumbler.lock.tck.TcpProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 /**
  * The TCK's view of the Redis provider: real servers started here (one, or several masters for
@@ -19,12 +16,11 @@ import java.util.stream.Collectors;
  * pause its renewals (the SPI's renewer), crash and restart the live servers (no persistence: every key
  * is gone after a restart).
  */
-final class RedisTarget implements TckTarget, FaultInjector {
+final class RedisTarget extends ProxiedTarget {
   private final List<EmbeddedRedis> servers;
   private final List<EmbeddedRedis> live;
   private final String params;
   private final Duration leaseTime;
-  private final ProxiedClients clients = new ProxiedClients();
 
   /**
    * @param servers the servers, all started
@@ -46,9 +42,13 @@ final class RedisTarget implements TckTarget, FaultInjector {
   }
 
   @Override
-  public LockService open() {
-    return clients.open(servers.stream().map(EmbeddedRedis::address).toList(),
-        addresses -> LockProviders.connect(urlFor(addresses)));
+  protected List<String> backend() {
+    return servers.stream().map(EmbeddedRedis::address).toList();
+  }
+
+  @Override
+  protected LockService connect(List<String> addresses) {
+    return LockProviders.connect(urlFor(addresses));
   }
 
   @Override
@@ -58,27 +58,12 @@ final class RedisTarget implements TckTarget, FaultInjector {
 
   @Override
   public Optional<String> url() {
-    return Optional.of(urlFor(servers.stream().map(EmbeddedRedis::address).collect(Collectors.toList())));
-  }
-
-  @Override
-  public Optional<FaultInjector> faults() {
-    return Optional.of(this);
+    return Optional.of(urlFor(backend()));
   }
 
   @Override
   public Set<Fault> supported() {
     return Set.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS, Fault.CRASH_BACKEND);
-  }
-
-  @Override
-  public void cutOff(LockService client) {
-    clients.cutOff(client);
-  }
-
-  @Override
-  public void heal(LockService client) {
-    clients.heal(client);
   }
 
   @Override
@@ -92,8 +77,7 @@ final class RedisTarget implements TckTarget, FaultInjector {
   }
 
   @Override
-  public void close() {
-    clients.close();
+  protected void closeBackend() {
     servers.forEach(EmbeddedRedis::close);
   }
 }

@@ -2,10 +2,9 @@ package dev.tumbler.lock.zookeeper;
 
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
-import dev.tumbler.lock.tck.FaultInjector;
 import dev.tumbler.lock.tck.LockTck;
 import dev.tumbler.lock.tck.TckTarget;
-import dev.tumbler.lock.tck.ProxiedClients;
+import dev.tumbler.lock.tck.ProxiedTarget;
 import dev.tumbler.lock.tck.TcpProxy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,18 +29,22 @@ class ZooKeeperTckTest extends LockTck {
     return new Target(ZooKeeperServers.server());
   }
 
-  static final class Target implements TckTarget, FaultInjector {
+  static final class Target extends ProxiedTarget {
     private final TestingServer server;
-    private final ProxiedClients clients = new ProxiedClients();
 
     Target(TestingServer server) {
       this.server = server;
     }
 
     @Override
-    public LockService open() {
-      return clients.open(List.of("127.0.0.1:" + server.getPort()), addresses -> LockProviders.connect(
-          "lock:zookeeper://" + addresses.get(0) + "/tck?sessionTimeout=" + LEASE.toMillis() + "ms&connectionTimeout=5s"));
+    protected List<String> backend() {
+      return List.of("127.0.0.1:" + server.getPort());
+    }
+
+    @Override
+    protected LockService connect(List<String> addresses) {
+      return LockProviders.connect("lock:zookeeper://" + addresses.get(0) + "/tck?sessionTimeout=" + LEASE.toMillis()
+          + "ms&connectionTimeout=5s");
     }
 
     @Override
@@ -55,23 +58,8 @@ class ZooKeeperTckTest extends LockTck {
     }
 
     @Override
-    public Optional<FaultInjector> faults() {
-      return Optional.of(this);
-    }
-
-    @Override
     public Set<Fault> supported() {
       return Set.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS, Fault.CRASH_BACKEND);
-    }
-
-    @Override
-    public void cutOff(LockService client) {
-      clients.cutOff(client);
-    }
-
-    @Override
-    public void heal(LockService client) {
-      clients.heal(client);
     }
 
     @Override
@@ -93,8 +81,7 @@ class ZooKeeperTckTest extends LockTck {
     }
 
     @Override
-    public void close() {
-      clients.close();
+    protected void closeBackend() {
       try {
         server.close();
       } catch (IOException e) {
