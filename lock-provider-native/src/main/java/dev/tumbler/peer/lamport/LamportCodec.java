@@ -22,8 +22,11 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
   /** The encoding version this codec writes and reads. */
   public static final byte VERSION = 1;
 
-  /** The longest name on the wire: a namespace, a separator and a lock name, each at their limit. */
-  static final int MAX_NAME_LENGTH = 2 * 256 + 1;
+  /**
+   * The longest name on the wire: the provider's qualified name, a namespace length, two separators, a
+   * namespace and a lock name, each at their limit.
+   */
+  static final int MAX_NAME_LENGTH = 3 + 1 + 256 + 1 + 256;
 
   static final byte REQUEST = 1;
   static final byte ACK = 2;

@@ -112,8 +112,15 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     };
   }
 
-  /** The lock name the core sees: the namespace, if any, then the name. */
+  /**
+   * The lock name the core sees: the namespace's length, a colon, the namespace, a slash, then the name
+   * ({@code 1:a/b/c} for namespace {@code a} and name {@code b/c}; {@code 0:/a/b/c} for no namespace and
+   * {@code a/b/c}). The length prefix makes it injective: the namespace may itself contain {@code /} or
+   * {@code :}, and namespace {@code a} with name {@code b/c}, namespace {@code a/b} with {@code c} and no
+   * namespace with {@code a/b/c} stay three different locks. At most 517 characters, the longest name
+   * the Lamport codec carries.
+   */
   String qualify(String name) {
-    return namespace.isEmpty() ? name : namespace + "/" + name;
+    return namespace.length() + ":" + namespace + "/" + name;
   }
 }

@@ -172,6 +172,20 @@ class NativeProviderTest {
     }
   }
 
+  @Test
+  void namespaceAndNameAreInjective() throws InterruptedException {
+    // a plain join on '/' made these three one lock
+    try (LockService none = LockProviders.connect("lock:native:local");
+        LockService a = LockProviders.connect("lock:native:local?namespace=inj-a");
+        LockService ab = LockProviders.connect("lock:native:local?namespace=inj-a/b")) {
+      Lease l = none.lock("inj-a/b/c").acquire();
+      assertTrue(a.lock("b/c").tryAcquire(Duration.ZERO).isPresent(), "namespace inj-a + b/c is no namespace + inj-a/b/c");
+      assertTrue(ab.lock("c").tryAcquire(Duration.ZERO).isPresent(), "namespace inj-a/b + c is no namespace + inj-a/b/c");
+      assertTrue(none.lock("inj-a/b/c").tryAcquire(Duration.ZERO).isEmpty(), "no namespace does not exclude itself");
+      l.release();
+    }
+  }
+
   @ParameterizedTest
   @CsvSource({"lamport,3", "ricart-agrawala,2"})
   void messagesPerEntryThroughTheRuntime(String algorithm, int factor) throws Exception {
