@@ -255,6 +255,10 @@ public abstract class AbstractLockService implements LockService {
         reported = true;
         throw closedException();
       }
+      // whoever throws InterruptedException leaves the status clear; a backend client that re-asserts it
+      // (Curator does) would otherwise make the caller's next wait, such as asJavaLock().lock()'s retry,
+      // fail at once, over and over
+      Thread.interrupted();
       throw e;
     } catch (RuntimeException e) {
       if (closed.get() && !(e instanceof ServiceClosedException)) {

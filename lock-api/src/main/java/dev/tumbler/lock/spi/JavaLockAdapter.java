@@ -52,6 +52,7 @@ public final class JavaLockAdapter implements java.util.concurrent.locks.Lock {
           return;
         } catch (InterruptedException e) {
           interrupted = true;
+          Thread.interrupted(); // in case the lock re-asserted it: the retry must wait, not fail at once
         }
       }
     } finally {

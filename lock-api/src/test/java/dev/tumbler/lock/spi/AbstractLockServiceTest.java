@@ -114,6 +114,34 @@ class AbstractLockServiceTest {
     service.close();
   }
 
+  /**
+   * A backend client that re-asserts the interrupt before throwing (Curator does) must not leave it set:
+   * an InterruptedException means the status is clear, and asJavaLock().lock() retries after one.
+   */
+  @Test
+  void anInterruptedExceptionLeavesTheInterruptStatusClear() throws Exception {
+    AbstractLock reasserting = new AbstractLock(service, "reasserting") {
+      @Override
+      protected AbstractLease doAcquire(Deadline deadline) throws InterruptedException {
+        Thread.currentThread().interrupt();
+        throw new InterruptedException("backend");
+      }
+    };
+    CompletableFuture<Boolean> statusAfter = new CompletableFuture<>();
+    Thread.ofPlatform().start(() -> {
+      try {
+        reasserting.acquire();
+        statusAfter.completeExceptionally(new AssertionError("acquire returned"));
+      } catch (InterruptedException e) {
+        statusAfter.complete(Thread.currentThread().isInterrupted());
+      } catch (Throwable e) {
+        statusAfter.completeExceptionally(e);
+      }
+    });
+    assertFalse(statusAfter.get(5, TimeUnit.SECONDS), "the interrupt status was left set after InterruptedException");
+    service.close();
+  }
+
   @Test
   void everyCallAfterCloseThrowsServiceClosed() throws Exception {
     dev.tumbler.lock.Lock handle = service.lock("a");
