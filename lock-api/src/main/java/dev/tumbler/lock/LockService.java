@@ -8,7 +8,9 @@ package dev.tumbler.lock;
  * <p>Handles ({@link Lock}, {@link Semaphore}, ...) are cheap and hold nothing until acquired. Closing the
  * service releases every lease taken through it (their lost listeners fire with
  * {@link LeaseLostEvent.Reason#SERVICE_CLOSED}), ends waits in progress with
- * {@link ServiceClosedException}, and makes every later call throw it.
+ * {@link ServiceClosedException}, and makes every later call of a factory ({@link #lock}, ...) or of a
+ * handle's acquire throw it; {@link #info()}, {@link #supports}, {@link #unwrap}, {@link #isClosed()} and
+ * {@link #close()} still answer, and leases taken before can still be released.
  *
  * <p>Names: 1 to {@value dev.tumbler.lock.spi.Checks#MAX_NAME_LENGTH} characters, not blank, no ISO
  * control characters. Any other string is a distinct name: {@code "a/b"}, {@code "a.b"} and
@@ -62,7 +64,7 @@ public interface LockService extends AutoCloseable {
    */
   <T> T unwrap(Class<T> type);
 
-  /** Whether {@link #isClosed()}: closed services throw {@link ServiceClosedException} from every call. */
+  /** Whether this service was closed: its factories and handles then throw {@link ServiceClosedException}. */
   boolean isClosed();
 
   /** Releases every lease taken through this service and closes it. Idempotent. */

@@ -95,4 +95,42 @@ class LockProvidersTest {
     assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect("lock:mine:x"));
     marker.close();
   }
+
+  @Test
+  void providersSortedAndReloadKeepsRegistered() {
+    LockProvider early = named("aaa-first");
+    LockProvider late = named("zzz-last");
+    LockProviders.register(late);
+    LockProviders.register(early);
+    try {
+      LockProviders.reload();
+      java.util.List<String> schemes = LockProviders.providers().stream().map(ProviderInfo::scheme).toList();
+      assertEquals(schemes.stream().sorted().toList(), schemes, "providers() is not sorted by scheme");
+      assertEquals(schemes.stream().distinct().toList(), schemes, "providers() lists a scheme twice");
+      assertTrue(schemes.containsAll(java.util.List.of("aaa-first", "test", "zzz-last")), schemes.toString());
+    } finally {
+      LockProviders.deregister(early);
+      LockProviders.deregister(late);
+    }
+    assertFalse(LockProviders.providers().stream().anyMatch(p -> p.scheme().equals("aaa-first")));
+  }
+
+  private static LockProvider named(String scheme) {
+    return new LockProvider() {
+      @Override
+      public String scheme() {
+        return scheme;
+      }
+
+      @Override
+      public ProviderInfo info() {
+        return new ProviderInfo(scheme, scheme, "0", "registered by hand", EnumSet.of(Capability.MUTEX));
+      }
+
+      @Override
+      public LockService connect(LockUrl url, Properties info) {
+        throw new UnsupportedOperationException();
+      }
+    };
+  }
 }

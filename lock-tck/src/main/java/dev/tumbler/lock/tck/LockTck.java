@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -214,6 +215,20 @@ public abstract class LockTck {
     return s;
   }
 
+  /**
+   * Opens a service on the target's URL with {@code overrides} as the connect properties (which override
+   * URL parameters of the same name); closed after the test. Only for tests that require a URL.
+   */
+  final LockService connect(Properties overrides) {
+    LockService s = LockProviders.connect(target.url().orElseThrow(), overrides);
+    assertNotNull(s, "LockProviders.connect returned null");
+    opened.add(s);
+    return s;
+  }
+
+  /** The remaining time of a valid lease of a provider without {@link Capability#LEASE_EXPIRY}. */
+  static final Duration UNBOUNDED = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
+
   /** A name no other test or run uses. */
   protected static String name(String base) {
     return "tck-" + RUN + "-" + base + "-" + NAMES.incrementAndGet();
@@ -387,6 +402,9 @@ public abstract class LockTck {
     void serviceInfo() {
       LockService s = open();
       assertFalse(s.info().provider().isBlank(), "info().provider() is blank");
+      assertFalse(s.info().providerVersion().isBlank(), "info().providerVersion() is blank");
+      target.url().ifPresent(u -> assertTrue(s.info().url().startsWith("lock:" + s.info().provider() + ":"),
+          "info().url() is not a lock URL of the provider's scheme: " + s.info().url()));
       assertTrue(s.info().capabilities().contains(Capability.MUTEX), "every provider declares MUTEX");
       for (Capability c : Capability.values()) {
         assertEquals(s.info().capabilities().contains(c), s.supports(c), "supports(" + c + ") disagrees with info()");
@@ -533,6 +551,9 @@ public abstract class LockTck {
       assertEquals(1, l.permits(), "a lock lease holds 1 permit");
       assertTrue(l.isValid(), "a new lease is not valid");
       assertTrue(l.remaining().compareTo(Duration.ZERO) > 0, "a new lease has no time left");
+      if (!declares(Capability.LEASE_EXPIRY)) {
+        assertEquals(UNBOUNDED, l.remaining(), "a valid lease of a provider without LEASE_EXPIRY has bounded remaining()");
+      }
       assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "a held lock was granted to another service");
       l.release();
       assertFalse(l.isValid(), "a released lease is still valid");
@@ -672,6 +693,62 @@ public abstract class LockTck {
       Lease lc = held(c.lock(n).tryAcquire(releaseBound()), "the interrupted acquire left the lock taken");
       lc.release();
       held(b.lock(name("after-interrupt")).tryAcquire(GRANT_WAIT), "the service is unusable after an interrupt").release();
+    }
+
+    @Test
+    @DisplayName("a lease belongs to its object, not a thread: other threads renew and release it")
+    void leaseNotThreadOwned() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n = name("owner");
+      Lock handle = a.lock(n);
+      Lease first = handle.acquire();
+      start("releaser", () -> {
+        first.release();
+        return null;
+      }).get(SLACK.plus(releaseBound()));
+      assertFalse(first.isValid(), "a lease released by another thread is still valid");
+      // the handle holds nothing: the next acquire is a new lease, and the released one stays released
+      Lease second = held(handle.tryAcquire(releaseBound()), "a lease released by another thread was not given back");
+      assertNotSame(first, second, "a second acquire returned the first lease object");
+      assertFalse(first.isValid(), "a released lease became valid again when its lock was granted anew");
+      CompletableFuture<Void> v = new CompletableFuture<>();
+      Thread.ofVirtual().start(() -> {
+        try {
+          second.renew();
+          second.release();
+          v.complete(null);
+        } catch (Throwable e) {
+          v.completeExceptionally(e);
+        }
+      });
+      v.get(GRANT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      held(b.lock(n).tryAcquire(releaseBound()), "a lease renewed and released by a virtual thread was not given back")
+          .release();
+    }
+
+    @Test
+    @DisplayName("asJavaLock().lock() waits uninterruptibly and keeps the interrupt")
+    void javaLockUninterruptible() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n = name("java-uninterruptible");
+      java.util.concurrent.locks.Lock jl = b.lock(n).asJavaLock();
+      Lease la = a.lock(n).acquire();
+      Job<Boolean> waiter = start("uninterruptible", () -> {
+        jl.lock();
+        try {
+          return Thread.currentThread().isInterrupted();
+        } finally {
+          jl.unlock();
+        }
+      });
+      Thread.sleep(200);
+      waiter.thread().interrupt();
+      Thread.sleep(SHORT_WAIT.toMillis());
+      assertFalse(waiter.result().isDone(), "lock() returned or failed when interrupted: " + waiter.result());
+      la.release();
+      assertTrue(waiter.get(GRANT_WAIT.plus(releaseBound())), "lock() was granted but cleared the thread's interrupt status");
     }
 
     @Test
@@ -879,12 +956,14 @@ public abstract class LockTck {
       LockService b = open();
       String n = name("renew");
       Lease l = a.lock(n).acquire();
+      long token = l.fencingToken();
       AtomicBoolean lost = new AtomicBoolean();
       l.onLost(e -> lost.set(true));
       long end = System.nanoTime() + leaseTime().multipliedBy(5).toNanos();
       while (System.nanoTime() - end < 0) {
         Thread.sleep(leaseTime().dividedBy(3).toMillis());
         assertTrue(l.isValid(), "the lease ended while renewed automatically");
+        assertEquals(token, l.fencingToken(), "an automatic renewal changed the fencing token");
         assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "the renewed lock was granted to another service");
       }
       assertFalse(lost.get(), "a renewed lease fired its lost listener");
@@ -908,6 +987,89 @@ public abstract class LockTck {
       assertTrue(l.remaining().compareTo(leaseTime()) <= 0);
       l.release();
       assertThrows(LeaseLostException.class, l::renew, "renew() of a released lease");
+    }
+
+    @Test
+    @Requires(value = Capability.LEASE_EXPIRY, url = true)
+    @DisplayName("renew=manual: renew() keeps a lease; one not renewed ends within its term by the client's clock")
+    void manualRenewal() throws Exception {
+      Properties manual = new Properties();
+      manual.setProperty("renew", "manual");
+      LockService m = connect(manual);
+      LockService b = open();
+      Duration t = leaseTime();
+      // renewed by hand every T/4: valid for two terms, and nobody else is granted the lock
+      String kept = name("manual-kept");
+      Lease k = m.lock(kept).acquire();
+      long end = System.nanoTime() + t.multipliedBy(2).toNanos();
+      while (System.nanoTime() - end < 0) {
+        Thread.sleep(t.dividedBy(4).toMillis());
+        k.renew();
+        assertTrue(k.isValid(), "a lease renewed by hand every T/4 ended");
+        assertTrue(b.lock(kept).tryAcquire(Duration.ZERO).isEmpty(), "a lease renewed by hand was granted to another");
+      }
+      // remaining() is the client's view on its monotonic clock: it falls at least as fast as time passes
+      Duration r0 = k.remaining();
+      Thread.sleep(t.dividedBy(4).toMillis());
+      Duration r1 = k.remaining();
+      assertTrue(r1.compareTo(r0.minus(t.dividedBy(4)).plusMillis(5)) <= 0,
+          "remaining() went from " + r0 + " to " + r1 + " over " + t.dividedBy(4).toMillis() + " ms");
+      k.release();
+      // never renewed: invalid by the end of the term measured from the grant, told once, then granted to others
+      String lapsed = name("manual-lapsed");
+      Lease l = m.lock(lapsed).acquire();
+      long granted = System.nanoTime();
+      List<LeaseLostEvent> events = new CopyOnWriteArrayList<>();
+      AtomicLong lostAt = new AtomicLong();
+      l.onLost(e -> {
+        lostAt.compareAndSet(0, System.nanoTime());
+        events.add(e);
+      });
+      long sleep = t.toNanos() - (System.nanoTime() - granted);
+      if (sleep > 0) {
+        TimeUnit.NANOSECONDS.sleep(sleep);
+      }
+      assertFalse(l.isValid(), "a lease of a renew=manual service that was never renewed is valid after its term T");
+      assertEquals(Duration.ZERO, l.remaining());
+      Lease lb = held(b.lock(lapsed).tryAcquire(expiryBound()), "a lease that was never renewed never ended");
+      long grantedB = System.nanoTime();
+      if (declares(Capability.LOST_NOTIFICATION)) {
+        assertEquals(1, events.size(), "the lost listener of an unrenewed lease ran " + events.size() + " times");
+        assertEquals(LeaseLostEvent.Reason.EXPIRED, events.get(0).reason());
+        assertTrue(lostAt.get() - grantedB < 0, "onLost ran after another client was granted the lock");
+      }
+      assertThrows(LeaseLostException.class, l::renew, "renew() after the term ended");
+      lb.release();
+    }
+
+    @Test
+    @Requires(value = Capability.LEASE_EXPIRY, faults = FaultInjector.Fault.CUT_OFF_CLIENT)
+    @DisplayName("isValid() and remaining() answer locally; renew() of a cut-off client fails, it does not pretend")
+    void cutOffClientAnswersLocally() throws Exception {
+      LockService a = open();
+      String n = name("local");
+      Lease l = a.lock(n).acquire();
+      FaultInjector f = target.faults().orElseThrow();
+      f.cutOff(a);
+      try {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < 100; i++) {
+          l.isValid();
+          l.remaining();
+        }
+        assertTrue(millisSince(t0) < SLACK.toMillis(), "100 calls of isValid() and remaining() took "
+            + millisSince(t0) + " ms while cut off: they call the backend");
+        Job<Void> renewal = start("cut-off-renew", () -> {
+          l.renew();
+          return null;
+        });
+        Throwable t = renewal.failure(expiryBound());
+        assertTrue(t instanceof ServiceUnavailableException || t instanceof LeaseLostException,
+            "renew() of a cut-off client " + (t == null ? "returned as if it had renewed" : "threw " + t));
+      } finally {
+        f.heal(a);
+      }
+      l.release();
     }
 
     @Test
@@ -957,7 +1119,9 @@ public abstract class LockTck {
       AtomicLong lostAt = new AtomicLong();
       AtomicReference<LeaseLostEvent> event = new AtomicReference<>();
       AtomicBoolean validInListener = new AtomicBoolean(true);
+      AtomicInteger calls = new AtomicInteger();
       la.onLost(e -> {
+        calls.incrementAndGet();
         lostAt.set(System.nanoTime());
         validInListener.set(la.isValid());
         event.set(e);
@@ -994,6 +1158,9 @@ public abstract class LockTck {
       }
       Thread.sleep(leaseTime().dividedBy(2).toMillis());
       assertFalse(la.isValid(), "a lost lease became valid again after the fault was undone");
+      assertEquals(Duration.ZERO, la.remaining(), "a lost lease has time left");
+      assertThrows(LeaseLostException.class, la::renew, "renew() of a lost lease");
+      assertEquals(1, calls.get(), "the lost listener was not called exactly once");
       la.release();
       assertTrue(c.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "releasing the lost lease freed the new holder's lock");
       assertTrue(lb.isValid(), "the new holder lost its lease when the old one was released");
@@ -1532,6 +1699,36 @@ public abstract class LockTck {
     }
 
     @Test
+    @Requires(url = true)
+    @DisplayName("(namespace, name) is injective: a namespace holding '/' or ':' never meets another's names")
+    void namespacesInjective() throws InterruptedException {
+      String ns = name("ns");
+      // pairs a plain join on '/' or ':', or a percent-decoding of the namespace, would map to one lock
+      List<List<String>> pairs = List.of(List.of("", ns + "/b/c"), List.of(ns, "b/c"), List.of(ns + "/b", "c"),
+          List.of(ns + "/", "b/c"), List.of(ns, "/b/c"), List.of(ns + ":b", "c"), List.of(ns, "b:c"),
+          List.of(ns + "%2Fb", "c"), List.of(ns + "-other", "b/c"), List.of("", ns + "-other/b/c"));
+      List<Lease> leases = new ArrayList<>();
+      for (List<String> p : pairs) {
+        LockService s = connect(namespace(p.get(0)));
+        leases.add(held(s.lock(p.get(1)).tryAcquire(SLACK), "namespace '" + p.get(0) + "' with name '" + p.get(1)
+            + "' was refused while the other pairs were held: it is the same lock as one of them"));
+      }
+      // and a namespace is applied the same way every time: the same pair is the same lock
+      for (List<String> p : pairs) {
+        LockService s = connect(namespace(p.get(0)));
+        assertTrue(s.lock(p.get(1)).tryAcquire(Duration.ZERO).isEmpty(), "namespace '" + p.get(0) + "' with name '"
+            + p.get(1) + "' was granted to a second service while held");
+      }
+      leases.forEach(Lease::release);
+    }
+
+    private Properties namespace(String ns) {
+      Properties p = new Properties();
+      p.setProperty("namespace", ns);
+      return p;
+    }
+
+    @Test
     @DisplayName("bad names fail with an error that names the argument")
     void badNames() {
       LockService s = open();
@@ -1668,6 +1865,56 @@ public abstract class LockTck {
     }
 
     @Test
+    @DisplayName("close loses every lease: listeners once each, in order, past one that throws; a late one at once")
+    void closeRunsListeners() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n1 = name("close-listeners");
+      String n2 = name("close-listeners");
+      Lease l1 = a.lock(n1).acquire();
+      Lease l2 = a.lock(n2).acquire();
+      List<String> calls = new CopyOnWriteArrayList<>();
+      List<String> calls2 = new CopyOnWriteArrayList<>();
+      AtomicReference<Thread> closer = new AtomicReference<>();
+      assertSame(l1, l1.onLost(e -> {
+        closer.set(Thread.currentThread());
+        calls.add("first");
+      }), "onLost did not return its lease");
+      l1.onLost(e -> {
+        calls.add("throws");
+        throw new IllegalStateException("tck: a listener that throws");
+      });
+      l1.onLost(e -> calls.add("third"));
+      l2.onLost(e -> calls2.add(e.name() + " " + e.reason()));
+      a.close();
+      assertEquals(List.of("first", "throws", "third"), calls,
+          "listeners must run once each, in the order added, and one that throws must not stop the others");
+      assertEquals(List.of(n2 + " " + LeaseLostEvent.Reason.SERVICE_CLOSED), calls2, "the second lease's listener");
+      assertSame(Thread.currentThread(), closer.get(), "the listeners did not run on the thread that closed the service");
+      assertFalse(l1.isValid());
+      assertFalse(l2.isValid(), "closing the service did not end every lease taken through it");
+      assertEquals(Duration.ZERO, l2.remaining());
+      assertThrows(LeaseLostException.class, l2::renew, "renew() of a lease whose service closed");
+      // a listener added after the loss runs at once, on the calling thread, with the loss
+      AtomicReference<Thread> ranOn = new AtomicReference<>();
+      AtomicReference<LeaseLostEvent> late = new AtomicReference<>();
+      l1.onLost(e -> {
+        ranOn.set(Thread.currentThread());
+        late.set(e);
+      });
+      assertSame(Thread.currentThread(), ranOn.get(), "a listener added after the loss did not run at once");
+      assertEquals(LeaseLostEvent.Reason.SERVICE_CLOSED, late.get().reason());
+      assertEquals(l1.fencingToken(), late.get().fencingToken(), "the event's fencing token");
+      l1.release();
+      l2.release();
+      Thread.sleep(100);
+      assertEquals(3, calls.size(), "a lost listener ran again");
+      held(b.lock(n1).tryAcquire(releaseBound()), "close did not release the first lock").release();
+      held(b.lock(n2).tryAcquire(releaseBound()), "close did not release every lease: the second lock stayed held")
+          .release();
+    }
+
+    @Test
     @DisplayName("close ends waits in progress with ServiceClosedException, leaving nothing held")
     void closeEndsWaits() throws Exception {
       LockService a = open();
@@ -1676,10 +1923,17 @@ public abstract class LockTck {
       String n = name("close-wait");
       Lease la = a.lock(n).acquire();
       Job<Lease> waiter = start("closed-waiter", () -> b.lock(n).acquire());
+      Job<Optional<Lease>> timed = start("closed-timed-waiter", () -> b.lock(n).tryAcquire(GRANT_WAIT));
+      CompletableFuture<Lease> async = b.lock(n).acquireAsync(GRANT_WAIT);
       Thread.sleep(200);
       b.close();
       Throwable t = waiter.failure(SLACK);
       assertTrue(t instanceof ServiceClosedException, "a wait ended by close() threw " + t);
+      Throwable tt = timed.failure(SLACK);
+      assertTrue(tt instanceof ServiceClosedException, "a tryAcquire wait ended by close() gave " + tt);
+      ExecutionException ta = assertThrows(ExecutionException.class, () -> async.get(SLACK.toMillis(), TimeUnit.MILLISECONDS),
+          "an acquireAsync wait was not ended by close()");
+      assertTrue(ta.getCause() instanceof ServiceClosedException, "an acquireAsync wait ended by close() gave " + ta.getCause());
       la.release();
       held(c.lock(n).tryAcquire(releaseBound()), "the closed waiter left the lock taken").release();
     }

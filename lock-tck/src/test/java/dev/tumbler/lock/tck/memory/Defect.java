@@ -35,5 +35,27 @@ public enum Defect {
   /** Transaction paths conflict only when equal: {@code [a]} and {@code [a, b]} are both granted. */
   HIERARCHY_IGNORED,
   /** Deadlocks between transactions are never detected. */
-  DEADLOCK_UNDETECTED
+  DEADLOCK_UNDETECTED,
+  /** The namespace is joined to the name with {@code /}: namespace {@code a} with {@code b/c} is {@code a/b/c}. */
+  NAMESPACE_JOINED,
+  /** {@code renew=manual} is ignored: leases are renewed in the background anyway. */
+  MANUAL_RENEW_IGNORED,
+  /** A lease is owned by the thread that acquired it: a release from another thread is ignored. */
+  THREAD_OWNED_RELEASE,
+  /** Lost listeners run newest first. */
+  LISTENERS_REVERSED,
+  /** A lost listener that throws stops the listeners after it. */
+  THROWING_LISTENER_STOPS_OTHERS,
+  /** Lost listeners run later, each on a thread of its own, not on the thread that detected the loss. */
+  LISTENERS_ON_OTHER_THREAD,
+  /** Every lost listener is called twice. */
+  LOST_LISTENER_TWICE,
+  /** {@code isValid()} asks the server instead of reading local state. */
+  IS_VALID_ASKS_BACKEND,
+  /** {@code renew()} swallows a failure to reach the server and returns as if it had renewed. */
+  RENEW_HIDES_FAILURE,
+  /** {@code asJavaLock().lock()} gives up when its thread is interrupted. */
+  JAVA_LOCK_INTERRUPTIBLE,
+  /** {@code remaining()} always says a full term is left while the lease is valid. */
+  REMAINING_FROZEN
 }

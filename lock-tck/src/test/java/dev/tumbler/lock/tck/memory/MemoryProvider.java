@@ -44,8 +44,11 @@ public final class MemoryProvider implements LockProvider {
     Set<String> accepted = new HashSet<>(LeaseSettings.PARAMETERS);
     accepted.add("defect");
     url.requireKnownParameters(accepted);
-    LeaseSettings settings = LeaseSettings.fromUrl(url);
+    LeaseSettings parsed = LeaseSettings.fromUrl(url);
     Defect defect = url.enumValue("defect", Defect.class, Defect.NONE);
+    LeaseSettings settings = defect == Defect.MANUAL_RENEW_IGNORED
+        ? new LeaseSettings(parsed.leaseTime(), parsed.safety(), LeaseSettings.Renew.AUTO, parsed.namespace())
+        : parsed;
     MemoryServer server = MemoryServer.get(url.opaque(), settings.leaseTime().toNanos(), defect);
     return new MemoryService(url, settings, server);
   }

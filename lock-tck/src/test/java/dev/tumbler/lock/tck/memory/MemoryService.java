@@ -41,6 +41,19 @@ final class MemoryService extends AbstractLockService {
     this.server = server;
   }
 
+  /**
+   * The server key of {@code kind} and {@code name} in this service's namespace. The namespace goes in
+   * behind its length, so no (namespace, name) pair meets another; {@link Defect#NAMESPACE_JOINED} joins
+   * them with {@code /} instead.
+   */
+  private String key(String kind, String name) {
+    String ns = settings().namespace();
+    if (server.defect() == Defect.NAMESPACE_JOINED) {
+      return kind + ":" + (ns.isEmpty() ? name : ns + "/" + name);
+    }
+    return ns.length() + ":" + ns + "|" + kind + ":" + name;
+  }
+
   String client() {
     return client;
   }
@@ -51,25 +64,25 @@ final class MemoryService extends AbstractLockService {
 
   @Override
   protected Lock createLock(String name) {
-    return broken(new MemoryLock(this, name, "lock:" + name, MemoryServer.Mode.WRITE, client));
+    return broken(new MemoryLock(this, name, key("lock", name), MemoryServer.Mode.WRITE, client));
   }
 
   @Override
   protected ReadWriteLock createReadWriteLock(String name) {
     return new SimpleReadWriteLock(name,
-        broken(new MemoryLock(this, name, "rw:" + name, MemoryServer.Mode.READ, client)),
-        broken(new MemoryLock(this, name, "rw:" + name, MemoryServer.Mode.WRITE, client)));
+        broken(new MemoryLock(this, name, key("rw", name), MemoryServer.Mode.READ, client)),
+        broken(new MemoryLock(this, name, key("rw", name), MemoryServer.Mode.WRITE, client)));
   }
 
   @Override
   protected Semaphore createSemaphore(String name, int maxPermits) {
-    return new MemorySemaphore(this, name, maxPermits);
+    return new MemorySemaphore(this, name, key("sem", name), maxPermits);
   }
 
   @Override
   protected LeaderElection createElection(String name) {
     String id = client + "-candidate-" + candidates.incrementAndGet();
-    String key = "elect:" + name;
+    String key = key("elect", name);
     Lock lock = broken(new MemoryLock(this, name, key, MemoryServer.Mode.WRITE, id));
     return new LockElection(this, name, lock, id, () -> server.holder(client, key));
   }
@@ -91,7 +104,9 @@ final class MemoryService extends AbstractLockService {
 
   private Lock broken(MemoryLock lock) {
     return switch (server.defect()) {
-      case LOST_LISTENER_NEVER_CALLED, WAIT_RETURNS_EARLY, CANCEL_LEAKS_LEASE -> new BrokenLock(lock, server.defect());
+      case LOST_LISTENER_NEVER_CALLED, WAIT_RETURNS_EARLY, CANCEL_LEAKS_LEASE, THREAD_OWNED_RELEASE, LISTENERS_REVERSED, LISTENERS_ON_OTHER_THREAD,
+          THROWING_LISTENER_STOPS_OTHERS, LOST_LISTENER_TWICE, IS_VALID_ASKS_BACKEND, RENEW_HIDES_FAILURE,
+          JAVA_LOCK_INTERRUPTIBLE, REMAINING_FROZEN -> new BrokenLock(lock, server.defect());
       default -> lock;
     };
   }
@@ -153,10 +168,10 @@ final class MemoryService extends AbstractLockService {
     private final MemoryService service;
     private final String key;
 
-    MemorySemaphore(MemoryService service, String name, int maxPermits) {
+    MemorySemaphore(MemoryService service, String name, String key, int maxPermits) {
       super(service, name, maxPermits);
       this.service = service;
-      this.key = "sem:" + name;
+      this.key = key;
     }
 
     @Override
@@ -177,12 +192,13 @@ final class MemoryService extends AbstractLockService {
   static final class BrokenLock implements Lock {
     private final MemoryLock lock;
     private final Defect defect;
-    private final JavaLockAdapter java;
+    private final java.util.concurrent.locks.Lock java;
 
     BrokenLock(MemoryLock lock, Defect defect) {
       this.lock = lock;
       this.defect = defect;
-      this.java = new JavaLockAdapter(this);
+      JavaLockAdapter adapter = new JavaLockAdapter(this);
+      this.java = defect == Defect.JAVA_LOCK_INTERRUPTIBLE ? new Interruptible(adapter) : adapter;
     }
 
     @Override
@@ -227,12 +243,83 @@ final class MemoryService extends AbstractLockService {
     }
 
     private Lease wrap(Lease l) {
-      return defect == Defect.LOST_LISTENER_NEVER_CALLED ? new Forgetful(l) : l;
+      return switch (defect) {
+        case WAIT_RETURNS_EARLY, CANCEL_LEAKS_LEASE, JAVA_LOCK_INTERRUPTIBLE -> l;
+        default -> new BrokenLease((MemoryLease) l, defect, lock.service);
+      };
     }
   }
 
-  /** A lease that accepts lost listeners and never calls them. */
-  record Forgetful(Lease lease) implements Lease {
+  /** A java lock whose {@code lock()} gives up on interrupt: {@link Defect#JAVA_LOCK_INTERRUPTIBLE}. */
+  record Interruptible(JavaLockAdapter adapter) implements java.util.concurrent.locks.Lock {
+    @Override
+    public void lock() {
+      try {
+        adapter.lockInterruptibly();
+      } catch (InterruptedException e) {
+        throw new IllegalStateException("interrupted", e);
+      }
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+      adapter.lockInterruptibly();
+    }
+
+    @Override
+    public boolean tryLock() {
+      return adapter.tryLock();
+    }
+
+    @Override
+    public boolean tryLock(long time, java.util.concurrent.TimeUnit unit) throws InterruptedException {
+      return adapter.tryLock(time, unit);
+    }
+
+    @Override
+    public void unlock() {
+      adapter.unlock();
+    }
+
+    @Override
+    public java.util.concurrent.locks.Condition newCondition() {
+      return adapter.newCondition();
+    }
+  }
+
+  /** A lease with one of the client-side lease defects; every other call goes to the real lease. */
+  static final class BrokenLease implements Lease {
+    private final MemoryLease lease;
+    private final Defect defect;
+    private final MemoryService service;
+    private final Thread owner = Thread.currentThread();
+    private final java.util.List<Consumer<LeaseLostEvent>> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    BrokenLease(MemoryLease lease, Defect defect, MemoryService service) {
+      this.lease = lease;
+      this.defect = defect;
+      this.service = service;
+      if (defect == Defect.LISTENERS_REVERSED || defect == Defect.THROWING_LISTENER_STOPS_OTHERS) {
+        lease.onLost(this::fire);
+      }
+    }
+
+    private void fire(LeaseLostEvent e) {
+      java.util.List<Consumer<LeaseLostEvent>> order = new java.util.ArrayList<>(listeners);
+      if (defect == Defect.LISTENERS_REVERSED) {
+        java.util.Collections.reverse(order);
+        order.forEach(l -> {
+          try {
+            l.accept(e);
+          } catch (RuntimeException ignored) {
+            // reversed, but a throwing one stops nothing
+          }
+        });
+      } else {
+        order.forEach(l -> l.accept(e));
+      }
+    }
+
     @Override
     public String name() {
       return lease.name();
@@ -245,33 +332,57 @@ final class MemoryService extends AbstractLockService {
 
     @Override
     public boolean isValid() {
+      if (defect == Defect.IS_VALID_ASKS_BACKEND) {
+        return lease.isValid() && service.server.renew(service.client, lease.key, lease.grantId);
+      }
       return lease.isValid();
     }
 
     @Override
     public Duration remaining() {
-      return lease.remaining();
+      return defect == Defect.REMAINING_FROZEN && lease.isValid() ? service.settings().leaseTime() : lease.remaining();
     }
 
     @Override
     public void renew() {
-      lease.renew();
+      try {
+        lease.renew();
+      } catch (dev.tumbler.lock.ServiceUnavailableException e) {
+        if (defect != Defect.RENEW_HIDES_FAILURE) {
+          throw e;
+        }
+      }
     }
 
     @Override
     public Lease onLost(Consumer<LeaseLostEvent> listener) {
       java.util.Objects.requireNonNull(listener, "listener");
+      switch (defect) {
+        case LOST_LISTENER_NEVER_CALLED -> { }
+        case LISTENERS_REVERSED, THROWING_LISTENER_STOPS_OTHERS -> {
+          if (lease.isValid()) {
+            listeners.add(listener);
+          } else {
+            lease.onLost(listener);
+          }
+        }
+        case LOST_LISTENER_TWICE -> lease.onLost(listener).onLost(listener);
+        case LISTENERS_ON_OTHER_THREAD -> lease.onLost(e -> Thread.ofVirtual().start(() -> listener.accept(e)));
+        default -> lease.onLost(listener);
+      }
       return this;
     }
 
     @Override
     public void release() {
-      lease.release();
+      if (defect != Defect.THREAD_OWNED_RELEASE || Thread.currentThread() == owner) {
+        lease.release();
+      }
     }
 
     @Override
     public void close() {
-      lease.release();
+      release();
     }
   }
 }
