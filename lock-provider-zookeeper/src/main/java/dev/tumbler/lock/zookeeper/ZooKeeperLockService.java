@@ -120,6 +120,11 @@ final class ZooKeeperLockService extends AbstractLockService {
         .connectionTimeoutMs((int) zk.connectionTimeout().toMillis())
         // an operation retries for at most one connection timeout, then fails as unavailable
         .retryPolicy(new RetryUntilElapsed((int) zk.connectionTimeout().toMillis(), 100))
+        // talk only to the servers the URL names: Curator's ensemble tracker would replace them with the
+        // client addresses the ensemble advertises, so a client behind a proxy, a tunnel or NAT would go
+        // around it, and one whose path to its server broke would carry on through another on a session
+        // its owner believes lost
+        .ensembleTracker(false)
         .build();
     client.start();
     boolean connected;

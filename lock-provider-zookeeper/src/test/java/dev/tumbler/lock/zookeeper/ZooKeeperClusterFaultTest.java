@@ -168,6 +168,32 @@ class ZooKeeperClusterFaultTest {
     after.release();
   }
 
+  /**
+   * The client talks only to the servers its URL names. Curator follows the ensemble's advertised client
+   * addresses by default; then a client given a proxy learns the real servers and, once the proxy stops,
+   * reconnects around it on the same session (which made sessionExpiresWhileHolding fail now and then).
+   */
+  @Test
+  void clientStaysBehindItsProxy() throws Exception {
+    InstanceSpec first = cluster.getInstances().iterator().next();
+    try (TcpProxy proxy = TcpProxy.start("127.0.0.1", first.getPort())) {
+      LockService a = open(proxy.address());
+      CuratorFramework ac = a.unwrap(CuratorFramework.class);
+      // a round trip that reads the ensemble's configuration, as the tracker does on every connection
+      ac.getConfig().forEnsemble();
+      a.lock("behind-proxy").tryAcquire(Duration.ofSeconds(10)).orElseThrow().release();
+      assertEquals(proxy.address(), ac.getZookeeperClient().getCurrentConnectionString(),
+          "the client replaced the URL's servers with the ensemble's own addresses");
+      long session = zk(a).getSessionId();
+      proxy.cut();
+      // with only the proxy to talk to, the client cannot reach the ensemble: its session must not go on
+      Thread.sleep(SESSION.multipliedBy(2).toMillis());
+      assertEquals(proxy.address(), ac.getZookeeperClient().getCurrentConnectionString());
+      assertFalse(ac.getZookeeperClient().isConnected() && zk(a).getSessionId() == session,
+          "the client is still connected on its session after its only server went away");
+    }
+  }
+
   @Test
   void sessionExpiresWhileHolding() throws Exception {
     // the holder reaches the ensemble through a proxy to one server; a blackhole leaves it silent until
