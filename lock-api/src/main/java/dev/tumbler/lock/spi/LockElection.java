@@ -18,7 +18,15 @@ import java.util.function.Supplier;
  * Leader election over any {@link Lock}: a candidate campaigns by acquiring the lock on a virtual thread;
  * holding it is leadership, and its lease is the term (with the lock's fencing token). When the lease is
  * lost, the candidate stops being leader and campaigns again; {@link #resign()} releases it and stops.
- * Fair when the lock is fair. Leadership-change listeners run on the campaign thread. Thread safe.
+ * Fair when the lock is fair. Thread safe.
+ *
+ * <p>Listeners hear {@code true} on the campaign thread after the grant, and {@code false} exactly once per
+ * announced term, before anyone else can lead: on a loss they run inside the lease's lost listener, on the
+ * thread that detected the loss, which the lease contract places before the backend can grant the lock to
+ * another candidate (a campaign thread woken afterwards could be scheduled after the next leader's grant);
+ * on resign they run on the campaign thread before the lease is released. A loss that lands while
+ * {@code true} is being announced waits for it, so {@code false} always follows {@code true}; a term lost
+ * before it was announced is announced neither way.
  */
 public final class LockElection implements LeaderElection {
   private static final System.Logger LOG = System.getLogger(LockElection.class.getName());
@@ -35,6 +43,11 @@ public final class LockElection implements LeaderElection {
   private boolean joined;
   private Thread campaign;
   private Lease term;
+  /** Orders the announcements of one term: its true before its false, each at most once. */
+  private final Object announcing = new Object();
+  // guarded by announcing
+  private Lease announced;
+  private Lease ended;
 
   /**
    * @param service the service the election belongs to
@@ -174,8 +187,11 @@ public final class LockElection implements LeaderElection {
         java.util.concurrent.locks.LockSupport.parkNanos(RETRY_NANOS);
         continue;
       }
-      CountDownLatch ended = new CountDownLatch(1);
-      lease.onLost(e -> ended.countDown());
+      CountDownLatch lost = new CountDownLatch(1);
+      lease.onLost(e -> {
+        endTerm(lease);
+        lost.countDown();
+      });
       synchronized (monitor) {
         if (!joined) {
           lease.release();
@@ -184,17 +200,37 @@ public final class LockElection implements LeaderElection {
         term = lease;
         monitor.notifyAll();
       }
-      fire(true);
+      synchronized (announcing) {
+        if (ended != lease) {
+          announced = lease;
+          fire(true);
+        }
+      }
       try {
-        ended.await();
+        lost.await();
       } catch (InterruptedException e) {
         // resigned (or the thread was interrupted otherwise; the loop decides)
       }
-      synchronized (monitor) {
+      endTerm(lease);
+      lease.release();
+    }
+  }
+
+  /** Ends {@code lease}'s term once: whoever comes first (the loss or the campaign) tells the listeners. */
+  private void endTerm(Lease lease) {
+    synchronized (monitor) {
+      if (term == lease) {
         term = null;
       }
-      lease.release();
-      fire(false);
+    }
+    synchronized (announcing) {
+      if (ended == lease) {
+        return;
+      }
+      ended = lease;
+      if (announced == lease) {
+        fire(false);
+      }
     }
   }
 

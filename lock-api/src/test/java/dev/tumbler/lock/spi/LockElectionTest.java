@@ -42,12 +42,26 @@ class LockElectionTest {
   void leaderLosingItsServiceHandsOver() throws Exception {
     TestBackend.TestService s1 = backend.open(LeaseSettings.defaults(), Ticker.system());
     TestBackend.TestService s2 = backend.open(LeaseSettings.defaults(), Ticker.system());
-    LeaderElection e1 = s1.election("e").join();
+    List<Boolean> changes1 = new CopyOnWriteArrayList<>();
+    LeaderElection e1 = s1.election("e").onLeadershipChange(changes1::add).join();
     assertTrue(e1.awaitLeadership(Duration.ofSeconds(5)));
-    LeaderElection e2 = s2.election("e").join();
+    long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (changes1.isEmpty() && System.nanoTime() - end < 0) {
+      Thread.sleep(1); // isLeader() turns true just before the listeners hear it
+    }
+    List<String> heardByE1WhenE2Led = new CopyOnWriteArrayList<>();
+    LeaderElection e2 = s2.election("e").onLeadershipChange(leads -> {
+      if (leads) {
+        heardByE1WhenE2Led.add(changes1.toString());
+      }
+    }).join();
     s1.close();
+    // the loss is heard on the closing thread, inside the lease's lost listener: before close() returns and
+    // before the lock can be granted to the next candidate, not whenever the campaign thread runs again
+    assertEquals(List.of(true, false), changes1, "the leader had not heard false when close() returned");
     assertFalse(e1.isLeader());
     assertTrue(e2.awaitLeadership(Duration.ofSeconds(5)));
+    assertEquals(List.of("[true, false]"), heardByE1WhenE2Led, "what the old leader had heard when the new one led");
     s2.close();
   }
 }

@@ -1624,6 +1624,169 @@ public abstract class LockTck {
     }
 
     @Test
+    @Requires(value = {Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION}, faults = FaultInjector.Fault.CUT_OFF_CLIENT)
+    @DisplayName("a leader cut off hears it lost leadership, and loses its term, before another candidate leads")
+    void leaderCutOffHearsFirst() throws Exception {
+      leaderIsolatedHearsFirst(FaultInjector.Fault.CUT_OFF_CLIENT);
+    }
+
+    @Test
+    @Requires(value = {Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION}, faults = FaultInjector.Fault.PAUSE_RENEWALS)
+    @DisplayName("a leader whose renewals pause hears it lost leadership before another candidate leads")
+    void leaderPausedHearsFirst() throws Exception {
+      leaderIsolatedHearsFirst(FaultInjector.Fault.PAUSE_RENEWALS);
+    }
+
+    @Test
+    @DisplayName("closing the leader's service: it hears false, its term is lost, before another candidate leads")
+    void leaderClosedHearsFirst() throws Exception {
+      String n = name("election-closed");
+      List<LockService> services = List.of(open(), open(), open());
+      List<LeaderElection> c = new ArrayList<>();
+      for (LockService s : services) {
+        c.add(s.election(n));
+      }
+      Timeline t = new Timeline(c);
+      c.forEach(LeaderElection::join);
+      LeaderElection old = awaitOneLeader(c);
+      int i = c.indexOf(old);
+      Lease term = old.leadership().orElseThrow();
+      t.watchTerm(i, term);
+      services.get(i).close();
+      List<LeaderElection> rest = new ArrayList<>(c);
+      rest.remove(old);
+      LeaderElection next = awaitOneLeader(rest);
+      t.assertHeardFirst(i, c.indexOf(next), "its service was closed");
+      assertNoStaleLeader(rest, old, next);
+    }
+
+    @Test
+    @DisplayName("nobody names a leader that resigned or closed its candidacy once another leads")
+    void nobodyBelievesDepartedLeader() throws Exception {
+      String n = name("election-departed");
+      List<LeaderElection> c = new ArrayList<>(candidates(n, 3));
+      LeaderElection first = awaitOneLeader(c);
+      first.resign();
+      assertFalse(first.isLeader(), "a resigned candidate is leader");
+      assertTrue(first.leadership().isEmpty(), "a resigned candidate has a leadership lease");
+      c.remove(first);
+      LeaderElection second = awaitOneLeader(c);
+      assertNoStaleLeader(c, first, second);
+      assertNotEquals(Optional.of(first.candidateId()), first.leader(), "a resigned candidate names itself leader");
+      second.close();
+      c.remove(second);
+      LeaderElection third = awaitOneLeader(c);
+      assertNoStaleLeader(c, second, third);
+    }
+
+    /**
+     * Once {@code now} leads, no candidate in {@code c} names {@code gone}, the leader that left; and every
+     * candidate names {@code now} within the slack.
+     */
+    private void assertNoStaleLeader(List<LeaderElection> c, LeaderElection gone, LeaderElection now)
+        throws InterruptedException {
+      assertTrue(now.isLeader());
+      for (LeaderElection e : c) {
+        assertNotEquals(Optional.of(gone.candidateId()), e.leader(), "candidate " + e.candidateId()
+            + " still names " + gone.candidateId() + " leader after it left and " + now.candidateId() + " leads");
+      }
+      eventually(SLACK, "not every candidate names the new leader",
+          () -> c.stream().allMatch(e -> e.leader().equals(Optional.of(now.candidateId()))));
+    }
+
+    private void leaderIsolatedHearsFirst(FaultInjector.Fault how) throws Exception {
+      String n = name("election-" + how.name().toLowerCase(Locale.ROOT));
+      List<LockService> services = List.of(open(), open(), open());
+      List<LeaderElection> c = new ArrayList<>();
+      for (LockService s : services) {
+        c.add(s.election(n));
+      }
+      Timeline t = new Timeline(c);
+      c.forEach(LeaderElection::join);
+      LeaderElection old = awaitOneLeader(c);
+      int i = c.indexOf(old);
+      Lease term = old.leadership().orElseThrow();
+      t.watchTerm(i, term);
+      isolate(how, services.get(i));
+      try {
+        List<LeaderElection> rest = new ArrayList<>(c);
+        rest.remove(old);
+        eventually(expiryBound().plus(GRANT_WAIT), "no new leader after the leader was isolated (" + how + ")",
+            () -> rest.stream().anyMatch(LeaderElection::isLeader));
+        LeaderElection next = rest.stream().filter(LeaderElection::isLeader).findFirst().orElseThrow();
+        t.assertHeardFirst(i, c.indexOf(next), "it was isolated (" + how + ")");
+        if (declares(Capability.FENCING)) {
+          assertTrue(next.leadership().orElseThrow().fencingToken() > term.fencingToken(),
+              "the new term's token is not above the isolated leader's");
+        }
+        assertNoStaleLeader(rest, old, next);
+      } finally {
+        restore(how, services.get(i));
+      }
+    }
+
+    /**
+     * When each candidate heard true and false after {@link #watchTerm}, when the watched leader's term was
+     * lost, and what the watched leader believed when the first other candidate heard true.
+     */
+    private final class Timeline {
+      final List<LeaderElection> c;
+      final java.util.concurrent.atomic.AtomicLongArray heardTrue;
+      final java.util.concurrent.atomic.AtomicLongArray becameLeader;
+      final java.util.concurrent.atomic.AtomicLongArray stoppedLeading;
+      final AtomicLong termLost = new AtomicLong();
+      final AtomicReference<String> oldBeliefAtNextTrue = new AtomicReference<>();
+      volatile LeaderElection watched;
+
+      Timeline(List<LeaderElection> c) {
+        this.c = c;
+        heardTrue = new java.util.concurrent.atomic.AtomicLongArray(c.size());
+        becameLeader = new java.util.concurrent.atomic.AtomicLongArray(c.size());
+        stoppedLeading = new java.util.concurrent.atomic.AtomicLongArray(c.size());
+        for (int k = 0; k < c.size(); k++) {
+          int j = k;
+          c.get(k).onLeadershipChange(leads -> {
+            long now = System.nanoTime();
+            if (leads) {
+              heardTrue.compareAndSet(j, 0, now);
+            }
+            LeaderElection w = watched;
+            if (w == null) {
+              return;
+            }
+            if (leads && c.get(j) != w) {
+              oldBeliefAtNextTrue.compareAndSet(null, "isLeader=" + w.isLeader() + ", leadership="
+                  + w.leadership().isPresent());
+              becameLeader.compareAndSet(j, 0, now);
+            } else if (!leads) {
+              stoppedLeading.compareAndSet(j, 0, now);
+            }
+          });
+        }
+      }
+
+      /** Starts watching leader {@code i}, whose term is {@code term}, once it has heard that it leads. */
+      void watchTerm(int i, Lease term) throws InterruptedException {
+        eventually(SLACK, "the leader's listener was not told it leads", () -> heardTrue.get(i) != 0);
+        term.onLost(e -> termLost.compareAndSet(0, System.nanoTime()));
+        watched = c.get(i);
+      }
+
+      void assertHeardFirst(int old, int next, String how) throws InterruptedException {
+        eventually(SLACK, "the new leader's listener was not told it leads", () -> becameLeader.get(next) != 0);
+        long nextTrue = becameLeader.get(next);
+        long oldFalse = stoppedLeading.get(old);
+        assertTrue(oldFalse != 0, "the old leader had not heard onLeadershipChange(false) when the new leader heard"
+            + " true (" + how + ")");
+        assertTrue(oldFalse - nextTrue < 0, "the old leader heard false after the new one heard true (" + how + ")");
+        assertTrue(termLost.get() != 0 && termLost.get() - nextTrue < 0,
+            "the old leader's term was not lost before the new leader heard true (" + how + ")");
+        assertEquals("isLeader=false, leadership=false", oldBeliefAtNextTrue.get(),
+            "what the old leader believed when the new leader heard true (" + how + ")");
+      }
+    }
+
+    @Test
     @DisplayName("awaitLeadership, listeners, and closing the leader's service")
     void awaitAndListen() throws InterruptedException {
       String n = name("election-await");

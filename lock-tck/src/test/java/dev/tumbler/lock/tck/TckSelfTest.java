@@ -71,7 +71,9 @@ class TckSelfTest {
       Map.entry(Defect.IS_VALID_ASKS_BACKEND, Set.of("Leases.cutOffClientAnswersLocally")),
       Map.entry(Defect.RENEW_HIDES_FAILURE, Set.of("Leases.cutOffClientAnswersLocally")),
       Map.entry(Defect.JAVA_LOCK_INTERRUPTIBLE, Set.of("Mutex.javaLockUninterruptible")),
-      Map.entry(Defect.REMAINING_FROZEN, Set.of("Leases.manualRenewal"))));
+      Map.entry(Defect.REMAINING_FROZEN, Set.of("Leases.manualRenewal")),
+      Map.entry(Defect.ELECTION_LOSS_HEARD_LATE, Set.of("Elections.leaderClosedHearsFirst")),
+      Map.entry(Defect.STALE_LEADER, Set.of("Elections.nobodyBelievesDepartedLeader"))));
 
   private final Map<Defect, List<String>> caught = new EnumMap<>(Defect.class);
   /** Control runs by selection: defects caught by the same tests share one run of the correct provider. */

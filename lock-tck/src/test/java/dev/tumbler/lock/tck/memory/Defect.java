@@ -57,5 +57,9 @@ public enum Defect {
   /** {@code asJavaLock().lock()} gives up when its thread is interrupted. */
   JAVA_LOCK_INTERRUPTIBLE,
   /** {@code remaining()} always says a full term is left while the lease is valid. */
-  REMAINING_FROZEN
+  REMAINING_FROZEN,
+  /** A leader hears {@code onLeadershipChange(false)} a lease term late, after the next leader took over. */
+  ELECTION_LOSS_HEARD_LATE,
+  /** {@code leader()} keeps the first leader it saw, even after that leader resigned or left. */
+  STALE_LEADER
 }

@@ -84,7 +84,91 @@ final class MemoryService extends AbstractLockService {
     String id = client + "-candidate-" + candidates.incrementAndGet();
     String key = key("elect", name);
     Lock lock = broken(new MemoryLock(this, name, key, MemoryServer.Mode.WRITE, id));
-    return new LockElection(this, name, lock, id, () -> server.holder(client, key));
+    LeaderElection e = new LockElection(this, name, lock, id, () -> server.holder(client, key));
+    return switch (server.defect()) {
+      case ELECTION_LOSS_HEARD_LATE, STALE_LEADER -> new BrokenElection(e, server.defect(), settings().leaseTime());
+      default -> e;
+    };
+  }
+
+  /** An election with one of the election defects; everything else goes to the real one. */
+  record BrokenElection(LeaderElection election, Defect defect, Duration late) implements LeaderElection {
+    private static final java.util.Map<LeaderElection, String> FIRST_SEEN =
+        java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+    @Override
+    public String name() {
+      return election.name();
+    }
+
+    @Override
+    public String candidateId() {
+      return election.candidateId();
+    }
+
+    @Override
+    public LeaderElection join() {
+      election.join();
+      return this;
+    }
+
+    @Override
+    public boolean isLeader() {
+      return election.isLeader();
+    }
+
+    @Override
+    public boolean awaitLeadership(Duration maxWait) throws InterruptedException {
+      return election.awaitLeadership(maxWait);
+    }
+
+    @Override
+    public Optional<Lease> leadership() {
+      return election.leadership();
+    }
+
+    @Override
+    public Optional<String> leader() {
+      Optional<String> now = election.leader();
+      if (defect != Defect.STALE_LEADER) {
+        return now;
+      }
+      String first = now.isEmpty() ? FIRST_SEEN.get(election) : FIRST_SEEN.computeIfAbsent(election, k -> now.get());
+      return Optional.ofNullable(first);
+    }
+
+    @Override
+    public LeaderElection onLeadershipChange(Consumer<Boolean> listener) {
+      if (defect != Defect.ELECTION_LOSS_HEARD_LATE) {
+        election.onLeadershipChange(listener);
+        return this;
+      }
+      election.onLeadershipChange(leads -> {
+        if (leads) {
+          listener.accept(true);
+        } else {
+          Thread.ofVirtual().start(() -> {
+            try {
+              Thread.sleep(late);
+            } catch (InterruptedException e) {
+              return;
+            }
+            listener.accept(false);
+          });
+        }
+      });
+      return this;
+    }
+
+    @Override
+    public void resign() {
+      election.resign();
+    }
+
+    @Override
+    public void close() {
+      election.close();
+    }
   }
 
   @Override
