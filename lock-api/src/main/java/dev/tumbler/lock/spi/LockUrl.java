@@ -63,7 +63,8 @@ public final class LockUrl {
 
     @Override
     public String toString() {
-      String h = host.indexOf(':') >= 0 ? "[" + host.replace("%", "%25") + "]" : host;
+      // as the URL writes it, so that it parses back: a zone's '%' and anything a host name cannot hold escaped
+      String h = host.indexOf(':') >= 0 ? "[" + host.replace("%", "%25") + "]" : encode(host);
       return port >= 0 ? h + ":" + port : h;
     }
   }
@@ -300,13 +301,17 @@ public final class LockUrl {
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException("'" + text + "' is too large");
       }
-      return switch (m.group(2)) {
-        case "ms" -> Duration.ofMillis(n);
-        case "s" -> Duration.ofSeconds(n);
-        case "m" -> Duration.ofMinutes(n);
-        case "h" -> Duration.ofHours(n);
-        default -> Duration.ofDays(n);
-      };
+      try {
+        return switch (m.group(2)) {
+          case "ms" -> Duration.ofMillis(n);
+          case "s" -> Duration.ofSeconds(n);
+          case "m" -> Duration.ofMinutes(n);
+          case "h" -> Duration.ofHours(n);
+          default -> Duration.ofDays(n);
+        };
+      } catch (ArithmeticException e) {
+        throw new IllegalArgumentException("'" + text + "' is too large"); // more seconds than a long holds
+      }
     }
     if (t.startsWith("P") || t.startsWith("p")) {
       Duration d;
@@ -362,7 +367,7 @@ public final class LockUrl {
       }
       sb.append(encodePath(path));
     } else {
-      sb.append(opaque);
+      sb.append(encodeOpaque(opaque));
     }
     char sep = '?';
     for (Map.Entry<String, String> e : parameters.entrySet()) {
@@ -404,6 +409,16 @@ public final class LockUrl {
       }
     }
     return sb.toString();
+  }
+
+  /**
+   * The opaque part as it parses back to itself: percent-escapes for what the parser would read otherwise
+   * ({@code %}, {@code ?}, {@code #}, spaces, controls, non-ASCII), and a leading {@code //} escaped so that
+   * it does not turn into a host list.
+   */
+  private static String encodeOpaque(String o) {
+    String e = encode(o, "-._~/:@!$&'()*+,;=");
+    return e.startsWith("//") ? "%2F" + e.substring(1) : e;
   }
 
   private static String encodePath(String p) {
@@ -538,7 +553,7 @@ public final class LockUrl {
       int i = start;
       while (i <= end) {
         int comma = url.indexOf(',', i);
-        if (url.charAt(i) == '[') {
+        if (i < end && url.charAt(i) == '[') { // i == end: a trailing comma, an empty last host
           int close = url.indexOf(']', i);
           if (close < 0 || close > end) {
             throw error(i, "IPv6 literal has no closing ']'");

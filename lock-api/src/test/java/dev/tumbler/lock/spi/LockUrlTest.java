@@ -108,6 +108,10 @@ class LockUrlTest {
     assertMessage(() -> u.integer("m", 0, 0, 10), "'m'", "[0, 10]");
     assertMessage(() -> u.bool("t", false), "'t'", "not a boolean");
     assertMessage(() -> u.enumValue("alg", Algorithm.class, null), "'alg'", "lamport", "ricart-agrawala");
+    // found by LockUrlFuzzTest: a count of days or hours past Duration's range was an ArithmeticException
+    LockUrl huge = LockUrl.parse("lock:x://h?d=4999999999999999995d&h=9223372036854775807h");
+    assertMessage(() -> huge.duration("d", null), "'d'", "too large");
+    assertMessage(() -> huge.duration("h", null), "'h'", "too large");
   }
 
   @Test
@@ -129,6 +133,8 @@ class LockUrlTest {
       "lock:redis://h:70000",          // port out of range
       "lock:redis://h:",               // empty port
       "lock:redis://h1,,h2",           // empty host
+      "lock:redis://h1,",              // trailing comma (found by LockUrlFuzzTest: was an index error)
+      "lock:redis://h1,h2,/db?a=1",    // trailing comma before the path
       "lock:redis://[::1",             // unclosed IPv6
       "lock:redis://[zz::1]:6379",     // not IPv6
       "lock:redis://h#frag",           // fragment
@@ -226,7 +232,9 @@ class LockUrlTest {
   @Test
   void toStringRoundTrips() {
     for (String s : List.of("lock:native:local", "lock:zookeeper://h1:2181,h2:2181/tumbler?sessionTimeout=15s",
-        "lock:redis://[::1]:6379/0?leaseTime=10s", "lock:x://h/a%20b?k=a%26b")) {
+        "lock:redis://[::1]:6379/0?leaseTime=10s", "lock:x://h/a%20b?k=a%26b",
+        // found by LockUrlFuzzTest: an escaped '%' in an opaque part or a host name printed unescaped
+        "lock:x:a%25b", "lock:x:%2F%2Fnot-hosts", "lock:x://a%25b,c/p")) {
       assertEquals(LockUrl.parse(s), LockUrl.parse(LockUrl.parse(s).toString()), s);
     }
   }
