@@ -1176,6 +1176,56 @@ public abstract class LockTck {
   class Semaphores {
 
     @Test
+    @DisplayName("availablePermits() counts the permits not out, through every handle of the name")
+    void availablePermitsCounted() throws InterruptedException {
+      String n = name("sem-available");
+      Semaphore a = open().semaphore(n, 3);
+      Semaphore b = open().semaphore(n, 3);
+      assertEquals(3, b.availablePermits(), "availablePermits() of a new semaphore");
+      Lease two = held(a.tryAcquire(2, GRANT_WAIT), "free permits were refused");
+      eventually(SLACK, "availablePermits() did not fall to 1 with 2 of 3 out", () -> b.availablePermits() == 1);
+      assertEquals(1, a.availablePermits());
+      two.release();
+      eventually(SLACK, "availablePermits() did not come back to 3", () -> b.availablePermits() == 3);
+    }
+
+    @Test
+    @Requires(value = Capability.LEASE_EXPIRY, anyFault = {FaultInjector.Fault.CUT_OFF_CLIENT,
+        FaultInjector.Fault.PAUSE_RENEWALS})
+    @DisplayName("the permits of a holder that is cut off come back when its lease expires")
+    void permitsComeBackOnExpiry() throws Exception {
+      String n = name("sem-expiry");
+      LockService sa = open();
+      Semaphore a = sa.semaphore(n, 2);
+      Semaphore b = open().semaphore(n, 2);
+      Lease l = held(a.tryAcquire(2, GRANT_WAIT), "free permits were refused");
+      FaultInjector.Fault how = isolation();
+      isolate(how, sa);
+      try {
+        held(b.tryAcquire(2, expiryBound()), "the permits of a cut-off holder never came back (" + how + ")").release();
+        assertFalse(l.isValid(), "the cut-off holder still trusts its permits after they were granted again");
+      } finally {
+        restore(how, sa);
+      }
+    }
+
+    @Test
+    @DisplayName("an interrupted acquire throws InterruptedException and holds nothing")
+    void interruptHoldsNothing() throws Exception {
+      String n = name("sem-interrupt");
+      Semaphore a = open().semaphore(n, 2);
+      Semaphore b = open().semaphore(n, 2);
+      Lease one = held(a.tryAcquire(1, GRANT_WAIT), "a free permit was refused");
+      Job<Lease> waiter = start("sem-interrupted", () -> b.acquire(2));
+      Thread.sleep(200);
+      waiter.thread().interrupt();
+      Throwable t = waiter.failure(SLACK);
+      assertTrue(t instanceof InterruptedException, "an interrupted semaphore acquire ended with " + t);
+      one.release();
+      held(a.tryAcquire(2, releaseBound()), "the interrupted acquire left permits out").release();
+    }
+
+    @Test
     @DisplayName("never more permits out than the maximum")
     void permitsNeverExceeded() throws Exception {
       String n = name("sem");
@@ -1298,6 +1348,9 @@ public abstract class LockTck {
       assertWaited(t0, SHORT_WAIT, "readLock().tryAcquire");
       assertTrue(b.writeLock().tryAcquire(Duration.ZERO).isEmpty(), "two writers at once");
       assertTrue(a.readLock().tryAcquire(Duration.ZERO).isEmpty(), "a reader through the writer's own service was admitted");
+      ReadWriteLock other = open().readWriteLock(name("rw-other"));
+      held(other.writeLock().tryAcquire(SLACK), "a writer of another name was refused: the write lease excludes only its"
+          + " own name").release();
       w.release();
       held(b.readLock().tryAcquire(releaseBound()), "a reader was refused after the writer left").release();
     }
@@ -1418,6 +1471,26 @@ public abstract class LockTck {
     }
 
     @Test
+    @DisplayName("WRITE on a path this transaction reads upgrades it, once it is the only reader")
+    void upgrade() throws Exception {
+      String n = name("tx-upgrade");
+      LockTransaction t1 = tx(open());
+      LockTransaction t2 = tx(open());
+      assertTrue(t1.lock(LockMode.READ, n).await(GRANT_WAIT), "a free path was not granted to a reader");
+      assertTrue(t2.lock(LockMode.READ, n).await(GRANT_WAIT), "readers did not share the path");
+      t1.lock(LockMode.WRITE, n);
+      assertFalse(t1.await(SHORT_WAIT), "an upgrade was granted while another transaction reads the path");
+      t2.close();
+      assertTrue(t1.await(GRANT_WAIT), "the upgrade was not granted once this transaction was the only reader");
+      LockTransaction t3 = tx(open());
+      assertFalse(t3.lock(LockMode.READ, n).await(SHORT_WAIT), "a reader was granted beside an upgraded writer");
+      t1.close();
+      t1.close(); // idempotent
+      assertTrue(t3.await(GRANT_WAIT), "closing the upgraded transaction did not release the path");
+      assertThrows(IllegalStateException.class, () -> t1.lock(LockMode.READ, n), "lock() after close");
+    }
+
+    @Test
     @DisplayName("a transaction takes several locks; close releases them all")
     void lockSeveral() throws InterruptedException {
       String n = name("tx");
@@ -1492,6 +1565,9 @@ public abstract class LockTck {
       LockTransaction t1 = open().beginTransaction(o).lock(LockMode.WRITE, n, "x");
       LockTransaction t2 = open().beginTransaction(o).lock(LockMode.WRITE, n, "y");
       assertTrue(t1.await(GRANT_WAIT) && t2.await(GRANT_WAIT), "free locks were not granted");
+      List<LeaseLostEvent> lost = new CopyOnWriteArrayList<>();
+      t1.onLost(lost::add);
+      t2.onLost(lost::add);
       t1.lock(LockMode.WRITE, n, "y");
       t2.lock(LockMode.WRITE, n, "x");
       AtomicInteger inside = new AtomicInteger();
@@ -1504,6 +1580,11 @@ public abstract class LockTck {
       Throwable f1 = j1.failure(bound.plus(SLACK));
       Throwable f2 = j2.failure(bound.plus(SLACK));
       assertTrue(peak.get() <= 1, "both transactions held both locks at once");
+      // breaking the cycle took a held lock from a transaction: its onLost heard it, once per lock, as DEADLOCK
+      assertFalse(lost.isEmpty(), "no onLost listener heard of the lock given up to break the deadlock");
+      assertTrue(lost.stream().allMatch(e -> e.reason() == LeaseLostEvent.Reason.DEADLOCK), "lost events: " + lost);
+      assertEquals(lost.size(), lost.stream().map(e -> e.name() + "#" + e.fencingToken()).distinct().count(),
+          "a lost lock was reported twice: " + lost);
       if (abort) {
         int aborted = (f1 instanceof DeadlockException ? 1 : 0) + (f2 instanceof DeadlockException ? 1 : 0);
         assertEquals(1, aborted, "exactly one transaction must abort; got " + f1 + " and " + f2);
@@ -1640,24 +1721,7 @@ public abstract class LockTck {
     @Test
     @DisplayName("closing the leader's service: it hears false, its term is lost, before another candidate leads")
     void leaderClosedHearsFirst() throws Exception {
-      String n = name("election-closed");
-      List<LockService> services = List.of(open(), open(), open());
-      List<LeaderElection> c = new ArrayList<>();
-      for (LockService s : services) {
-        c.add(s.election(n));
-      }
-      Timeline t = new Timeline(c);
-      c.forEach(LeaderElection::join);
-      LeaderElection old = awaitOneLeader(c);
-      int i = c.indexOf(old);
-      Lease term = old.leadership().orElseThrow();
-      t.watchTerm(i, term);
-      services.get(i).close();
-      List<LeaderElection> rest = new ArrayList<>(c);
-      rest.remove(old);
-      LeaderElection next = awaitOneLeader(rest);
-      t.assertHeardFirst(i, c.indexOf(next), "its service was closed");
-      assertNoStaleLeader(rest, old, next);
+      leaderHearsFirst("closed", "its service was closed", LockService::close, s -> { });
     }
 
     @Test
@@ -1695,7 +1759,14 @@ public abstract class LockTck {
     }
 
     private void leaderIsolatedHearsFirst(FaultInjector.Fault how) throws Exception {
-      String n = name("election-" + how.name().toLowerCase(Locale.ROOT));
+      leaderHearsFirst(how.name().toLowerCase(Locale.ROOT), "it was isolated (" + how + ")", s -> isolate(how, s),
+          s -> restore(how, s));
+    }
+
+    /** Three candidates; {@code depart} cuts the leader off, and the next leader must find it told first. */
+    private void leaderHearsFirst(String label, String how, java.util.function.Consumer<LockService> depart,
+        java.util.function.Consumer<LockService> undo) throws Exception {
+      String n = name("election-" + label);
       List<LockService> services = List.of(open(), open(), open());
       List<LeaderElection> c = new ArrayList<>();
       for (LockService s : services) {
@@ -1707,21 +1778,21 @@ public abstract class LockTck {
       int i = c.indexOf(old);
       Lease term = old.leadership().orElseThrow();
       t.watchTerm(i, term);
-      isolate(how, services.get(i));
+      depart.accept(services.get(i));
       try {
         List<LeaderElection> rest = new ArrayList<>(c);
         rest.remove(old);
-        eventually(expiryBound().plus(GRANT_WAIT), "no new leader after the leader was isolated (" + how + ")",
+        eventually(expiryBound().plus(GRANT_WAIT), "no new leader after " + how,
             () -> rest.stream().anyMatch(LeaderElection::isLeader));
         LeaderElection next = rest.stream().filter(LeaderElection::isLeader).findFirst().orElseThrow();
-        t.assertHeardFirst(i, c.indexOf(next), "it was isolated (" + how + ")");
+        t.assertHeardFirst(i, c.indexOf(next), how);
         if (declares(Capability.FENCING)) {
           assertTrue(next.leadership().orElseThrow().fencingToken() > term.fencingToken(),
-              "the new term's token is not above the isolated leader's");
+              "the new term's token is not above the old leader's");
         }
         assertNoStaleLeader(rest, old, next);
       } finally {
-        restore(how, services.get(i));
+        undo.accept(services.get(i));
       }
     }
 

@@ -61,5 +61,13 @@ public enum Defect {
   /** A leader hears {@code onLeadershipChange(false)} a lease term late, after the next leader took over. */
   ELECTION_LOSS_HEARD_LATE,
   /** {@code leader()} keeps the first leader it saw, even after that leader resigned or left. */
-  STALE_LEADER
+  STALE_LEADER,
+  /** {@code availablePermits()} always says every permit is free. */
+  AVAILABLE_PERMITS_WRONG,
+  /** Semaphore permits never expire on the server: a cut-off holder keeps them. */
+  PERMITS_NEVER_EXPIRE,
+  /** Every read/write lock is one lock, whatever its name. */
+  READ_WRITE_NAMES_SHARED,
+  /** A transaction's WRITE on a path it reads is granted but stays a read lock. */
+  UPGRADE_IGNORED
 }

@@ -267,7 +267,7 @@ final class MemoryServer {
   }
 
   private void expire(Resource r) {
-    if (defect == Defect.LEASE_NEVER_EXPIRES) {
+    if (defect == Defect.LEASE_NEVER_EXPIRES || defect == Defect.PERMITS_NEVER_EXPIRE && r.capacity > 1) {
       return;
     }
     long now = System.nanoTime();

@@ -70,8 +70,12 @@ final class MemoryService extends AbstractLockService {
   @Override
   protected ReadWriteLock createReadWriteLock(String name) {
     return new SimpleReadWriteLock(name,
-        broken(new MemoryLock(this, name, key("rw", name), MemoryServer.Mode.READ, client)),
-        broken(new MemoryLock(this, name, key("rw", name), MemoryServer.Mode.WRITE, client)));
+        broken(new MemoryLock(this, name, rwKey(name), MemoryServer.Mode.READ, client)),
+        broken(new MemoryLock(this, name, rwKey(name), MemoryServer.Mode.WRITE, client)));
+  }
+
+  private String rwKey(String name) {
+    return key("rw", server.defect() == Defect.READ_WRITE_NAMES_SHARED ? "shared" : name);
   }
 
   @Override
@@ -268,7 +272,8 @@ final class MemoryService extends AbstractLockService {
     @Override
     public int availablePermits() {
       service.checkOpen();
-      return service.server.available(service.client, key, maxPermits());
+      int free = service.server.available(service.client, key, maxPermits());
+      return service.server.defect() == Defect.AVAILABLE_PERMITS_WRONG ? maxPermits() : free;
     }
   }
 

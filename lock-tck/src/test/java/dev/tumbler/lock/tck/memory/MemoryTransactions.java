@@ -90,6 +90,9 @@ final class MemoryTransactions {
           if (blocker(t, w.getKey(), w.getValue()).isEmpty()) {
             t.wanted.remove(w.getKey());
             LockMode had = t.heldModes.put(w.getKey(), w.getValue());
+            if (had == LockMode.READ && defect == Defect.UPGRADE_IGNORED) {
+              t.heldModes.put(w.getKey(), LockMode.READ);
+            }
             if (had == null) {
               t.tokens.put(w.getKey(), nextToken++);
             }
