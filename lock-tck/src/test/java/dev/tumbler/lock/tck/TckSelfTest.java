@@ -70,6 +70,7 @@ class TckSelfTest {
       Map.entry(Defect.LISTENERS_ON_OTHER_THREAD, Set.of("Closed.closeRunsListeners")),
       Map.entry(Defect.IS_VALID_ASKS_BACKEND, Set.of("Leases.cutOffClientAnswersLocally")),
       Map.entry(Defect.RENEW_HIDES_FAILURE, Set.of("Leases.cutOffClientAnswersLocally")),
+      Map.entry(Defect.RENEW_FAILURE_EXPIRES, Set.of("Leases.cutOffClientAnswersLocally")),
       Map.entry(Defect.JAVA_LOCK_INTERRUPTIBLE, Set.of("Mutex.javaLockUninterruptible")),
       Map.entry(Defect.REMAINING_FROZEN, Set.of("Leases.manualRenewal")),
       Map.entry(Defect.ELECTION_LOSS_HEARD_LATE, Set.of("Elections.leaderClosedHearsFirst")),

@@ -54,6 +54,8 @@ public enum Defect {
   IS_VALID_ASKS_BACKEND,
   /** {@code renew()} swallows a failure to reach the server and returns as if it had renewed. */
   RENEW_HIDES_FAILURE,
+  /** A {@code renew()} that cannot reach the server ends the lease at once, as EXPIRED. */
+  RENEW_FAILURE_EXPIRES,
   /** {@code asJavaLock().lock()} gives up when its thread is interrupted. */
   JAVA_LOCK_INTERRUPTIBLE,
   /** {@code remaining()} always says a full term is left while the lease is valid. */

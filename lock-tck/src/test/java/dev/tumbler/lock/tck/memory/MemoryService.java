@@ -193,7 +193,7 @@ final class MemoryService extends AbstractLockService {
   private Lock broken(MemoryLock lock) {
     return switch (server.defect()) {
       case LOST_LISTENER_NEVER_CALLED, WAIT_RETURNS_EARLY, CANCEL_LEAKS_LEASE, THREAD_OWNED_RELEASE, LISTENERS_REVERSED, LISTENERS_ON_OTHER_THREAD,
-          THROWING_LISTENER_STOPS_OTHERS, LOST_LISTENER_TWICE, IS_VALID_ASKS_BACKEND, RENEW_HIDES_FAILURE,
+          THROWING_LISTENER_STOPS_OTHERS, LOST_LISTENER_TWICE, IS_VALID_ASKS_BACKEND, RENEW_HIDES_FAILURE, RENEW_FAILURE_EXPIRES,
           JAVA_LOCK_INTERRUPTIBLE, REMAINING_FROZEN -> new BrokenLock(lock, server.defect());
       default -> lock;
     };
@@ -437,6 +437,9 @@ final class MemoryService extends AbstractLockService {
       try {
         lease.renew();
       } catch (dev.tumbler.lock.ServiceUnavailableException e) {
+        if (defect == Defect.RENEW_FAILURE_EXPIRES) {
+          lease.markLost(LeaseLostEvent.Reason.EXPIRED, "renewal failed", e);
+        }
         if (defect != Defect.RENEW_HIDES_FAILURE) {
           throw e;
         }
