@@ -86,7 +86,10 @@ public interface Lease extends AutoCloseable {
    */
   Lease onLost(Consumer<LeaseLostEvent> listener);
 
-  /** Gives the lease back. Idempotent; never throws for a lease that was already lost or released. */
+  /**
+   * Gives the lease back. Idempotent; never throws for a lease that was already lost or released. Called
+   * while the lost listeners run on another thread, it gives the lease back only after they have run.
+   */
   void release();
 
   /** Same as {@link #release()}. */

@@ -55,6 +55,8 @@ public abstract class AbstractLease implements Lease {
   private State state = State.VALID;
   private LeaseLostEvent lostEvent;
   private List<Consumer<LeaseLostEvent>> listeners = new ArrayList<>();
+  /** The thread running the lost listeners while it does (guarded by this): release() waits for it. */
+  private Thread notifying;
   // written under this, read without
   private volatile long validUntil;
   private volatile long lastSent;
@@ -239,16 +241,34 @@ public abstract class AbstractLease implements Lease {
     return this;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A release from another thread while the lost listeners run waits for them to finish: giving the
+   * lease back earlier would let another holder exist before every listener has heard of the loss. (So a
+   * listener must not wait for a thread that releases the same lease.)
+   */
   @Override
   public final void release() {
     if (!releaseCalled.compareAndSet(false, true)) {
       return;
     }
+    boolean interrupted = false;
     synchronized (this) {
       if (state == State.VALID) {
         state = State.RELEASED;
         listeners = List.of();
       }
+      while (notifying != null && notifying != Thread.currentThread()) {
+        try {
+          wait();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
     try {
       doRelease();
@@ -284,9 +304,17 @@ public abstract class AbstractLease implements Lease {
       lostEvent = event;
       toRun = listeners;
       listeners = List.of();
+      notifying = Thread.currentThread();
     }
-    for (Consumer<LeaseLostEvent> l : toRun) {
-      runListener(l, event);
+    try {
+      for (Consumer<LeaseLostEvent> l : toRun) {
+        runListener(l, event);
+      }
+    } finally {
+      synchronized (this) {
+        notifying = null;
+        notifyAll();
+      }
     }
     AbstractLockService s = service;
     if (s != null) {

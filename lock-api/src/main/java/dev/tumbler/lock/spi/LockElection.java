@@ -212,7 +212,10 @@ public final class LockElection implements LeaderElection {
         // resigned (or the thread was interrupted otherwise; the loop decides)
       }
       endTerm(lease);
-      lease.release();
+      if (!service.isClosed()) {
+        // close() gives the lease back itself, after its lost listeners and before it closes the backend
+        lease.release();
+      }
     }
   }
 

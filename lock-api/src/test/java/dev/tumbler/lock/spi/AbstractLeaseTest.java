@@ -82,6 +82,37 @@ class AbstractLeaseTest {
     assertEquals(0, calls.get());
   }
 
+  /** A release racing the lost listeners gives the lease back only once they have all run. */
+  @Test
+  void releaseFromAnotherThreadWaitsForTheLostListeners() throws Exception {
+    TestBackend.TestLease l = lease(tenSeconds);
+    java.util.concurrent.CountDownLatch inFirst = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
+    java.util.List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+    l.onLost(e -> {
+      inFirst.countDown();
+      try {
+        letGo.await();
+      } catch (InterruptedException x) {
+        Thread.currentThread().interrupt();
+      }
+      order.add("first listener");
+    });
+    l.onLost(e -> order.add("second listener"));
+    Thread loser = Thread.ofPlatform().start(() -> l.markLost(LeaseLostEvent.Reason.EXPIRED, "test", null));
+    inFirst.await();
+    Thread releaser = Thread.ofPlatform().start(() -> {
+      l.release();
+      order.add("released: " + backend.releaseCalls.get());
+    });
+    Thread.sleep(200);
+    assertEquals(0, backend.releaseCalls.get(), "the lease was given back while its lost listeners ran");
+    letGo.countDown();
+    loser.join(5000);
+    releaser.join(5000);
+    assertEquals(java.util.List.of("first listener", "second listener", "released: 1"), order);
+  }
+
   @Test
   void releaseOfALostLeaseStillCleansUpTheBackendOnce() {
     TestBackend.TestLease l = lease(tenSeconds);
