@@ -20,13 +20,11 @@ import java.util.function.Supplier;
  * lost, the candidate stops being leader and campaigns again; {@link #resign()} releases it and stops.
  * Fair when the lock is fair. Thread safe.
  *
- * <p>Listeners hear {@code true} on the campaign thread after the grant, and {@code false} exactly once per
- * announced term, before anyone else can lead: on a loss they run inside the lease's lost listener, on the
- * thread that detected the loss, which the lease contract places before the backend can grant the lock to
- * another candidate (a campaign thread woken afterwards could be scheduled after the next leader's grant);
- * on resign they run on the campaign thread before the lease is released. A loss that lands while
- * {@code true} is being announced waits for it, so {@code false} always follows {@code true}; a term lost
- * before it was announced is announced neither way.
+ * <p>Listeners run on the campaign thread: {@code true} after the grant, then {@code false} once the term
+ * ends, before anyone else can lead. On a loss, the lease's lost listener (on the thread that detected it,
+ * which the lease contract places before the backend can grant the lock to another candidate) wakes the
+ * campaign thread and waits until the listeners have heard {@code false}; on resign the campaign thread tells
+ * them before it gives the lease back. A term lost before it was announced is announced neither way.
  */
 public final class LockElection implements LeaderElection {
   private static final System.Logger LOG = System.getLogger(LockElection.class.getName());
@@ -43,11 +41,6 @@ public final class LockElection implements LeaderElection {
   private boolean joined;
   private Thread campaign;
   private Lease term;
-  /** Orders the announcements of one term: its true before its false, each at most once. */
-  private final Object announcing = new Object();
-  // guarded by announcing
-  private Lease announced;
-  private Lease ended;
 
   /**
    * @param service the service the election belongs to
@@ -174,6 +167,7 @@ public final class LockElection implements LeaderElection {
   }
 
   private void campaign() {
+    Thread self = Thread.currentThread();
     while (stillJoined() && !service.isClosed()) {
       Lease lease;
       try {
@@ -188,9 +182,14 @@ public final class LockElection implements LeaderElection {
         continue;
       }
       CountDownLatch lost = new CountDownLatch(1);
+      CountDownLatch told = new CountDownLatch(1);
       lease.onLost(e -> {
-        endTerm(lease);
         lost.countDown();
+        if (Thread.currentThread() != self) {
+          // the thread that detected the loss waits while this campaign thread tells the listeners, so that
+          // the lease is not given back, nor another lost listener run, before they have heard false
+          awaitUninterruptibly(told);
+        }
       });
       synchronized (monitor) {
         if (!joined) {
@@ -200,18 +199,22 @@ public final class LockElection implements LeaderElection {
         term = lease;
         monitor.notifyAll();
       }
-      synchronized (announcing) {
-        if (ended != lease) {
-          announced = lease;
-          fire(true);
-        }
+      boolean announced = lease.isValid();
+      if (announced) {
+        fire(true);
       }
       try {
         lost.await();
       } catch (InterruptedException e) {
         // resigned (or the thread was interrupted otherwise; the loop decides)
       }
-      endTerm(lease);
+      synchronized (monitor) {
+        term = null;
+      }
+      if (announced) {
+        fire(false);
+      }
+      told.countDown();
       if (!service.isClosed()) {
         // close() gives the lease back itself, after its lost listeners and before it closes the backend
         lease.release();
@@ -219,21 +222,18 @@ public final class LockElection implements LeaderElection {
     }
   }
 
-  /** Ends {@code lease}'s term once: whoever comes first (the loss or the campaign) tells the listeners. */
-  private void endTerm(Lease lease) {
-    synchronized (monitor) {
-      if (term == lease) {
-        term = null;
+  private static void awaitUninterruptibly(CountDownLatch latch) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        latch.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
       }
     }
-    synchronized (announcing) {
-      if (ended == lease) {
-        return;
-      }
-      ended = lease;
-      if (announced == lease) {
-        fire(false);
-      }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 

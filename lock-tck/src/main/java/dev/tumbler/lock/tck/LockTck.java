@@ -1229,10 +1229,14 @@ public abstract class LockTck {
       Semaphore b = open().semaphore(n, 2);
       Lease one = held(a.tryAcquire(1, GRANT_WAIT), "a free permit was refused");
       Job<Lease> waiter = start("sem-interrupted", () -> b.acquire(2));
+      Job<Optional<Lease>> timed = start("sem-interrupted-try", () -> b.tryAcquire(2, GRANT_WAIT));
       Thread.sleep(200);
       waiter.thread().interrupt();
+      timed.thread().interrupt();
       Throwable t = waiter.failure(SLACK);
       assertTrue(t instanceof InterruptedException, "an interrupted semaphore acquire ended with " + t);
+      Throwable tt = timed.failure(SLACK);
+      assertTrue(tt instanceof InterruptedException, "an interrupted semaphore tryAcquire(2, wait) ended with " + tt);
       one.release();
       held(a.tryAcquire(2, releaseBound()), "the interrupted acquire left permits out").release();
     }
@@ -1279,7 +1283,9 @@ public abstract class LockTck {
       Semaphore b = open().semaphore(n, 3);
       Lease two = held(a.tryAcquire(2, GRANT_WAIT), "2 of 3 free permits were refused");
       Lease one = held(b.tryAcquire(1, Duration.ZERO), "the third permit was refused");
+      long z = System.nanoTime();
       assertTrue(b.tryAcquire(1, Duration.ZERO).isEmpty(), "a fourth permit of 3 was granted");
+      assertTrue(millisSince(z) < SLACK.toMillis(), "tryAcquire(1, ZERO) waited " + millisSince(z) + " ms: ZERO tries once");
       long t0 = System.nanoTime();
       assertTrue(b.tryAcquire(1, SHORT_WAIT).isEmpty(), "a permit was granted with all out");
       assertWaited(t0, SHORT_WAIT, "semaphore tryAcquire(" + SHORT_WAIT.toMillis() + "ms)");
@@ -1337,14 +1343,24 @@ public abstract class LockTck {
     @DisplayName("readers share the lock")
     void readersShare() throws InterruptedException {
       String n = name("rw-share");
-      ReadWriteLock a = open().readWriteLock(n);
+      LockService sa = open();
+      ReadWriteLock a = sa.readWriteLock(n);
       ReadWriteLock b = open().readWriteLock(n);
       assertEquals(n, a.name());
+      assertEquals(n, a.readLock().name(), "readLock().name()");
+      assertEquals(n, a.writeLock().name(), "writeLock().name()");
       Lease r1 = held(a.readLock().tryAcquire(GRANT_WAIT), "a free read lock was refused");
       Lease r2 = held(b.readLock().tryAcquire(SLACK), "a second reader was refused");
-      assertTrue(r1.isValid() && r2.isValid());
-      r1.release();
-      r2.release();
+      Lease r3 = held(a.readLock().tryAcquire(SLACK), "a second reader through the same handle was refused");
+      Lease r4 = held(sa.readWriteLock(n).readLock().tryAcquire(SLACK),
+          "a reader through another handle of the same service was refused");
+      for (Lease r : List.of(r1, r2, r3, r4)) {
+        assertTrue(r.isValid(), "a reader's lease ended when another reader came");
+      }
+      for (Lease r : List.of(r1, r2, r3, r4)) {
+        r.release();
+      }
+      held(b.writeLock().tryAcquire(releaseBound()), "the writer was refused after every reader left").release();
     }
 
     @Test
@@ -1360,6 +1376,8 @@ public abstract class LockTck {
       assertWaited(t0, SHORT_WAIT, "readLock().tryAcquire");
       assertTrue(b.writeLock().tryAcquire(Duration.ZERO).isEmpty(), "two writers at once");
       assertTrue(a.readLock().tryAcquire(Duration.ZERO).isEmpty(), "a reader through the writer's own service was admitted");
+      assertTrue(a.writeLock().tryAcquire(Duration.ZERO).isEmpty(),
+          "a second writer through the writer's own service was admitted (the write lock is not reentrant)");
       ReadWriteLock other = open().readWriteLock(name("rw-other"));
       held(other.writeLock().tryAcquire(SLACK), "a writer of another name was refused: the write lease excludes only its"
           + " own name").release();
@@ -1384,6 +1402,32 @@ public abstract class LockTck {
       r2.release();
       Lease w = held(writer.get(GRANT_WAIT), "the writer was not admitted after the readers left");
       w.release();
+    }
+
+    @Test
+    @DisplayName("look-alike names are distinct read/write locks")
+    void namesAreDistinct() throws InterruptedException {
+      String p = name("rw-names") + "-";
+      LockService a = open();
+      LockService b = open();
+      List<String> names = List.of(p + "a/b", p + "a.b", p + "a:b", p + "a_b", p + "A/B", p + "a%2Fb");
+      List<Lease> writes = new ArrayList<>();
+      for (String n : names) {
+        writes.add(held(a.readWriteLock(n).writeLock().tryAcquire(SLACK),
+            "the write lock of '" + n + "' was refused while other names were write-locked: it collides with one of them"));
+      }
+      for (String n : names) {
+        assertTrue(b.readWriteLock(n).readLock().tryAcquire(Duration.ZERO).isEmpty(),
+            "a reader of '" + n + "' was admitted beside its writer");
+      }
+      writes.get(0).release();
+      held(b.readWriteLock(names.get(0)).readLock().tryAcquire(releaseBound()),
+          "'" + names.get(0) + "' was released but a reader was refused").release();
+      for (String n : names.subList(1, names.size())) {
+        assertTrue(b.readWriteLock(n).writeLock().tryAcquire(Duration.ZERO).isEmpty(),
+            "'" + n + "' is write-locked but a writer was admitted: releasing a look-alike freed it");
+      }
+      writes.forEach(Lease::release);
     }
 
     @Test
@@ -1480,6 +1524,54 @@ public abstract class LockTck {
 
     private LockTransaction tx(LockService s) {
       return s.beginTransaction(TransactionOptions.defaults());
+    }
+
+    private LockTransaction holding(LockMode mode, String... path) throws InterruptedException {
+      LockTransaction t = tx(open()).lock(mode, path);
+      assertTrue(t.await(GRANT_WAIT), "a free path was not granted");
+      return t;
+    }
+
+    @Test
+    @DisplayName("await is false until every lock asked for is held; fencingTokens() lists only the paths held")
+    void partialGrant() throws InterruptedException {
+      String n = name("tx-partial");
+      LockTransaction holder = holding(LockMode.WRITE, n, "y");
+      LockTransaction t = tx(open()).lock(LockMode.WRITE, n, "x").lock(LockMode.WRITE, n, "y");
+      long t0 = System.nanoTime();
+      assertFalse(t.await(SHORT_WAIT), "await returned true while a lock asked for is held by another transaction");
+      assertWaited(t0, SHORT_WAIT, "await(" + SHORT_WAIT.toMillis() + "ms)");
+      Set<List<String>> held = t.fencingTokens().keySet();
+      assertTrue(Set.of(List.of(n, "x")).containsAll(held), "fencingTokens() lists a path the transaction does not hold: " + held);
+      holder.close();
+      assertTrue(t.await(releaseBound()), "the transaction did not get every lock after the other holder closed");
+      assertEquals(Set.of(List.of(n, "x"), List.of(n, "y")), t.fencingTokens().keySet(),
+          "fencingTokens() does not list exactly the held paths");
+      t.close();
+    }
+
+    @Test
+    @DisplayName("lock() returns at once, even for a path another transaction holds; an interrupted await throws")
+    void lockReturnsAtOnce() throws Exception {
+      String n = name("tx-at-once");
+      LockTransaction holder = holding(LockMode.WRITE, n);
+      LockService s = open();
+      Job<LockTransaction> asking = start("tx-lock", () -> tx(s).lock(LockMode.WRITE, n));
+      LockTransaction t;
+      try {
+        t = asking.result().get(SLACK.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        throw new AssertionError("lock() of a path another transaction holds did not return within " + SLACK, e);
+      }
+      Job<Boolean> waiter = start("tx-interrupted", () -> t.await(GRANT_WAIT));
+      Thread.sleep(200);
+      waiter.thread().interrupt();
+      Throwable f = waiter.failure(SLACK);
+      assertTrue(f instanceof InterruptedException, "an interrupted await ended with " + f);
+      assertFalse(t.await(Duration.ZERO), "a held path was granted to another transaction");
+      holder.close();
+      assertTrue(t.await(releaseBound()), "the path was not granted after its holder closed");
+      t.close();
     }
 
     @Test
@@ -1742,7 +1834,16 @@ public abstract class LockTck {
       String n = name("election-departed");
       List<LeaderElection> c = new ArrayList<>(candidates(n, 3));
       LeaderElection first = awaitOneLeader(c);
+      AtomicReference<Thread> heardOn = new AtomicReference<>();
+      first.onLeadershipChange(leads -> {
+        if (!leads) {
+          heardOn.set(Thread.currentThread());
+        }
+      });
       first.resign();
+      eventually(SLACK, "the resigned leader's listener was not told", () -> heardOn.get() != null);
+      assertNotSame(Thread.currentThread(), heardOn.get(), "onLeadershipChange(false) ran on the thread that resigned,"
+          + " not on a background thread");
       assertFalse(first.isLeader(), "a resigned candidate is leader");
       assertTrue(first.leadership().isEmpty(), "a resigned candidate has a leadership lease");
       c.remove(first);
@@ -1791,6 +1892,8 @@ public abstract class LockTck {
       Lease term = old.leadership().orElseThrow();
       t.watchTerm(i, term);
       depart.accept(services.get(i));
+      assertNotSame(Thread.currentThread(), t.falseHeardOn.get(), "onLeadershipChange(false) ran on the thread that "
+          + "closed or cut off the leader's service, not on a background thread");
       try {
         List<LeaderElection> rest = new ArrayList<>(c);
         rest.remove(old);
@@ -1806,6 +1909,19 @@ public abstract class LockTck {
       } finally {
         undo.accept(services.get(i));
       }
+      if (!services.get(i).isClosed()) {
+        // it stayed in the election: once the others leave, it leads again
+        List<Boolean> heard = new CopyOnWriteArrayList<>();
+        old.onLeadershipChange(heard::add);
+        for (LeaderElection e : c) {
+          if (e != old) {
+            e.resign();
+          }
+        }
+        assertTrue(old.awaitLeadership(expiryBound().plus(GRANT_WAIT)), "a leader that lost its term (" + how
+            + ") was not elected again once the fault was undone and the others left");
+        eventually(SLACK, "the re-elected leader's listener was not told it leads", () -> heard.contains(true));
+      }
     }
 
     /**
@@ -1819,6 +1935,7 @@ public abstract class LockTck {
       final java.util.concurrent.atomic.AtomicLongArray stoppedLeading;
       final AtomicLong termLost = new AtomicLong();
       final AtomicReference<String> oldBeliefAtNextTrue = new AtomicReference<>();
+      final AtomicReference<Thread> falseHeardOn = new AtomicReference<>();
       volatile LeaderElection watched;
 
       Timeline(List<LeaderElection> c) {
@@ -1842,7 +1959,9 @@ public abstract class LockTck {
                   + w.leadership().isPresent());
               becameLeader.compareAndSet(j, 0, now);
             } else if (!leads) {
-              stoppedLeading.compareAndSet(j, 0, now);
+              if (stoppedLeading.compareAndSet(j, 0, now) && c.get(j) == w) {
+                falseHeardOn.set(Thread.currentThread());
+              }
             }
           });
         }
@@ -2084,7 +2203,11 @@ public abstract class LockTck {
       String n = name("closed-handle");
       Lock lock = s.lock(n);
       Semaphore sem = declares(Capability.SEMAPHORE) ? s.semaphore(n + "-sem", 2) : null;
+      LeaderElection election = declares(Capability.LEADER_ELECTION) ? s.election(n + "-election") : null;
       s.close();
+      if (election != null) {
+        assertThrows(ServiceClosedException.class, election::join, "join() of an election whose service closed");
+      }
       assertThrows(ServiceClosedException.class, lock::acquire, "acquire() after close");
       assertThrows(ServiceClosedException.class, () -> lock.tryAcquire(Duration.ZERO), "tryAcquire() after close");
       assertRejectsAsync(ServiceClosedException.class, "", "acquireAsync() after close", () -> lock.acquireAsync(Duration.ZERO));
