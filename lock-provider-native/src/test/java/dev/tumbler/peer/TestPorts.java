@@ -24,14 +24,22 @@ import java.util.function.Supplier;
  */
 public final class TestPorts {
   private static final int LOW = 20_000;
+  /**
+   * Every port handed out in this JVM: the probe socket is closed before the caller binds, so without this
+   * two calls in a row could return the same port (a soak run saw a cluster with two peers on one port).
+   */
+  private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private TestPorts() {}
 
-  /** A loopback port below the ephemeral range that was free a moment ago. */
+  /** A loopback port below the ephemeral range that was free a moment ago, never one handed out before. */
   public static int freePort() {
     int high = ephemeralLow() - 1;
     for (int attempt = 0; attempt < 200; attempt++) {
       int port = ThreadLocalRandom.current().nextInt(LOW, Math.max(LOW + 1000, high));
+      if (!HANDED_OUT.add(port)) {
+        continue;
+      }
       try (ServerSocket s = new ServerSocket()) {
         s.setReuseAddress(true);
         s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
