@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -182,13 +183,13 @@ public final class LockElection implements LeaderElection {
         continue;
       }
       CountDownLatch lost = new CountDownLatch(1);
-      CountDownLatch told = new CountDownLatch(1);
+      CompletableFuture<Void> told = new CompletableFuture<>();
       lease.onLost(e -> {
         lost.countDown();
         if (Thread.currentThread() != self) {
           // the thread that detected the loss waits while this campaign thread tells the listeners, so that
           // the lease is not given back, nor another lost listener run, before they have heard false
-          awaitUninterruptibly(told);
+          told.join(); // uninterruptible: the loss must not outrun the listeners
         }
       });
       synchronized (monitor) {
@@ -214,26 +215,11 @@ public final class LockElection implements LeaderElection {
       if (announced) {
         fire(false);
       }
-      told.countDown();
+      told.complete(null);
       if (!service.isClosed()) {
         // close() gives the lease back itself, after its lost listeners and before it closes the backend
         lease.release();
       }
-    }
-  }
-
-  private static void awaitUninterruptibly(CountDownLatch latch) {
-    boolean interrupted = false;
-    while (true) {
-      try {
-        latch.await();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
     }
   }
 

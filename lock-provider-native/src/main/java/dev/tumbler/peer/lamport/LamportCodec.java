@@ -23,8 +23,8 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
   public static final byte VERSION = 1;
 
   /**
-   * The longest name on the wire: the provider's qualified name, a namespace length, two separators, a
-   * namespace and a lock name, each at their limit.
+   * The longest name on the wire: the provider's qualified name ({@code <length>:<namespace>/<name>}) with a
+   * 3-digit length and a namespace and a name of 256 characters each.
    */
   static final int MAX_NAME_LENGTH = 3 + 1 + 256 + 1 + 256;
 

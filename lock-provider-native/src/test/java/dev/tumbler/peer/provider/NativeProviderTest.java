@@ -162,27 +162,23 @@ class NativeProviderTest {
 
   @Test
   void namespacesSeparateLocks() throws InterruptedException {
+    // namespace x and y are apart; so are namespace a with b/c, a/b with c and none with a/b/c, which a plain
+    // join on '/' once made one lock
     try (LockService x = LockProviders.connect("lock:native:local?namespace=x");
         LockService x2 = LockProviders.connect("lock:native:local?namespace=x");
-        LockService y = LockProviders.connect("lock:native:local?namespace=y")) {
+        LockService y = LockProviders.connect("lock:native:local?namespace=y");
+        LockService none = LockProviders.connect("lock:native:local");
+        LockService a = LockProviders.connect("lock:native:local?namespace=inj-a");
+        LockService ab = LockProviders.connect("lock:native:local?namespace=inj-a/b")) {
       Lease l = x.lock("n").acquire();
       assertTrue(y.lock("n").tryAcquire(Duration.ZERO).isPresent(), "namespace y conflicts with x");
       assertTrue(x2.lock("n").tryAcquire(Duration.ZERO).isEmpty(), "one namespace does not exclude itself");
       l.release();
-    }
-  }
-
-  @Test
-  void namespaceAndNameAreInjective() throws InterruptedException {
-    // a plain join on '/' made these three one lock
-    try (LockService none = LockProviders.connect("lock:native:local");
-        LockService a = LockProviders.connect("lock:native:local?namespace=inj-a");
-        LockService ab = LockProviders.connect("lock:native:local?namespace=inj-a/b")) {
-      Lease l = none.lock("inj-a/b/c").acquire();
+      Lease joined = none.lock("inj-a/b/c").acquire();
       assertTrue(a.lock("b/c").tryAcquire(Duration.ZERO).isPresent(), "namespace inj-a + b/c is no namespace + inj-a/b/c");
       assertTrue(ab.lock("c").tryAcquire(Duration.ZERO).isPresent(), "namespace inj-a/b + c is no namespace + inj-a/b/c");
       assertTrue(none.lock("inj-a/b/c").tryAcquire(Duration.ZERO).isEmpty(), "no namespace does not exclude itself");
-      l.release();
+      joined.release();
     }
   }
 
