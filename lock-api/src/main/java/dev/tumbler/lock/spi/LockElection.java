@@ -26,6 +26,10 @@ import java.util.function.Supplier;
  * which the lease contract places before the backend can grant the lock to another candidate) wakes the
  * campaign thread and waits until the listeners have heard {@code false}; on resign the campaign thread tells
  * them before it gives the lease back. A term lost before it was announced is announced neither way.
+ *
+ * <p>A candidate whose term was lost gives the lease back and waits one lease term before it campaigns
+ * again, so that another candidate takes over: a leader whose process keeps pausing does not keep winning
+ * leadership back from the others.
  */
 public final class LockElection implements LeaderElection {
   private static final System.Logger LOG = System.getLogger(LockElection.class.getName());
@@ -219,6 +223,30 @@ public final class LockElection implements LeaderElection {
       if (!service.isClosed()) {
         // close() gives the lease back itself, after its lost listeners and before it closes the backend
         lease.release();
+      }
+      if (lost.getCount() == 0) {
+        standAside();
+      }
+    }
+  }
+
+  /**
+   * After a lost term, waits one lease term (or until resigned) before campaigning again: the release
+   * above wakes the other candidates, and this one, on the same thread, would otherwise win the lock back
+   * before they hear of it — a leader whose process keeps pausing would keep taking leadership back and
+   * losing it, and the others would never lead.
+   */
+  private void standAside() {
+    LeaseSettings s = service.settings();
+    long nanos = s.expires() ? s.leaseTime().toNanos() : RETRY_NANOS;
+    Deadline until = Deadline.after(Duration.ofNanos(nanos), service.ticker());
+    synchronized (monitor) {
+      while (joined && !until.isExpired() && !service.isClosed()) {
+        try {
+          monitor.wait(Math.max(1, Math.min(until.remainingNanos() / 1_000_000, 100)));
+        } catch (InterruptedException e) {
+          // resigned (the loop looks at joined)
+        }
       }
     }
   }
