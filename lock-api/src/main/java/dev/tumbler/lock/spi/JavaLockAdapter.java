@@ -4,8 +4,10 @@ import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LeaseLostException;
 import dev.tumbler.lock.Lock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.WeakHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 
@@ -22,6 +24,13 @@ import java.util.concurrent.locks.Condition;
  *   <li>If the lease is lost while held, the final {@code unlock()} still frees the adapter for the next
  *       owner, and then throws {@link LeaseLostException}: the critical section may have overlapped with
  *       another holder's, and the owner should know.
+ *   <li>If the lease is lost while held and another thread of this JVM is then granted the lock (the lease
+ *       expired, as leases may), the new owner proceeds and the old owner is displaced: its next call on
+ *       this adapter throws {@link LeaseLostException}. Its later {@code unlock()} calls count its remaining
+ *       holds down without throwing, so that nested {@code finally} blocks do not hide that exception; until
+ *       they have, its {@code lock()} and {@code tryLock()} calls throw {@link LeaseLostException} again.
+ *       A grant while the owner's lease is still valid would mean the backend broke exclusion: that throws
+ *       {@link IllegalStateException}.
  *   <li>{@code newCondition()} throws {@link UnsupportedOperationException}.
  * </ul>
  *
@@ -34,6 +43,19 @@ public final class JavaLockAdapter implements java.util.concurrent.locks.Lock {
   private Thread owner;
   private int holds;
   private Lease lease;
+  private final Map<Thread, Displaced> displaced = new WeakHashMap<>();
+
+  /** An owner whose lost lease passed to another thread: the holds it has not unlocked yet. */
+  private static final class Displaced {
+    final long fencingToken;
+    int holds;
+    boolean told;
+
+    Displaced(long fencingToken, int holds) {
+      this.fencingToken = fencingToken;
+      this.holds = holds;
+    }
+  }
 
   public JavaLockAdapter(Lock lock) {
     this.lock = Objects.requireNonNull(lock, "lock");
@@ -112,6 +134,17 @@ public final class JavaLockAdapter implements java.util.concurrent.locks.Lock {
     Lease toRelease;
     synchronized (monitor) {
       if (owner != Thread.currentThread()) {
+        Displaced d = displaced.get(Thread.currentThread());
+        if (d != null) {
+          if (--d.holds == 0) {
+            displaced.remove(Thread.currentThread());
+          }
+          if (!d.told) {
+            d.told = true;
+            throw displacedException(d);
+          }
+          return;
+        }
         throw new IllegalMonitorStateException("lock '" + lock.name() + "' is not held by thread "
             + Thread.currentThread().getName() + (owner == null ? "" : "; its owner is " + owner.getName()));
       }
@@ -156,6 +189,11 @@ public final class JavaLockAdapter implements java.util.concurrent.locks.Lock {
     }
   }
 
+  /**
+   * True if the calling thread owns the adapter and counted one more hold; false if it must acquire.
+   *
+   * @throws LeaseLostException if the calling thread was displaced and has not unlocked its lost holds
+   */
   private boolean reenter() {
     synchronized (monitor) {
       if (owner == Thread.currentThread()) {
@@ -165,22 +203,63 @@ public final class JavaLockAdapter implements java.util.concurrent.locks.Lock {
         holds++;
         return true;
       }
+      Displaced d = displaced.get(Thread.currentThread());
+      if (d != null) {
+        d.told = true;
+        throw displacedException(d);
+      }
       return false;
     }
   }
 
+  private LeaseLostException displacedException(Displaced d) {
+    return new LeaseLostException("lock '" + lock.name() + "' was lost while thread "
+        + Thread.currentThread().getName() + " held it (fencing token " + d.fencingToken + ") and is now owned by "
+        + (owner == null ? "no thread" : "thread " + owner.getName()) + "; " + d.holds
+        + " hold(s) of the lost critical section remain to be unlocked");
+  }
+
   private void own(Lease l) {
-    synchronized (monitor) {
-      if (owner != null) {
-        // the backend granted a lease while another thread of this JVM owns the adapter: the backend
-        // broke exclusion; do not hide it
-        l.release();
-        throw new IllegalStateException("lock '" + lock.name() + "' granted to " + Thread.currentThread().getName()
-            + " while owned by " + owner.getName());
+    while (true) {
+      Lease current;
+      synchronized (monitor) {
+        if (owner == null) {
+          owner = Thread.currentThread();
+          holds = 1;
+          lease = l;
+          return;
+        }
+        current = lease;
       }
-      owner = Thread.currentThread();
-      holds = 1;
-      lease = l;
+      // outside the monitor: isValid() may notice the expiry and run lost listeners, which may call here
+      boolean ownerValid = current.isValid();
+      Thread previous;
+      Thread holder;
+      synchronized (monitor) {
+        holder = owner;
+        if (lease != current) {
+          continue; // the owner changed meanwhile: look again
+        }
+        if (ownerValid) {
+          previous = null;
+        } else {
+          // the owner's lease expired and the backend rightly granted it again: the new owner proceeds
+          previous = owner;
+          displaced.put(previous, new Displaced(current.fencingToken(), holds));
+          owner = Thread.currentThread();
+          holds = 1;
+          lease = l;
+        }
+      }
+      if (previous == null) {
+        // a grant while the owner's lease is still valid: the backend broke exclusion; do not hide it
+        l.release();
+        throw new IllegalStateException("lock '" + lock.name() + "': the backend granted a lease (fencing token "
+            + l.fencingToken() + ") to thread " + Thread.currentThread().getName() + " while thread "
+            + holder.getName() + " holds a valid one (fencing token " + current.fencingToken() + ")");
+      }
+      current.release(); // lost: it gives nothing back on the backend, but the service forgets it
+      return;
     }
   }
 

@@ -146,4 +146,112 @@ class JavaLockAdapterTest {
     assertTrue(lock.tryLock(), "usable again");
     lock.unlock();
   }
+
+  @Test
+  void aNewOwnerProceedsAfterTheOwnersLeaseExpiredAndTheOldOwnerIsTold() throws Exception {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch taken = new CountDownLatch(1);
+    CompletableFuture<String> oldOwner = new CompletableFuture<>();
+    Thread t1 = Thread.ofPlatform().name("first-owner").start(() -> {
+      try {
+        lock.lock();
+        lock.lock(); // nested: two holds
+        held.countDown();
+        taken.await();
+        StringBuilder seen = new StringBuilder();
+        try {
+          lock.lock();
+          seen.append("lock:ok ");
+        } catch (LeaseLostException e) {
+          seen.append("lock:lost ");
+        }
+        try {
+          lock.unlock();
+          seen.append("unlock:ok ");
+        } catch (LeaseLostException e) {
+          seen.append("unlock:lost ");
+        }
+        try {
+          lock.unlock();
+          seen.append("unlock:ok ");
+        } catch (RuntimeException e) {
+          seen.append("unlock:" + e.getClass().getSimpleName());
+        }
+        try {
+          lock.unlock();
+          seen.append("unlock:ok");
+        } catch (IllegalMonitorStateException e) {
+          seen.append("unlock:not-owner");
+        }
+        oldOwner.complete(seen.toString().trim());
+      } catch (Throwable t) {
+        oldOwner.completeExceptionally(t);
+      }
+    });
+    assertTrue(held.await(10, TimeUnit.SECONDS));
+    TestBackend.TestLease first = (TestBackend.TestLease) lock.lease().orElseThrow();
+    first.expireOnBackend();
+    lock.lock(); // the backend grants it again: this thread becomes the owner
+    assertTrue(lock.isHeldByCurrentThread());
+    assertEquals(1, lock.getHoldCount());
+    taken.countDown();
+    // the old owner's next call (a nested lock) throws; its first unlock does not throw again, its second
+    // drains its last hold quietly, and a third is an unlock by a thread that holds nothing
+    assertEquals("lock:lost unlock:ok unlock:ok unlock:not-owner", oldOwner.get(10, TimeUnit.SECONDS));
+    t1.join();
+    assertTrue(lock.isHeldByCurrentThread(), "the old owner's unlocks took the lock from its new owner");
+    assertTrue(backend.sem("j").availablePermits() == 0, "the old owner's calls freed the new owner's grant");
+    lock.unlock();
+    assertTrue(lock.tryLock(), "usable again");
+    lock.unlock();
+  }
+
+  @Test
+  void theOldOwnersFirstCallAfterDisplacementMayBeItsUnlock() throws Exception {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch taken = new CountDownLatch(1);
+    CompletableFuture<Throwable> unlocked = new CompletableFuture<>();
+    Thread.ofPlatform().start(() -> {
+      lock.lock();
+      held.countDown();
+      try {
+        taken.await();
+        lock.unlock();
+        unlocked.complete(null);
+      } catch (Throwable t) {
+        unlocked.complete(t);
+      }
+    });
+    assertTrue(held.await(10, TimeUnit.SECONDS));
+    ((TestBackend.TestLease) lock.lease().orElseThrow()).expireOnBackend();
+    assertTrue(lock.tryLock(10, TimeUnit.SECONDS));
+    taken.countDown();
+    Throwable t = unlocked.get(10, TimeUnit.SECONDS);
+    assertTrue(t instanceof LeaseLostException, "the old owner's unlock: " + t);
+    assertTrue(t.getMessage().contains("lost") && t.getMessage().contains(Thread.currentThread().getName()), t.getMessage());
+    assertTrue(lock.isHeldByCurrentThread());
+    lock.unlock();
+  }
+
+  @Test
+  void aGrantWhileTheOwnersLeaseIsValidIsReportedAsTheBackendsFault() throws Exception {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch done = new CountDownLatch(1);
+    Thread t1 = Thread.ofPlatform().name("valid-owner").start(() -> {
+      lock.lock();
+      held.countDown();
+      try {
+        done.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      lock.unlock();
+    });
+    assertTrue(held.await(10, TimeUnit.SECONDS));
+    backend.sem("j").release(); // the backend forgets a valid holder: exclusion is broken
+    IllegalStateException e = assertThrows(IllegalStateException.class, lock::lock);
+    assertTrue(e.getMessage().contains("valid-owner") && e.getMessage().contains("valid"), e.getMessage());
+    done.countDown();
+    t1.join();
+  }
 }

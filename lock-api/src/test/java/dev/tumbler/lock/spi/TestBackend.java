@@ -27,6 +27,8 @@ public final class TestBackend {
   final AtomicInteger releaseCalls = new AtomicInteger();
   volatile Boolean renewOutcome = Boolean.TRUE; // null: throw
   volatile java.util.concurrent.CountDownLatch renewGate; // non-null: renewals hang until it opens
+  /** Non-null: acquires hang until it opens, deaf to interrupts and deadlines (a socket read that hangs). */
+  volatile java.util.concurrent.CountDownLatch acquireGate;
 
   Semaphore sem(String name) {
     return locks.computeIfAbsent(name, n -> new Semaphore(1, true));
@@ -76,6 +78,24 @@ public final class TestBackend {
     protected AbstractLease doAcquire(Deadline deadline) throws InterruptedException {
       long sent = service().ticker().read();
       Semaphore s = sem(name());
+      java.util.concurrent.CountDownLatch gate = acquireGate;
+      if (gate != null) {
+        boolean interrupted = false;
+        while (true) {
+          try {
+            gate.await();
+            break;
+          } catch (InterruptedException e) {
+            interrupted = true;
+          }
+        }
+        // the answer arrives late: granted if free, whoever still waits for it
+        boolean ok = s.tryAcquire();
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+        return ok ? new TestLease(name(), fencing.incrementAndGet(), service().settings(), service().ticker(), sent, s) : null;
+      }
       boolean ok = deadline.isNone() ? acquire(s) : s.tryAcquire(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
       return ok ? new TestLease(name(), fencing.incrementAndGet(), service().settings(), service().ticker(), sent, s) : null;
     }
@@ -88,6 +108,7 @@ public final class TestBackend {
 
   final class TestLease extends AbstractLease {
     private final Semaphore sem;
+    private final java.util.concurrent.atomic.AtomicBoolean freed = new java.util.concurrent.atomic.AtomicBoolean();
 
     TestLease(String name, long token, LeaseSettings settings, Ticker ticker, long sent, Semaphore sem) {
       super(name, token, 1, settings, ticker, sent);
@@ -116,7 +137,19 @@ public final class TestBackend {
     @Override
     protected void doRelease() {
       releaseCalls.incrementAndGet();
-      sem.release();
+      free();
+    }
+
+    /** Ends the lease on the backend, as a TTL would: frees the name for others and tells the holder. */
+    void expireOnBackend() {
+      free();
+      markLost(dev.tumbler.lock.LeaseLostEvent.Reason.EXPIRED, "expired on the test backend", null);
+    }
+
+    private void free() {
+      if (freed.compareAndSet(false, true)) {
+        sem.release(); // once: releasing an expired lease must not free the next holder's grant
+      }
     }
   }
 
