@@ -27,6 +27,11 @@ import picocli.CommandLine.Spec;
  * process's standard streams, passes its exit code through, and releases the lock when the command ends.
  * If this process is told to stop (SIGINT, SIGTERM), it kills the command and releases the lock first; if
  * the lease is lost while the command runs, it kills the command and exits with 76.
+ *
+ * <p>A SIGKILL (or a crash) cannot be handled in this JVM, and then nothing renews the lease: a
+ * {@linkplain Watchdog watchdog} process, whose standard input is a pipe from this JVM, sees that pipe close
+ * when this process dies, however it dies, and stops the command's process tree well before the lease can
+ * expire.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
     description = {"Runs a command while holding a lock: a distributed flock.",
@@ -106,6 +111,34 @@ final class RunCommand implements Callable<Integer> {
       err.flush();
       return ExitCodes.CANNOT_EXECUTE;
     }
+    Watchdog watchdog;
+    try {
+      watchdog = Watchdog.start(child, watchdogGrace(lease));
+    } catch (IOException e) {
+      // without the watchdog a SIGKILL to this JVM would leave the command running unprotected: do not run
+      stop(child);
+      err.println("tumbler run: cannot start the watchdog that stops the command if tumbler dies ("
+          + e.getMessage() + "); the command was stopped");
+      err.flush();
+      return ExitCodes.CANNOT_EXECUTE;
+    }
+    try {
+      return runWatched(lease, child, err);
+    } finally {
+      watchdog.disarm();
+    }
+  }
+
+  /**
+   * How long the watchdog lets the command end after SIGTERM before SIGKILL: {@link #KILL_GRACE}, but at most
+   * a quarter of the lease's term, so that the command is gone before the lease could expire.
+   */
+  static Duration watchdogGrace(Lease lease) {
+    Duration quarter = lease.remaining().dividedBy(4);
+    return quarter.compareTo(KILL_GRACE) < 0 ? quarter : KILL_GRACE;
+  }
+
+  private int runWatched(Lease lease, Process child, PrintWriter err) throws InterruptedException {
     AtomicReference<LeaseLostEvent> lost = new AtomicReference<>();
     lease.onLost(event -> {
       lost.set(event);

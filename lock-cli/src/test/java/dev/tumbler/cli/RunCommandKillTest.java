@@ -1,0 +1,115 @@
+package dev.tumbler.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import redis.embedded.RedisServer;
+
+/**
+ * {@code tumbler run} in its own JVM on a real Redis server with {@code leaseTime=3s}, killed with SIGKILL while
+ * its command runs: the command (and what it started) must be gone before the lease expires and another client
+ * is granted the lock, or two commands could run at once.
+ */
+@Timeout(180)
+@EnabledOnOs({OS.LINUX, OS.MAC})
+class RunCommandKillTest {
+  /** The lease term of the run under test: the command must be gone within it. */
+  private static final Duration LEASE_TIME = Duration.ofSeconds(3);
+
+  private static RedisServer redis;
+  private static int port;
+
+  @BeforeAll
+  static void startRedis() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    redis = RedisServer.builder().port(port).bind("127.0.0.1").setting("save \"\"").setting("appendonly no").build();
+    redis.start();
+  }
+
+  @AfterAll
+  static void stopRedis() throws IOException {
+    if (redis != null) {
+      redis.stop();
+    }
+  }
+
+  @Test
+  void aKilledTumblerTakesItsCommandWithIt(@TempDir Path dir) throws Exception {
+    String url = "lock:redis://127.0.0.1:" + port + "?leaseTime=" + LEASE_TIME.toSeconds() + "s";
+    Path beats = dir.resolve("beats");
+    Path log = dir.resolve("tumbler.log");
+    // a command with a descendant that ignores nothing: a background sleep, and a loop writing heartbeats
+    String script = "sleep 600 & while :; do echo beat >> '" + beats + "'; sleep 0.05; done";
+    Process tumbler = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), Tumbler.class.getName(), "run",
+        "--url", url, "--lock", "job", "--",
+        "sh", "-c", script)
+        .redirectErrorStream(true).redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE)
+        .start();
+    List<ProcessHandle> tree;
+    try {
+      // a JVM start on a busy machine: wait for the command's heartbeats and its background sleep
+      long startDeadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+      while (!(Files.exists(beats) && Files.size(beats) > 0 && hasSleep(tumbler))) {
+        assertTrue(tumbler.isAlive(), "tumbler ended before its command started: " + read(log));
+        assertTrue(System.nanoTime() - startDeadline < 0, "the command never started: " + read(log));
+        Thread.sleep(20);
+      }
+      tree = tumbler.descendants().toList();
+      assertTrue(tree.size() >= 3, "the command, its sleep and the watchdog: " + describe(tree));
+    } finally {
+      tumbler.destroyForcibly(); // SIGKILL
+    }
+    tumbler.waitFor();
+    // the lease ends on the server within its term: then another client is granted the lock, and by then the
+    // killed tumbler's command must be gone
+    List<ProcessHandle> alive;
+    try (LockService other = LockProviders.connect(url)) {
+      Optional<Lease> next = other.lock("job").tryAcquire(LEASE_TIME.plusSeconds(2));
+      alive = tree.stream().filter(ProcessHandle::isAlive).toList();
+      assertTrue(next.isPresent(), "the killed tumbler's lease never ended");
+      next.get().release();
+    }
+    alive.forEach(ProcessHandle::destroyForcibly); // do not leave them behind when the assertion fails
+    assertTrue(alive.isEmpty(), "still running when another client was granted the lock after tumbler was killed: "
+        + describe(alive) + "\n" + read(log));
+    long size = Files.size(beats);
+    Thread.sleep(300);
+    assertEquals(size, Files.size(beats), "heartbeats still written after the command was stopped");
+    assertTrue(read(log).contains("ended without stopping its command"), "the watchdog says what it did: " + read(log));
+  }
+
+  private static boolean hasSleep(Process tumbler) {
+    return tumbler.descendants().anyMatch(h -> h.info().commandLine().orElse("").contains("sleep 600"));
+  }
+
+  private static String describe(List<ProcessHandle> handles) {
+    return handles.stream().map(h -> h.pid() + " " + h.info().commandLine().orElse("?"))
+        .collect(Collectors.joining("; ", "[", "]"));
+  }
+
+  private static String read(Path log) throws IOException {
+    return Files.exists(log) ? Files.readString(log) : "";
+  }
+}
