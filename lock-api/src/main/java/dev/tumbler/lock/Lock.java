@@ -34,7 +34,10 @@ public interface Lock {
 
   /**
    * Waits at most {@code maxWait} for the lock. {@link Duration#ZERO} makes one attempt and does not
-   * wait. Never returns empty before {@code maxWait} has passed on the monotonic clock.
+   * wait. Never returns empty before {@code maxWait} has passed on the monotonic clock. Returns by
+   * {@code maxWait} plus 2 s even when the backend stops answering: an attempt still unanswered then is
+   * abandoned (a lease it yields later is released, never leaked), and the call returns empty, or throws
+   * {@link ServiceUnavailableException} if the provider knows the backend is unreachable.
    *
    * @return the lease, or empty if the wait ended first
    * @throws IllegalArgumentException if {@code maxWait} is negative
@@ -56,7 +59,10 @@ public interface Lock {
    * This lock as a thread-owned, reentrant {@link java.util.concurrent.locks.Lock}: the thread that
    * locked it must unlock it ({@link IllegalMonitorStateException} otherwise), nested locks count.
    * {@code lock()} waits uninterruptibly, as its contract requires. {@code newCondition()} is not
-   * supported. The same adapter is returned on every call for this handle.
+   * supported. The same adapter is returned on every call for this handle. If the owner's lease is lost,
+   * its final {@code unlock()} throws {@link LeaseLostException}; if another thread is granted the lock
+   * meanwhile (the lease expired), that thread becomes the owner and the old owner's next call throws
+   * {@link LeaseLostException}.
    */
   java.util.concurrent.locks.Lock asJavaLock();
 }

@@ -12,12 +12,17 @@ import dev.tumbler.lock.ReadWriteLock;
 import dev.tumbler.lock.Semaphore;
 import dev.tumbler.lock.ServiceClosedException;
 import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.TransactionOptions;
 import dev.tumbler.lock.UnsupportedCapabilityException;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -278,28 +283,152 @@ public abstract class AbstractLockService implements LockService {
   }
 
   /**
+   * How long past its deadline a timed acquire waits for the backend's answer to the attempt in flight:
+   * {@value #ANSWER_GRACE_MILLIS} ms. A backend that has stopped answering (an unresponsive server, a
+   * connection that hangs until a socket or session time-out) then costs a caller its {@code maxWait} plus
+   * this, not the client library's time-outs.
+   */
+  public static final long ANSWER_GRACE_MILLIS = 2000;
+
+  /** Attempts abandoned unanswered that may still be waiting for the backend before new ones fail at once. */
+  static final int MAX_ABANDONED = 128;
+
+  private final java.util.concurrent.atomic.AtomicInteger abandoned = new java.util.concurrent.atomic.AtomicInteger();
+
+  /**
    * The acquire of every lock and semaphore: runs {@code attempt} inside {@link #blocking} until it returns
    * a lease or {@code deadline} has passed — a provider that gives up before the deadline is asked again
    * (after a millisecond's pause), because callers are promised the full wait; with an expired deadline,
    * exactly one attempt is made — then {@linkplain #register registers} the lease.
+   *
+   * <p>A timed acquire runs the attempts on a virtual thread and waits for them until the deadline plus
+   * {@link #ANSWER_GRACE_MILLIS}. If the backend has not answered by then, the attempt is abandoned: its
+   * thread is interrupted (the provider leaves nothing held, as for any interrupt), a lease it yields anyway
+   * is released at once, and the caller gets {@link #unanswered()}'s exception or, if there is none, an
+   * empty result (the lock was not granted within its wait).
    *
    * @return the registered lease, or empty when the deadline passed
    * @throws ServiceClosedException if the service is or gets closed
    */
   final Optional<Lease> acquire(Deadline deadline, BlockingCall<AbstractLease> attempt) throws InterruptedException {
     checkOpen();
-    AbstractLease lease = blocking(() -> {
-      AbstractLease l = arrived(attempt.call());
-      while (l == null && !deadline.isExpired()) {
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-        java.util.concurrent.locks.LockSupport.parkNanos(Math.min(deadline.remainingNanos(), 1_000_000L));
-        l = arrived(attempt.call());
-      }
-      return l;
-    });
+    AbstractLease lease = deadline.isNone() ? blocking(() -> attemptUntil(deadline, attempt)) : bounded(deadline, attempt);
     return lease == null ? Optional.empty() : Optional.of(register(lease));
+  }
+
+  private AbstractLease attemptUntil(Deadline deadline, BlockingCall<AbstractLease> attempt) throws InterruptedException {
+    AbstractLease l = arrived(attempt.call());
+    while (l == null && !deadline.isExpired()) {
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(Math.min(deadline.remainingNanos(), 1_000_000L));
+      l = arrived(attempt.call());
+    }
+    return l;
+  }
+
+  private AbstractLease bounded(Deadline deadline, BlockingCall<AbstractLease> attempt) throws InterruptedException {
+    int stuck = abandoned.get();
+    if (stuck >= MAX_ABANDONED) {
+      throw unansweredOr(new ServiceUnavailableException("the " + info.provider() + " backend has left " + stuck
+          + " acquire attempts unanswered past their wait; not sending more (" + info.url() + ")"));
+    }
+    CompletableFuture<AbstractLease> answer = new CompletableFuture<>();
+    Thread worker = Thread.ofVirtual().name("tumbler-" + info.provider() + "-acquire").unstarted(() -> {
+      AbstractLease l;
+      try {
+        l = blocking(() -> attemptUntil(deadline, attempt));
+      } catch (Throwable t) {
+        answer.completeExceptionally(t);
+        return;
+      }
+      if (!answer.complete(l) && l != null) {
+        l.release(); // the caller stopped waiting: a late grant is given back, never leaked
+      }
+    });
+    worker.start();
+    long graceEnd = 0;
+    try {
+      while (true) {
+        long wait;
+        if (!deadline.isExpired()) {
+          wait = deadline.remainingNanos();
+        } else {
+          if (graceEnd == 0) {
+            graceEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ANSWER_GRACE_MILLIS);
+          }
+          wait = graceEnd - System.nanoTime();
+          if (wait <= 0) {
+            if (!answer.cancel(false)) {
+              continue; // answered just now
+            }
+            abandon(worker);
+            RuntimeException e = unanswered();
+            if (e != null) {
+              throw e;
+            }
+            return null;
+          }
+        }
+        try {
+          return answer.get(wait, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+          // look at the deadline again
+        }
+      }
+    } catch (InterruptedException e) {
+      if (answer.cancel(false)) {
+        abandon(worker);
+      } else if (!answer.isCompletedExceptionally()) {
+        AbstractLease l = answer.join(); // granted as the interrupt came: nothing is held after an interrupt
+        if (l != null) {
+          l.release();
+        }
+      }
+      throw e;
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof InterruptedException ie) {
+        throw ie;
+      }
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(cause);
+    }
+  }
+
+  private void abandon(Thread worker) {
+    abandoned.incrementAndGet();
+    worker.interrupt();
+    Thread.ofVirtual().name("tumbler-" + info.provider() + "-abandoned").start(() -> {
+      try {
+        worker.join();
+      } catch (InterruptedException e) {
+        // not interrupted by anyone: it is ours
+      } finally {
+        abandoned.decrementAndGet();
+      }
+    });
+  }
+
+  private RuntimeException unansweredOr(RuntimeException otherwise) {
+    RuntimeException e = unanswered();
+    return e != null ? e : otherwise;
+  }
+
+  /**
+   * What a timed acquire throws when the backend left its attempt unanswered past the deadline plus
+   * {@link #ANSWER_GRACE_MILLIS}: a provider that knows its backend is unreachable (a client that is not
+   * connected) returns a {@link dev.tumbler.lock.ServiceUnavailableException} saying so. The default,
+   * null, makes the acquire return empty: the lock was not granted within the wait.
+   */
+  protected RuntimeException unanswered() {
+    return null;
   }
 
   /**

@@ -246,4 +246,37 @@ class AbstractLockServiceTest {
     held.release();
     service.close();
   }
+
+  @Test
+  @org.junit.jupiter.api.Timeout(60)
+  void aTimedAcquireTheBackendLeavesUnansweredEndsAfterTheGraceAndALateGrantIsReleased() throws Exception {
+    backend.acquireGate = new java.util.concurrent.CountDownLatch(1);
+    for (Duration wait : new Duration[] {Duration.ZERO, Duration.ofMillis(300)}) {
+      long t0 = System.nanoTime();
+      java.util.Optional<Lease> l = service.lock("deaf").tryAcquire(wait);
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertTrue(l.isEmpty(), "granted without an answer");
+      assertTrue(ms >= wait.toMillis() + AbstractLockService.ANSWER_GRACE_MILLIS - 20,
+          "gave up before the grace: " + ms + " ms");
+      // the bound under test is maxWait + grace; without it this call never returns (the gate stays shut)
+      assertTrue(ms < wait.toMillis() + AbstractLockService.ANSWER_GRACE_MILLIS + 5000, "took " + ms + " ms");
+    }
+    CompletableFuture<Lease> async = service.lock("deaf").acquireAsync(Duration.ofMillis(100));
+    java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+        () -> async.get(AbstractLockService.ANSWER_GRACE_MILLIS + 5000, TimeUnit.MILLISECONDS));
+    assertTrue(e.getCause() instanceof dev.tumbler.lock.LockTimeoutException, String.valueOf(e.getCause()));
+    assertEquals(0, backend.releaseCalls.get());
+    backend.acquireGate.countDown(); // the three abandoned attempts are answered now: each may be granted
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while ((backend.fencing.get() == 0 || backend.releaseCalls.get() < backend.fencing.get())
+        && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertTrue(backend.fencing.get() >= 1, "no late grant");
+    assertEquals(backend.fencing.get(), backend.releaseCalls.get(), "a late grant was not given back");
+    backend.acquireGate = null;
+    Lease again = service.lock("deaf").tryAcquire(Duration.ofSeconds(5)).orElseThrow(
+        () -> new AssertionError("the late grant was leaked"));
+    again.release();
+  }
 }

@@ -121,7 +121,25 @@ final class NativeTargets {
 
     @Override
     public Set<Fault> supported() {
-      return Set.of(Fault.CUT_OFF_CLIENT);
+      return Set.of(Fault.CUT_OFF_CLIENT, Fault.CRASH_BACKEND);
+    }
+
+    /**
+     * A peer-to-peer provider has no backend apart from the peers: its "crash" cuts every node off from every
+     * other, so that no node can reach the peers its algorithm needs.
+     */
+    @Override
+    public void crashBackend() {
+      for (int k = 0; k < ids.size(); k++) {
+        cutOff(k);
+      }
+    }
+
+    @Override
+    public void restartBackend() {
+      for (int k = 0; k < ids.size(); k++) {
+        heal(k);
+      }
     }
 
     /** Cuts the client's whole node off from the other nodes; returns once every node has seen it. */

@@ -22,7 +22,8 @@ import org.apache.zookeeper.data.Stat;
  *   <li>the created node's path and {@link Stat} (its {@code czxid}, the fencing token of an exclusive
  *       grant), read from the create reply itself, so no round trip is added;
  *   <li>a marker of its own in the node name ({@code <marker>-w-lock-}), so that a node whose create
- *       reply never arrived (interrupt) can still be found and deleted;
+ *       reply never arrived (interrupt, connection loss) can still be found and deleted, and a duplicate
+ *       left by a create that Curator retried is deleted rather than waited for;
  *   <li>read and write nodes in one queue: a write (or exclusive) node is granted when it is first; a read
  *       node when no write node is ahead of it. Both are first come, first served.
  *   <li>the moment the granting queue listing was requested, for the lease's client-side window.
@@ -74,7 +75,9 @@ final class QueueDriver implements LockInternalsDriver {
     // path is "<dir>/lock-"; ours is "<dir>/<marker>-<tag>lock-" (Curator prefixes its protection id)
     ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
     String ours = ZKPaths.makePath(pn.getPath(), marker + "-" + mode.tag + pn.getNode());
-    String created = client.create().storingStatIn(stat).creatingParentContainersIfNeeded().withProtection()
+    // no withProtection(): our marker finds a node whose create reply was lost, and Curator's protected
+    // mode recurses in the background while the ensemble is unreachable (see ZooKeeperLockService)
+    String created = client.create().storingStatIn(stat).creatingParentContainersIfNeeded()
         .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(ours, data);
     ourPath = created;
     createdAt = ticker.read();
@@ -86,6 +89,7 @@ final class QueueDriver implements LockInternalsDriver {
   public PredicateResults getsTheLock(CuratorFramework client, List<String> children, String sequenceNodeName,
       int maxLeases) throws Exception {
     long now = ticker.read();
+    children = withoutOrphans(client, children, sequenceNodeName);
     int ours = children.indexOf(sequenceNodeName);
     if (ours < 0) {
       // our node is gone (session expired); Curator's engine starts over with a new node
@@ -109,6 +113,31 @@ final class QueueDriver implements LockInternalsDriver {
     }
     checks++;
     return new PredicateResults(watch, watch == null);
+  }
+
+  /**
+   * The queue without this attempt's orphans: a create retried after a lost reply may have left an earlier
+   * node with our marker, which would otherwise stand ahead of ours for as long as the session lives. Each is
+   * deleted here.
+   */
+  private List<String> withoutOrphans(CuratorFramework client, List<String> children, String ours) throws Exception {
+    List<String> kept = null;
+    for (int i = 0; i < children.size(); i++) {
+      String c = children.get(i);
+      if (!c.equals(ours) && ZooKeeperLockService.carries(c, marker)) {
+        if (kept == null) {
+          kept = new java.util.ArrayList<>(children.subList(0, i));
+        }
+        try {
+          client.delete().forPath(ZKPaths.makePath(ZKPaths.getPathAndNode(ourPath).getPath(), c));
+        } catch (KeeperException.NoNodeException gone) {
+          // deleted meanwhile
+        }
+      } else if (kept != null) {
+        kept.add(c);
+      }
+    }
+    return kept == null ? children : kept;
   }
 
   @Override

@@ -81,7 +81,9 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Interrupts, timeouts, close</h2>
  * A wait that times out deletes its node. An interrupted or failed attempt deletes its node in the
- * background (found by its marker when the create reply never arrived). {@link #close()} interrupts
+ * background (found by its marker when the create reply never arrived); a delete that fails for want of a
+ * connection is tried again after the next reconnect (and dropped when the session expires, which deletes
+ * the node anyway). {@link #close()} interrupts
  * waits, releases every lease and closes the session, which removes whatever node is left. Thread safe.
  */
 final class ZooKeeperLockService extends AbstractLockService {
@@ -257,24 +259,14 @@ final class ZooKeeperLockService extends AbstractLockService {
     }
   }
 
-  /** Release: delete the node now (in the background when the connection is down). */
+  /** Release: delete the node now (later, when the connection is down or the delete fails). */
   void released(ZooKeeperLease lease) {
     live.remove(lease);
     if (!client.getZookeeperClient().isConnected()) {
       deleteInBackground(lease.path());
       return;
     }
-    try {
-      client.delete().guaranteed().forPath(lease.path());
-    } catch (KeeperException.NoNodeException e) {
-      // already gone: expired session or an earlier cleanup
-    } catch (Exception e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      // guaranteed(): Curator keeps retrying the delete in the background
-      LOG.debug("release of {} failed for now; Curator retries it: {}", lease.path(), e.toString());
-    }
+    deleteNow(new Cleanup(null, null, lease.path()));
   }
 
   private void cleanUpLater(ZooKeeperLease lease) {
@@ -296,16 +288,27 @@ final class ZooKeeperLockService extends AbstractLockService {
     });
   }
 
-  /** Deletes a node without waiting; Curator retries it across connection loss. */
+  /**
+   * A node to delete: {@code path}, or, when an attempt's create reply never arrived, every node in
+   * {@code dir} that carries {@code marker}.
+   */
+  record Cleanup(String dir, String marker, String path) {}
+
+  /**
+   * Deletes that failed for want of a connection, tried again on every reconnect; dropped when the session
+   * expires, which deletes the nodes itself. Curator's own retrying deletes ({@code guaranteed()}) and
+   * protected creates are not used: while the ensemble is unreachable their background retries recurse
+   * until {@code StackOverflowError} and log a stack trace per retry (CURATOR-106).
+   */
+  private final Set<Cleanup> pending = ConcurrentHashMap.newKeySet();
+
+  /** Deletes a node without waiting; tried again after a reconnect if it fails. */
   void deleteInBackground(String path) {
     if (path == null || isClosed()) {
       return;
     }
-    try {
-      client.delete().guaranteed().inBackground().forPath(path);
-    } catch (Exception e) {
-      LOG.debug("cannot delete {}: {}", path, e.toString());
-    }
+    Cleanup c = new Cleanup(null, null, path);
+    Thread.ofVirtual().name("tumbler-zookeeper-delete").start(() -> deleteNow(c));
   }
 
   /**
@@ -317,26 +320,52 @@ final class ZooKeeperLockService extends AbstractLockService {
     if (isClosed()) {
       return;
     }
-    Thread.ofVirtual().name("tumbler-zookeeper-abandon").start(() -> {
-      try {
-        if (path != null) {
-          client.delete().guaranteed().forPath(path);
-          return;
-        }
-        List<String> children = client.getChildren().forPath(dir);
-        // the marker sits between Curator's protection prefix and our own suffix, both ending in '-'
-        String tag = "-" + marker + "-";
-        for (String c : children) {
-          if (c.contains(tag)) {
-            client.delete().guaranteed().forPath(dir + "/" + c);
+    Cleanup c = new Cleanup(dir, marker, path);
+    Thread.ofVirtual().name("tumbler-zookeeper-abandon").start(() -> deleteNow(c));
+  }
+
+  /** One try, on the calling thread; on failure the cleanup waits in {@link #pending} for a reconnect. */
+  void deleteNow(Cleanup c) {
+    if (isClosed()) {
+      return;
+    }
+    try {
+      if (c.path() != null) {
+        client.delete().forPath(c.path());
+      } else {
+        for (String child : client.getChildren().forPath(c.dir())) {
+          if (carries(child, c.marker())) {
+            try {
+              client.delete().forPath(c.dir() + "/" + child);
+            } catch (KeeperException.NoNodeException gone) {
+              // deleted meanwhile
+            }
           }
         }
-      } catch (KeeperException.NoNodeException e) {
-        // nothing left
-      } catch (Exception e) {
-        LOG.debug("cannot clean up an abandoned attempt in {}: {}", dir, e.toString());
       }
-    });
+      pending.remove(c);
+    } catch (KeeperException.NoNodeException e) {
+      pending.remove(c); // nothing left
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      if (pending.add(c)) {
+        LOG.debug("cannot delete {} now; trying again after a reconnect: {}", c.path() != null ? c.path()
+            : "the nodes of " + c.marker() + " in " + c.dir(), e.toString());
+      }
+    }
+  }
+
+  /** Whether queue node {@code child} was created by the attempt of {@code marker}. */
+  static boolean carries(String child, String marker) {
+    // the marker starts the name (older nodes: it follows Curator's protection prefix); it ends in '-'
+    return child.startsWith(marker + "-") || child.contains("-" + marker + "-");
+  }
+
+  /** Deletes of this session that failed, tried again (iteratively, each once) after a reconnect. */
+  int pendingCleanups() {
+    return pending.size();
   }
 
   /** A marker no other attempt of any client uses, put in a queue node's name to find it again. */
@@ -351,6 +380,16 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   CuratorFramework client() {
     return client;
+  }
+
+  /** A wait the ensemble left unanswered: unavailable if this client is not connected, else a plain time-out. */
+  @Override
+  protected RuntimeException unanswered() {
+    if (client.getZookeeperClient().isConnected()) {
+      return null;
+    }
+    return new ServiceUnavailableException("not connected to ZooKeeper at " + zk.connectString()
+        + "; the acquire was not answered within its wait plus " + ANSWER_GRACE_MILLIS + "ms");
   }
 
   /** The typed error for a backend failure, naming the ensemble (never a secret: the URL has none). */
@@ -369,8 +408,17 @@ final class ZooKeeperLockService extends AbstractLockService {
     switch (state) {
       case SUSPENDED, READ_ONLY -> loseAll(LeaseLostEvent.Reason.CONNECTION_LOST,
           "the connection to ZooKeeper was suspended; the session may expire before it is back");
-      case LOST -> loseAll(LeaseLostEvent.Reason.REVOKED, "the ZooKeeper session expired; its nodes are gone");
-      case CONNECTED, RECONNECTED -> LOG.debug("ZooKeeper connection {}", state);
+      case LOST -> {
+        pending.clear(); // the session's ephemeral nodes are gone with it
+        loseAll(LeaseLostEvent.Reason.REVOKED, "the ZooKeeper session expired; its nodes are gone");
+      }
+      case CONNECTED, RECONNECTED -> {
+        LOG.debug("ZooKeeper connection {}", state);
+        if (!pending.isEmpty()) {
+          List<Cleanup> retry = List.copyOf(pending);
+          Thread.ofVirtual().name("tumbler-zookeeper-cleanup").start(() -> retry.forEach(this::deleteNow));
+        }
+      }
     }
   }
 

@@ -91,7 +91,8 @@ final class ZooKeeperSemaphore extends AbstractSemaphore {
     Watcher watcher = event -> wake.release();
     String path = null;
     try {
-      path = client.create().creatingParentContainersIfNeeded().withProtection()
+      // no withProtection(): see QueueDriver; duplicates of a retried create are deleted below
+      path = client.create().creatingParentContainersIfNeeded()
           .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(dir + "/" + marker + "-p" + permits + "-lock-", EMPTY);
       String node = ZKPaths.getNodeFromPath(path);
       while (true) {
@@ -101,6 +102,10 @@ final class ZooKeeperSemaphore extends AbstractSemaphore {
         long ahead = 0;
         boolean found = false;
         for (Request r : queue) {
+          if (!r.node().equals(node) && ZooKeeperLockService.carries(r.node(), marker)) {
+            service.deleteNow(new ZooKeeperLockService.Cleanup(null, null, dir + "/" + r.node()));
+            continue; // an orphan of a create that Curator retried: ours, not ahead of us
+          }
           ahead += r.permits();
           if (r.node().equals(node)) {
             found = true;
@@ -121,11 +126,7 @@ final class ZooKeeperSemaphore extends AbstractSemaphore {
         if (remaining == 0) {
           String timedOut = path;
           path = null;
-          try {
-            client.delete().guaranteed().forPath(timedOut);
-          } catch (KeeperException.NoNodeException gone) {
-            // expired with the session
-          }
+          service.deleteNow(new ZooKeeperLockService.Cleanup(null, null, timedOut));
           return null;
         }
         if (wake.tryAcquire(remaining, TimeUnit.NANOSECONDS)) {

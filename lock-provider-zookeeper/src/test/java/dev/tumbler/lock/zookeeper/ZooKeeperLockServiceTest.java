@@ -206,4 +206,47 @@ class ZooKeeperLockServiceTest {
     assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
     assertTrue(ms < 10_000, "took " + ms + "ms");
   }
+
+  @Test
+  void aStoppedServerCostsEachWaitItsMaxWaitPlusTheGraceWithATypedErrorAndABoundedLog() throws Exception {
+    TestingServer own = ZooKeeperServers.server();
+    java.io.PrintStream err = System.err;
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    List<String> seen = new ArrayList<>();
+    try (LockService s = LockProviders.connect("lock:zookeeper://" + own.getConnectString()
+        + "/outage?sessionTimeout=10s&connectionTimeout=5s")) {
+      s.lock("warm").acquire().release();
+      System.setErr(new java.io.PrintStream(captured, true));
+      own.stop();
+      long bound = dev.tumbler.lock.spi.AbstractLockService.ANSWER_GRACE_MILLIS + 1000;
+      for (Duration w : List.of(Duration.ZERO, Duration.ofSeconds(2))) {
+        long t0 = System.nanoTime();
+        try {
+          Optional<Lease> l = s.lock("down").tryAcquire(w);
+          assertTrue(l.isEmpty(), "granted while the server is down");
+          seen.add("tryAcquire(" + w.toMillis() + "ms): empty");
+        } catch (ServiceUnavailableException e) {
+          seen.add("tryAcquire(" + w.toMillis() + "ms): unavailable");
+        }
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(ms <= w.toMillis() + bound, "tryAcquire(" + w.toMillis() + "ms) took " + ms + " ms with the server down");
+      }
+      long t0 = System.nanoTime();
+      CompletableFuture<Lease> async = s.lock("down").acquireAsync(Duration.ofSeconds(1));
+      java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> async.get(1000 + bound, TimeUnit.MILLISECONDS));
+      assertTrue(e.getCause() instanceof ServiceUnavailableException
+          || e.getCause() instanceof dev.tumbler.lock.LockTimeoutException, String.valueOf(e.getCause()));
+      assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) <= 1000 + bound, "acquireAsync(1s) took too long");
+      // the abandoned attempts' clean-ups fail while the server is down: they must not recurse or flood
+      Thread.sleep(3000);
+    } finally {
+      System.setErr(err);
+      own.close();
+    }
+    String log = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertFalse(log.contains("StackOverflowError"), "a clean-up recursed:\n" + log.substring(0, Math.min(log.length(), 4000)));
+    assertTrue(captured.size() < 64 * 1024, "the outage wrote " + captured.size() + " bytes of log (" + seen + "):\n"
+        + log.substring(0, Math.min(log.length(), 4000)));
+  }
 }

@@ -111,10 +111,16 @@ public abstract class LockTck {
   /** The wait that tests of "a wait is honoured" ask for. */
   protected static final Duration SHORT_WAIT = Duration.ofMillis(300);
 
+  /**
+   * How far past its {@code maxWait} an acquire may return during a backend outage: the API's answer grace
+   * ({@code AbstractLockService.ANSWER_GRACE_MILLIS}, 2 s) and 1 s for a busy machine.
+   */
+  protected static final Duration OUTAGE_SLACK = Duration.ofSeconds(3);
+
   /** The groups, in the order the TCK reports them. */
   static final List<Class<?>> GROUPS = List.of(Registry.class, Mutex.class, Contention.class, Fencing.class,
       Leases.class, Semaphores.class, ReadWrite.class, Fairness.class, Transactions.class, Elections.class,
-      Names.class, BadInput.class, Closed.class, Faults.class);
+      Names.class, BadInput.class, Closed.class, Faults.class, Outages.class);
 
   private static final String RUN = UUID.randomUUID().toString().substring(0, 8);
   private static final AtomicLong NAMES = new AtomicLong();
@@ -1118,6 +1124,46 @@ public abstract class LockTck {
       } finally {
         restore(how, a);
       }
+    }
+
+    @Test
+    @Requires(value = Capability.LEASE_EXPIRY, faults = FaultInjector.Fault.PAUSE_RENEWALS)
+    @DisplayName("asJavaLock: once the owner's lease expires another thread gets the lock; the owner's next call throws LeaseLostException")
+    void javaLockPassesOnAfterExpiry() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n = name("java-expiry");
+      java.util.concurrent.locks.Lock jl = a.lock(n).asJavaLock();
+      CountDownLatch held = new CountDownLatch(1);
+      CountDownLatch taken = new CountDownLatch(1);
+      CompletableFuture<Throwable> firstUnlock = new CompletableFuture<>();
+      Thread first = Thread.ofPlatform().name("tck-first-owner").start(() -> {
+        try {
+          jl.lock();
+          held.countDown();
+          taken.await();
+          jl.unlock();
+          firstUnlock.complete(null);
+        } catch (Throwable t) {
+          firstUnlock.complete(t);
+        }
+      });
+      assertTrue(held.await(GRANT_WAIT.toMillis(), TimeUnit.MILLISECONDS), "the first thread never locked");
+      boolean got;
+      isolate(FaultInjector.Fault.PAUSE_RENEWALS, a);
+      try {
+        got = jl.tryLock(expiryBound().toMillis(), TimeUnit.MILLISECONDS);
+      } finally {
+        restore(FaultInjector.Fault.PAUSE_RENEWALS, a);
+        taken.countDown();
+      }
+      assertTrue(got, "another thread never got the adapter after its owner's lease expired");
+      Throwable t = firstUnlock.get(GRANT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      assertTrue(t instanceof LeaseLostException, "the displaced owner's unlock() did not throw LeaseLostException: " + t);
+      assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "the displaced owner's unlock() freed the new owner's lock");
+      jl.unlock(); // the new owner's unlock: no exception
+      held(b.lock(n).tryAcquire(GRANT_WAIT), "the new owner's unlock() did not free the lock").release();
+      first.join(GRANT_WAIT.toMillis());
     }
 
     private void lostBeforeOthersGranted(FaultInjector.Fault how) throws Exception {
@@ -2373,6 +2419,71 @@ public abstract class LockTck {
             + after.fencingToken());
       }
       after.release();
+    }
+  }
+
+  @Nested
+  @DisplayName("outages")
+  class Outages {
+
+    @Test
+    @Requires(faults = FaultInjector.Fault.CRASH_BACKEND)
+    @DisplayName("while the backend is down, tryAcquire(w) and acquireAsync(w) end within w plus the outage slack, holding nothing")
+    void waitsBoundedDuringAnOutage() throws Exception {
+      LockService a = open();
+      // a connection that has been used: an outage must not hide behind a first connect
+      held(a.lock(name("warm")).tryAcquire(GRANT_WAIT), "no grant before the outage").release();
+      List<String> names = new ArrayList<>();
+      List<String> seen = new ArrayList<>();
+      FaultInjector f = target.faults().orElseThrow();
+      crashed = true;
+      f.crashBackend();
+      try {
+        for (Duration w : List.of(Duration.ZERO, Duration.ofMillis(500), Duration.ofSeconds(2))) {
+          String n = name("outage-" + w.toMillis());
+          names.add(n);
+          long t0 = System.nanoTime();
+          try {
+            Optional<Lease> l = a.lock(n).tryAcquire(w);
+            l.ifPresent(Lease::release);
+            assertTrue(l.isEmpty(), "tryAcquire(" + w.toMillis() + "ms) was granted while the backend was down");
+            seen.add("tryAcquire(" + w.toMillis() + "ms): empty");
+          } catch (ServiceUnavailableException e) {
+            seen.add("tryAcquire(" + w.toMillis() + "ms): " + e.getClass().getSimpleName());
+          }
+          long took = millisSince(t0);
+          assertTrue(took <= w.toMillis() + OUTAGE_SLACK.toMillis(), "tryAcquire(" + w.toMillis() + "ms) took "
+              + took + " ms while the backend was down; the bound is " + (w.toMillis() + OUTAGE_SLACK.toMillis()) + " ms");
+          t0 = System.nanoTime();
+          CompletableFuture<Lease> async = a.lock(n).acquireAsync(w);
+          try {
+            Lease l = async.get(w.toMillis() + OUTAGE_SLACK.toMillis(), TimeUnit.MILLISECONDS);
+            l.release();
+            fail("acquireAsync(" + w.toMillis() + "ms) was granted while the backend was down");
+          } catch (TimeoutException e) {
+            async.cancel(true);
+            fail("acquireAsync(" + w.toMillis() + "ms) had not completed " + (w.toMillis() + OUTAGE_SLACK.toMillis())
+                + " ms after it was called, while the backend was down");
+          } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            assertTrue(c instanceof LockTimeoutException || c instanceof ServiceUnavailableException,
+                "acquireAsync(" + w.toMillis() + "ms) failed with " + c + "; expected LockTimeoutException or"
+                    + " ServiceUnavailableException");
+            seen.add("acquireAsync(" + w.toMillis() + "ms): " + c.getClass().getSimpleName());
+          }
+          assertTrue(millisSince(t0) <= w.toMillis() + OUTAGE_SLACK.toMillis(), "acquireAsync(" + w.toMillis()
+              + "ms) took " + millisSince(t0) + " ms while the backend was down");
+        }
+      } finally {
+        crashed = false;
+        f.restartBackend();
+      }
+      // whatever the abandoned attempts may have created is gone once the backend is back
+      LockService b = open();
+      for (String n : names) {
+        held(b.lock(n).tryAcquire(GRANT_WAIT.plus(expiryBound())), "'" + n + "' stayed held after the outage, by an "
+            + "attempt made while the backend was down (" + seen + ")").release();
+      }
     }
   }
 }
