@@ -53,6 +53,8 @@ final class EmbeddedRedis implements AutoCloseable {
             .setting("save \"\"")
             .setting("appendonly no")
             .setting("maxmemory-policy noeviction")
+            // DEBUG SLEEP from loopback: how a test makes the server stop answering
+            .setting("enable-debug-command local")
             .build();
         server.start();
         return;
