@@ -134,11 +134,12 @@ final class ZooKeeperLockService extends AbstractLockService {
       connected = client.blockUntilConnected((int) zk.connectionTimeout().toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      client.close();
+      closeInBackground(client);
       throw new ServiceUnavailableException("interrupted while connecting to ZooKeeper at " + zk.connectString());
     }
     if (!connected) {
-      client.close();
+      // a server that accepts and never answers would hold close() for a whole session timeout
+      closeInBackground(client);
       throw new ServiceUnavailableException("cannot connect to ZooKeeper at " + zk.connectString() + " within "
           + zk.connectionTimeout().toMillis() + "ms");
     }
@@ -151,7 +152,7 @@ final class ZooKeeperLockService extends AbstractLockService {
         lease = lease.withLeaseTime(Duration.ofMillis(Math.max(negotiated, LeaseSettings.MIN_LEASE_TIME.toMillis())));
       }
     } catch (Exception e) {
-      client.close();
+      closeInBackground(client);
       throw new ServiceUnavailableException("cannot open a ZooKeeper session at " + zk.connectString() + ": " + e, e);
     }
     ZooKeeperLockService s = new ZooKeeperLockService(info, zk, lease, client, ticker);
@@ -219,8 +220,27 @@ final class ZooKeeperLockService extends AbstractLockService {
   @Override
   protected void doClose() {
     client.getConnectionStateListenable().removeListener(stateListener);
-    // closing the session deletes every node it still has, waiting or holding
-    client.close();
+    // closing the session deletes every node it still has, waiting or holding; an ensemble that does not
+    // answer would hold the close for up to a session timeout: wait one connection timeout, then let the
+    // close finish in the background (the server expires the session and its nodes in any case)
+    Thread closer = closeInBackground(client);
+    try {
+      if (!closer.join(zk.connectionTimeout())) {
+        LOG.debug("closing the ZooKeeper client of {} goes on in the background", zk.connectString());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static Thread closeInBackground(CuratorFramework client) {
+    return Thread.ofVirtual().name("tumbler-zookeeper-close").start(() -> {
+      try {
+        client.close();
+      } catch (RuntimeException e) {
+        LOG.debug("closing a ZooKeeper client failed: {}", e.toString());
+      }
+    });
   }
 
   // ---- acquiring

@@ -208,6 +208,36 @@ class ZooKeeperLockServiceTest {
   }
 
   @Test
+  void aSilentServerFailsConnectWithinConnectionTimeout() throws Exception {
+    // accepts connections and never answers: the handshake waits, and so did closing the half-open client
+    try (ServerSocket silent = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      List<java.net.Socket> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+      Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
+        try {
+          while (true) {
+            accepted.add(silent.accept());
+          }
+        } catch (java.io.IOException e) {
+          // closed
+        }
+      });
+      String url = "lock:zookeeper://127.0.0.1:" + silent.getLocalPort() + "?connectionTimeout=3s&sessionTimeout=30s";
+      long t0 = System.nanoTime();
+      ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class, () -> LockProviders.connect(url));
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertTrue(e.getMessage().contains("3000ms"), e.getMessage());
+      // the bound is the connection timeout under test, plus a second for a busy machine
+      assertTrue(ms < 3000 + 1000, "connect took " + ms + " ms with connectionTimeout=3s: " + e.getMessage());
+      assertFalse(accepted.isEmpty(), "the client never reached the silent server");
+      for (java.net.Socket a : accepted) {
+        a.close();
+      }
+      silent.close();
+      acceptor.join(5000);
+    }
+  }
+
+  @Test
   void aStoppedServerCostsEachWaitItsMaxWaitPlusTheGraceWithATypedErrorAndABoundedLog() throws Exception {
     TestingServer own = ZooKeeperServers.server();
     java.io.PrintStream err = System.err;
