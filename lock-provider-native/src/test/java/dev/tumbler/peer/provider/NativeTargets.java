@@ -214,6 +214,18 @@ final class NativeTargets {
       }
     }
 
+    /** Resets the connections node {@code i} dialled to node {@code j} (TCP only), once: {@code i} dials again. */
+    void breakLink(int i, int j) {
+      TcpProxy p = proxies.get(i + ">" + j);
+      p.cut();
+      p.heal();
+    }
+
+    /** Node {@code i}'s transport. */
+    Transport transport(int i) {
+      return anchors.get(i).unwrap(PeerNode.class).transport();
+    }
+
     /** Closes node {@code i}'s anchor, which stops the node if nothing else uses it. */
     void stopNode(int i) {
       anchors.get(i).close();

@@ -29,7 +29,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -89,8 +88,16 @@ import org.slf4j.LoggerFactory;
  * <h2>Bad peers</h2>
  * A connection that sends a corrupt or oversized length, an unexpected frame, a frame with a wrong tag,
  * a wrong proof, an unknown id, or that has not finished its handshake within {@code handshakeTimeout}
- * is closed, and the reason logged (WARN, never the secret); other connections are unaffected. At most
- * {@value #MAX_PENDING_HANDSHAKES} connections may be in their handshake at once; more are closed at once.
+ * is closed, and the reason logged (WARN, never the secret; at most {@value #LOG_BURST} such lines per
+ * {@value #LOG_WINDOW_SECONDS} s, the rest summed up in one line); other connections are unaffected.
+ *
+ * <p>A flood of connections that never finish their handshake must not shut a member out. At most
+ * {@value #MAX_UNIDENTIFIED} connections may wait for their first frame (HELLO); when a new one arrives and
+ * there are that many, the <em>oldest</em> is closed: a member's connection sends its HELLO at once, so it
+ * is always among the newest. A HELLO that names a member moves the connection out of that pool; at most
+ * {@value #MAX_CLAIMS_PER_PEER} handshakes may claim one member at a time, again the oldest closed first.
+ * (An attacker who knows a member's id and floods HELLOs naming it faster than that member's handshake round
+ * trip can still delay it; keep the transport on a private network, or behind TLS.)
  *
  * <p>Thread safe. Callbacks come from transport threads; none starts after {@link #close()} returns
  * (one already running may finish). {@link #send} never blocks.
@@ -98,8 +105,12 @@ import org.slf4j.LoggerFactory;
 public final class TcpTransport implements Transport {
   private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
 
-  /** Connections allowed in their handshake at once; the rest are closed on accept. */
-  static final int MAX_PENDING_HANDSHAKES = 64;
+  /** Connections that may wait for their HELLO at once; beyond it the oldest is closed. */
+  static final int MAX_UNIDENTIFIED = 256;
+  /** Handshakes that may claim one member at once (HELLO named it, proof not yet checked). */
+  static final int MAX_CLAIMS_PER_PEER = 4;
+  static final int LOG_BURST = 20;
+  static final int LOG_WINDOW_SECONDS = 10;
 
   private enum State { LATENT, STARTED, CLOSED }
 
@@ -113,7 +124,11 @@ public final class TcpTransport implements Transport {
   private final ConcurrentHashMap<String, ReentrantLock> deliveryLocks = new ConcurrentHashMap<>();
   private final Set<Closeable> open = ConcurrentHashMap.newKeySet();
   private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
-  private final Semaphore handshakeSlots = new Semaphore(MAX_PENDING_HANDSHAKES);
+  // connections in their handshake, oldest first: not yet named (by HELLO), and claiming each member
+  private final java.util.LinkedHashSet<Socket> unidentified = new java.util.LinkedHashSet<>();
+  private final Map<String, java.util.ArrayDeque<Socket>> claims = new java.util.HashMap<>();
+  private final Set<Socket> evicted = ConcurrentHashMap.newKeySet();
+  private final LogLimiter handshakeLog;
   private final SecureRandom nonces = new SecureRandom();
   private final AtomicLong generations = new AtomicLong();
   private final long sendQueueLimit;
@@ -128,6 +143,8 @@ public final class TcpTransport implements Transport {
     String host = hostOf(config.self());
     this.self = portOf(config.self()) == 0 ? new InetSocketAddressId(host, server.getLocalPort()).id()
         : config.self();
+    this.handshakeLog = new LogLimiter(LOG, this.self, LOG_WINDOW_SECONDS, java.util.concurrent.TimeUnit.SECONDS,
+        LOG_BURST);
     this.peers = Set.copyOf(new LinkedHashSet<>(config.peers()));
     for (String p : config.peers()) {
       outbound.put(p, new Outbound(p));
@@ -245,6 +262,7 @@ public final class TcpTransport implements Transport {
     for (Thread t : threads) {
       t.interrupt();
     }
+    handshakeLog.flush();
     LOG.info("{}: transport closed", self);
   }
 
@@ -272,11 +290,10 @@ public final class TcpTransport implements Transport {
         }
         continue;
       }
-      if (!handshakeSlots.tryAcquire()) {
-        LOG.warn("{}: closing connection from {}: {} connections already in their handshake", self,
-            s.getRemoteSocketAddress(), MAX_PENDING_HANDSHAKES);
-        closeQuietly(s);
-        continue;
+      Socket oldest = admit(s);
+      if (oldest != null) {
+        evicted.add(oldest);
+        closeQuietly(oldest); // its thread logs it, rate-limited
       }
       open.add(s);
       if (state != State.STARTED) {
@@ -290,7 +307,6 @@ public final class TcpTransport implements Transport {
   private void serveInbound(Socket s) {
     String remote = String.valueOf(s.getRemoteSocketAddress());
     Watchdog watchdog = new Watchdog(s, config.handshakeTimeout());
-    AtomicBoolean slotHeld = new AtomicBoolean(true);
     String peer = null;
     Inbound conn = null;
     try {
@@ -301,11 +317,10 @@ public final class TcpTransport implements Transport {
       }
       DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream(), 1 << 16));
       DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream(), 1 << 12));
-      Accepted a = acceptorHandshake(in, out);
+      Accepted a = acceptorHandshake(in, out, claimant -> claim(s, claimant));
       peer = a.peer;
       watchdog.done();
-      handshakeSlots.release();
-      slotHeld.set(false);
+      settle(s);
       conn = new Inbound(peer, s);
       Inbound old = inbound.put(peer, conn);
       if (old != null) {
@@ -316,20 +331,29 @@ public final class TcpTransport implements Transport {
       s.setSoTimeout(millis(config.idleTimeout()));
       readLoop(conn, in, new FrameSealer(a.sessionKey));
     } catch (TcpProtocolException e) {
-      if (state == State.STARTED) {
+      if (state == State.STARTED && (peer != null || handshakeLog.allow(e.reason().name()))) {
         LOG.warn("{}: closing connection from {}{}: {}", self, remote, peer == null ? "" : " (" + peer + ")",
             e.getMessage());
       }
     } catch (IOException e) {
       if (state == State.STARTED) {
-        if (watchdog.fired() || (peer == null && e instanceof SocketTimeoutException)) {
-          LOG.warn("{}: closing connection from {}: {} (no complete handshake within {} ms)", self, remote,
-              Reason.TIMEOUT.text, config.handshakeTimeout().toMillis());
+        if (peer == null && evicted.remove(s)) {
+          if (handshakeLog.allow("EVICTED")) {
+            LOG.warn("{}: closing connection from {} during its handshake: the oldest of {} waiting for a first "
+                + "frame, closed to admit a new connection", self, remote, MAX_UNIDENTIFIED);
+          }
+        } else if (watchdog.fired() || (peer == null && e instanceof SocketTimeoutException)) {
+          if (handshakeLog.allow("TIMEOUT")) {
+            LOG.warn("{}: closing connection from {}: {} (no complete handshake within {} ms)", self, remote,
+                Reason.TIMEOUT.text, config.handshakeTimeout().toMillis());
+          }
         } else if (e instanceof SocketTimeoutException) {
           LOG.warn("{}: closing connection from {} ({}): nothing received for {} ms", self, remote, peer,
               config.idleTimeout().toMillis());
         } else if (peer == null) {
-          LOG.warn("{}: closing connection from {} during its handshake: {}", self, remote, describe(e));
+          if (handshakeLog.allow("IO")) {
+            LOG.warn("{}: closing connection from {} during its handshake: {}", self, remote, describe(e));
+          }
         } else {
           LOG.info("{}: inbound link from {} ended: {}", self, peer, describe(e));
         }
@@ -341,9 +365,8 @@ public final class TcpTransport implements Transport {
       }
     } finally {
       watchdog.done();
-      if (slotHeld.get()) {
-        handshakeSlots.release();
-      }
+      settle(s);
+      evicted.remove(s);
       closeQuietly(s);
       open.remove(s);
       if (conn != null && inbound.remove(peer, conn)) {
@@ -357,7 +380,47 @@ public final class TcpTransport implements Transport {
 
   private record Accepted(String peer, byte[] sessionKey) {}
 
-  private Accepted acceptorHandshake(DataInputStream in, DataOutputStream out) throws IOException {
+  /** Takes {@code s} into the pool of connections awaiting HELLO; returns the oldest to close if it was full. */
+  private Socket admit(Socket s) {
+    synchronized (unidentified) {
+      Socket oldest = null;
+      if (unidentified.size() >= MAX_UNIDENTIFIED) {
+        java.util.Iterator<Socket> it = unidentified.iterator();
+        oldest = it.next();
+        it.remove();
+      }
+      unidentified.add(s);
+      return oldest;
+    }
+  }
+
+  /** {@code s}'s HELLO named member {@code peer}: it leaves the unnamed pool and claims that member. */
+  private void claim(Socket s, String peer) {
+    Socket oldest = null;
+    synchronized (unidentified) {
+      unidentified.remove(s);
+      java.util.ArrayDeque<Socket> q = claims.computeIfAbsent(peer, p -> new java.util.ArrayDeque<>());
+      q.addLast(s);
+      if (q.size() > MAX_CLAIMS_PER_PEER) {
+        oldest = q.pollFirst();
+      }
+    }
+    if (oldest != null) {
+      evicted.add(oldest);
+      closeQuietly(oldest);
+    }
+  }
+
+  /** {@code s} finished its handshake, or ended: it no longer counts in either pool. */
+  private void settle(Socket s) {
+    synchronized (unidentified) {
+      unidentified.remove(s);
+      claims.values().removeIf(q -> q.remove(s) && q.isEmpty());
+    }
+  }
+
+  private Accepted acceptorHandshake(DataInputStream in, DataOutputStream out, Consumer<String> named)
+      throws IOException {
     Frame f = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
     if (f.type() != Frames.HELLO) {
       throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "expected HELLO, got type " + f.type());
@@ -381,6 +444,7 @@ public final class TcpTransport implements Transport {
       throw new TcpProtocolException(Reason.UNKNOWN_PEER, "'" + printable(hello.dialer()) + "' (members: "
           + peers + ")");
     }
+    named.accept(hello.dialer());
     byte[] nonce = nonce();
     byte[] proof = Frames.proof(secret, Frames.ACCEPTOR_PROOF, hello.dialer(), self, hello.nonce(), nonce);
     Frames.write(out, Frames.CHALLENGE, Frames.challenge(nonce, proof));

@@ -372,6 +372,56 @@ class TcpBadPeerTest {
   }
 
   @Test
+  void aMemberGetsThroughMoreStalledConnectionsThanThePoolHolds() throws Exception {
+    // more attackers than the pool of connections awaiting HELLO: each closed one reconnects at once, so the
+    // pool is always full and only evicting its oldest lets anyone in
+    int attackers = TcpTransport.MAX_UNIDENTIFIED + 44;
+    java.util.concurrent.atomic.AtomicBoolean attacking = new java.util.concurrent.atomic.AtomicBoolean(true);
+    List<Thread> threads = new java.util.ArrayList<>();
+    long[] rejoinMs = new long[1];
+    java.util.concurrent.atomic.AtomicLong connections = new java.util.concurrent.atomic.AtomicLong();
+    String log = logged(() -> {
+      try {
+        for (int i = 0; i < attackers; i++) {
+          threads.add(Thread.ofVirtual().start(() -> {
+            while (attacking.get()) {
+              try (Socket s = connect()) {
+                connections.incrementAndGet();
+                s.getOutputStream().write(new byte[] {0, 0});
+                s.getInputStream().read();
+              } catch (IOException e) {
+                // closed: again
+              }
+            }
+          }));
+        }
+        Thread.sleep(1000);
+        long t0 = System.nanoTime();
+        good.breakLink(nodeId); // the good peer dials the node again, into the flood
+        await("the good peer's link back up", () -> goodEvents.count("down " + nodeId) > 0 && good.isUp(nodeId)
+            && node.isUp(goodId));
+        rejoinMs[0] = (System.nanoTime() - t0) / 1_000_000;
+      } finally {
+        attacking.set(false);
+        for (Thread t : threads) {
+          t.join(5000);
+        }
+      }
+    });
+    // bound: the backoff ceiling (250 ms) and one handshake time-out (1 s) of the test configuration
+    assertTrue(rejoinMs[0] < 250 + 1000, "the good peer needed " + rejoinMs[0] + " ms to get through");
+    assertTrue(log.length() < 64 * 1024, "the flood wrote " + log.length() + " chars of log");
+    long lines = log.lines().filter(l -> l.contains("closing connection from")).count();
+    assertTrue(lines <= TcpTransport.LOG_BURST, lines + " lines for closed connections: not rate-limited");
+    assertTrue(connections.get() > 5L * TcpTransport.LOG_BURST, "the flood was " + connections.get()
+        + " connections: too small to show the rate limit");
+    // the break was ours: apart from it, the good link stays whole
+    int n = probe.incrementAndGet();
+    node.send(goodId, new byte[] {(byte) n});
+    await("probe delivered after the flood", () -> goodEvents.from(nodeId).size() == n);
+  }
+
+  @Test
   void garbageAfterHandshake() throws Exception {
     String log = logged(() -> {
       try (RawDialer d = new RawDialer()) {
