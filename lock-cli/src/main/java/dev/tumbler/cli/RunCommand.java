@@ -103,26 +103,33 @@ final class RunCommand implements Callable<Integer> {
   }
 
   private int runHolding(Lease lease, PrintWriter err) throws InterruptedException {
-    Process child;
-    try {
-      child = new ProcessBuilder(command).inheritIO().start();
-    } catch (IOException e) {
-      err.println("tumbler run: cannot start " + command.get(0) + ": " + e.getMessage());
-      err.flush();
-      return ExitCodes.CANNOT_EXECUTE;
-    }
+    // the watchdog first, so that the command never runs unwatched (it learns the command's pid at once)
     Watchdog watchdog;
     try {
-      watchdog = Watchdog.start(child, watchdogGrace(lease));
+      watchdog = Watchdog.start(watchdogGrace(lease));
     } catch (IOException e) {
-      // without the watchdog a SIGKILL to this JVM would leave the command running unprotected: do not run
-      stop(child);
+      // without the watchdog a SIGKILL to this JVM would leave the command running unprotected: do not run it
       err.println("tumbler run: cannot start the watchdog that stops the command if tumbler dies ("
-          + e.getMessage() + "); the command was stopped");
+          + e.getMessage() + "); the command was not started");
       err.flush();
       return ExitCodes.CANNOT_EXECUTE;
     }
     try {
+      Process child;
+      try {
+        child = new ProcessBuilder(command).inheritIO().start();
+      } catch (IOException e) {
+        err.println("tumbler run: cannot start " + command.get(0) + ": " + e.getMessage());
+        err.flush();
+        return ExitCodes.CANNOT_EXECUTE;
+      }
+      if (!watchdog.watch(child)) {
+        stop(child);
+        err.println("tumbler run: the watchdog that stops the command if tumbler dies has ended; the command was "
+            + "stopped");
+        err.flush();
+        return ExitCodes.CANNOT_EXECUTE;
+      }
       return runWatched(lease, child, err);
     } finally {
       watchdog.disarm();

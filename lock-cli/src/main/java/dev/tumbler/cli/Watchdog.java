@@ -26,11 +26,15 @@ import java.util.concurrent.TimeUnit;
  * (tumbler warns when that happens).
  */
 final class Watchdog {
-  // $1: the command's pid; $2: the grace in tenths of a second; $3: tumbler's pid, for the message.
+  // The first line is the command's pid (or "disarm" if it did not start); then a line "disarm" or end-of-file.
+  // $1: the grace in tenths of a second; $2: tumbler's pid, for the message.
   // INT and HUP are ignored: Ctrl-C and a closed terminal are tumbler's to handle, and must not disarm this.
   private static final String SCRIPT = """
       trap '' INT HUP
+      read -r pid || exit 0
+      case "$pid" in ''|*[!0-9]*) exit 0 ;; esac
       if read -r word && [ "$word" = disarm ]; then exit 0; fi
+      set -- "$pid" "$1" "$2"
       tree() {
         ps -A -o pid= -o ppid= | awk -v root="$1" '
           { parent[$1] = $2; pids[NR] = $1 }
@@ -67,22 +71,38 @@ final class Watchdog {
     this.pipe = process.getOutputStream();
   }
 
-  /** Starts watching {@code command}: if this JVM dies, the command gets SIGTERM, then SIGKILL after {@code grace}. */
-  static Watchdog start(Process command, Duration grace) throws IOException {
+  /**
+   * Starts the watchdog, before the command, so that the command never runs unwatched: {@link #watch} then
+   * names the command. If this JVM dies, the command gets SIGTERM, then SIGKILL after {@code grace}.
+   */
+  static Watchdog start(Duration grace) throws IOException {
     long tenths = Math.max(1, grace.toMillis() / 100);
-    Process p = new ProcessBuilder("/bin/sh", "-c", SCRIPT, "tumbler-watchdog", Long.toString(command.pid()),
-        Long.toString(tenths), Long.toString(ProcessHandle.current().pid()))
+    Process p = new ProcessBuilder("/bin/sh", "-c", SCRIPT, "tumbler-watchdog", Long.toString(tenths),
+        Long.toString(ProcessHandle.current().pid()))
         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
         .redirectError(ProcessBuilder.Redirect.INHERIT)
         .start();
-    Watchdog w = new Watchdog(p);
-    p.onExit().thenRun(() -> {
-      if (!w.disarmed && command.isAlive()) {
-        System.err.println("tumbler run: warning: the watchdog (pid " + p.pid() + ") ended; if tumbler is now "
-            + "killed with SIGKILL, the command (pid " + command.pid() + ") keeps running");
+    return new Watchdog(p);
+  }
+
+  /**
+   * Names the command to stop if this JVM dies. Returns false if the watchdog cannot be told (it has ended):
+   * the command is then unprotected, and the caller stops it.
+   */
+  boolean watch(Process command) {
+    try {
+      pipe.write((command.pid() + "\n").getBytes(StandardCharsets.US_ASCII));
+      pipe.flush();
+    } catch (IOException e) {
+      return false;
+    }
+    process.onExit().thenRun(() -> {
+      if (!disarmed && command.isAlive()) {
+        System.err.println("tumbler run: warning: the watchdog (pid " + process.pid() + ") ended; if tumbler is "
+            + "now killed with SIGKILL, the command (pid " + command.pid() + ") keeps running");
       }
     });
-    return w;
+    return process.isAlive();
   }
 
   /** The command has ended (or was stopped): the watchdog exits without a signal. Idempotent. */

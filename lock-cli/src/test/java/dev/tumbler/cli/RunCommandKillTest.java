@@ -71,7 +71,9 @@ class RunCommandKillTest {
     try {
       // a JVM start on a busy machine: wait for the command's heartbeats and its background sleep
       long startDeadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-      while (!(Files.exists(beats) && Files.size(beats) > 0 && hasSleep(tumbler))) {
+      // the watchdog starts before the command and is told its pid as soon as it starts
+      while (!(Files.exists(beats) && Files.size(beats) > 0 && has(tumbler, "sleep 600")
+          && has(tumbler, "tumbler-watchdog"))) {
         assertTrue(tumbler.isAlive(), "tumbler ended before its command started: " + read(log));
         assertTrue(System.nanoTime() - startDeadline < 0, "the command never started: " + read(log));
         Thread.sleep(20);
@@ -100,8 +102,8 @@ class RunCommandKillTest {
     assertTrue(read(log).contains("ended without stopping its command"), "the watchdog says what it did: " + read(log));
   }
 
-  private static boolean hasSleep(Process tumbler) {
-    return tumbler.descendants().anyMatch(h -> h.info().commandLine().orElse("").contains("sleep 600"));
+  private static boolean has(Process tumbler, String commandLine) {
+    return tumbler.descendants().anyMatch(h -> h.info().commandLine().orElse("").contains(commandLine));
   }
 
   private static String describe(List<ProcessHandle> handles) {
