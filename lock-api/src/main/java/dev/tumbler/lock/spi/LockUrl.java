@@ -617,6 +617,10 @@ public final class LockUrl {
           }
         }
         host = decode(host, start);
+        if (host.indexOf(':') >= 0) {
+          // it would print as an IPv6 literal, and a host name cannot hold one
+          throw error(start, "host name '" + host + "' holds a ':' (written %3A); an IPv6 address goes in brackets");
+        }
       }
       int p = -1;
       if (port != null) {

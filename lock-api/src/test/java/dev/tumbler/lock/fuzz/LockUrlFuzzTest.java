@@ -25,7 +25,7 @@ class LockUrlFuzzTest {
 
   private enum Sample { A, B_C }
 
-  @FuzzTest(maxDuration = "10s")
+  @FuzzTest(maxDuration = "10s", maxExecutions = 100_000)
   void parse(FuzzedDataProvider data) {
     String text = data.consumeRemainingAsString();
     LockUrl url;
@@ -51,7 +51,7 @@ class LockUrlFuzzTest {
     }
   }
 
-  @FuzzTest(maxDuration = "10s")
+  @FuzzTest(maxDuration = "10s", maxExecutions = 100_000)
   void secretsNeverShow(FuzzedDataProvider data) {
     // a secret made of characters the rest of the URL cannot form by chance
     String secret = "Zq9" + Long.toString(data.consumeLong() & Long.MAX_VALUE, 36) + "Qz";

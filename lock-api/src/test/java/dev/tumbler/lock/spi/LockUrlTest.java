@@ -74,6 +74,14 @@ class LockUrlTest {
   }
 
   @Test
+  void anEncodedColonInAHostNameIsRejected() {
+    // decoded, it would print as an IPv6 literal that does not parse (a 10 s CI fuzz run found it)
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+        () -> LockUrl.parse("lock:k://ll,%3alll:2181"));
+    assertTrue(e.getMessage().contains("':'"), e.getMessage());
+  }
+
+  @Test
   void percentDecodingInPathAndParameters() {
     LockUrl u = LockUrl.parse("lock:zookeeper://h/a%20b/%C3%A9?namespace=x%26y&k%3D=v");
     assertEquals("/a b/é", u.path());

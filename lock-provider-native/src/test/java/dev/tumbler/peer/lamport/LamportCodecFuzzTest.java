@@ -22,7 +22,7 @@ import java.util.List;
 class LamportCodecFuzzTest {
   private final LamportCodec codec = new LamportCodec();
 
-  @FuzzTest(maxDuration = "10s")
+  @FuzzTest(maxDuration = "10s", maxExecutions = 100_000)
   void decode(byte[] bytes) {
     LamportMessage m;
     try {
@@ -36,7 +36,7 @@ class LamportCodecFuzzTest {
     assertArrayEquals(again, codec.encode(codec.decode(again)), "the encoding of a message is not stable");
   }
 
-  @FuzzTest(maxDuration = "10s")
+  @FuzzTest(maxDuration = "10s", maxExecutions = 100_000)
   void roundTrip(FuzzedDataProvider data) {
     LamportMessage m = message(data);
     byte[] bytes = codec.encode(m);

@@ -25,7 +25,7 @@ import java.nio.charset.StandardCharsets;
 class FramesFuzzTest {
   private static final int LIMIT = 64 * 1024;
 
-  @FuzzTest(maxDuration = "10s")
+  @FuzzTest(maxDuration = "10s", maxExecutions = 100_000)
   void frames(byte[] stream) throws IOException {
     DataInputStream in = new DataInputStream(new ByteArrayInputStream(stream));
     try {
@@ -39,7 +39,7 @@ class FramesFuzzTest {
     }
   }
 
-  @FuzzTest(maxDuration = "10s")
+  @FuzzTest(maxDuration = "10s", maxExecutions = 100_000)
   void helloRoundTrip(FuzzedDataProvider data) throws TcpProtocolException {
     String dialer = data.consumeString(Frames.MAX_ID_BYTES);
     String dialled = data.consumeString(Frames.MAX_ID_BYTES);
