@@ -37,7 +37,9 @@ public interface Lock {
    * wait. Never returns empty before {@code maxWait} has passed on the monotonic clock. Returns by
    * {@code maxWait} plus 2 s even when the backend stops answering: an attempt still unanswered then is
    * abandoned (a lease it yields later is released, never leaked), and the call returns empty, or throws
-   * {@link ServiceUnavailableException} if the provider knows the backend is unreachable.
+   * {@link ServiceUnavailableException} if the provider knows the backend is unreachable. A grant that
+   * arrives as the wait ends is either returned, and then held until released, or given back: never
+   * returned and given back.
    *
    * @return the lease, or empty if the wait ended first
    * @throws IllegalArgumentException if {@code maxWait} is negative

@@ -85,7 +85,17 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final AtomicBoolean closed = new AtomicBoolean();
   private long lastNow = Long.MIN_VALUE; // executor thread only
 
-  private record Waiting(String session, CompletableFuture<Outcome> future) {}
+  /**
+   * A client waiting for its request. {@code decided} settles the race between the grant reaching the
+   * client and the client giving up ({@link #cancel}): whichever sets it first wins, so that a grant is
+   * either the client's (its outcome says granted; the core keeps it) or dropped (its outcome says
+   * cancelled; the core releases it on the {@code Cancel} that follows), never both.
+   */
+  private record Waiting(String session, CompletableFuture<Outcome> future, AtomicBoolean decided) {
+    Waiting(String session, CompletableFuture<Outcome> future) {
+      this(session, future, new AtomicBoolean());
+    }
+  }
 
   /**
    * @param core the algorithm, with empty state
@@ -159,9 +169,15 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
 
   /**
    * Stops waiting for {@code requestId}: its outcome then completes with a {@code CANCELLED} failure,
-   * unless the grant won the race (the caller must then release it). Asynchronous.
+   * unless the grant won the race: when the outcome already says granted, the grant is the caller's, it
+   * stays held and the caller must release it. Asynchronous.
    */
   public void cancel(long requestId) {
+    Waiting w = waiting.get(requestId);
+    if (w == null || !w.decided().compareAndSet(false, true)) {
+      // decided already: granted (the grant is the client's, only its release ends it) or ended
+      return;
+    }
     submit(new Input.Cancel<>(requestId));
   }
 
@@ -321,8 +337,11 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
         case Output.Granted<M> g -> {
           grants.incrementAndGet();
           Waiting w = waiting.remove(g.requestId());
-          if (w == null || !w.future().complete(new Outcome(g.requestId(), g.name(), true, g.fencingToken(), null,
-              Set.of()))) {
+          if (w != null && !w.decided().compareAndSet(false, true)) {
+            // the client gave up first: its Cancel, queued behind this step, releases the grant in the core
+            w.future().complete(new Outcome(g.requestId(), g.name(), false, 0, Output.Failure.CANCELLED, Set.of()));
+          } else if (w == null || !w.future().complete(new Outcome(g.requestId(), g.name(), true, g.fencingToken(),
+              null, Set.of()))) {
             // nobody waits for it any more (session closed under it): give it straight back
             step(new Input.Release<>(g.requestId()));
           }

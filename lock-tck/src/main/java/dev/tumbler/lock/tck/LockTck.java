@@ -796,6 +796,8 @@ public abstract class LockTck {
     static final int SERVICES = 3;
     static final int THREADS = 4;
     static final int ROUNDS = 8;
+    /** How long {@link #waitsEndingAsGrantsArrive} races waits against grants, at most. */
+    static final Duration RACE_TIME = Duration.ofSeconds(2);
 
     @Test
     @DisplayName("services x threads: one holder at a time, every grant counted, tokens increase")
@@ -807,6 +809,82 @@ public abstract class LockTck {
     @DisplayName("the same with tryAcquire(ZERO) retries")
     void exclusionWithTryZero() throws Exception {
       run(true);
+    }
+
+    /**
+     * A timed wait can end in the instant its grant arrives. The grant then either reaches the caller
+     * (and stays held until the caller releases it) or is given back; a grant returned to the caller and
+     * freed behind its back lets a second holder in. Waits here are drawn around this provider's own
+     * acquire-and-release time, so that many of them end as a grant comes; an occupancy witness counts
+     * overlaps, and afterwards the lock must be free (no grant leaked).
+     */
+    @Test
+    @DisplayName("waits that end as their grant arrives: the grant is the caller's or given back, never both")
+    void waitsEndingAsGrantsArrive() throws Exception {
+      String n = name("deadline-race");
+      LockService calibrate = open();
+      long[] samples = new long[15];
+      for (int i = 0; i < samples.length; i++) {
+        long t0 = System.nanoTime();
+        held(calibrate.lock(n).tryAcquire(GRANT_WAIT), "uncontended grant").release();
+        samples[i] = System.nanoTime() - t0;
+      }
+      java.util.Arrays.sort(samples);
+      long typical = samples[samples.length / 2];
+      long shortest = Math.max(20_000, typical / 4);
+      long longest = Math.max(2 * shortest, 2 * typical);
+      AtomicInteger occupancy = new AtomicInteger();
+      AtomicInteger overlaps = new AtomicInteger();
+      AtomicLong grants = new AtomicLong();
+      AtomicLong empties = new AtomicLong();
+      List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+      long end = System.nanoTime() + RACE_TIME.toNanos();
+      List<Job<Void>> jobs = new ArrayList<>();
+      for (int s = 0; s < SERVICES; s++) {
+        LockService svc = s == 0 ? calibrate : open();
+        for (int t = 0; t < 3; t++) {
+          jobs.add(start("deadline-race-" + s + "-" + t, () -> {
+            Lock lock = svc.lock(n);
+            while (System.nanoTime() - end < 0 && (grants.get() < 2000 || empties.get() < 2000)) {
+              Duration wait = Duration.ofNanos(ThreadLocalRandom.current().nextLong(shortest, longest + 1));
+              Optional<Lease> o = lock.tryAcquire(wait);
+              if (o.isEmpty()) {
+                empties.incrementAndGet();
+                continue;
+              }
+              Lease l = o.get();
+              try {
+                if (occupancy.incrementAndGet() != 1) {
+                  overlaps.incrementAndGet();
+                }
+                tokens.add(l.fencingToken());
+                Thread.onSpinWait();
+                occupancy.decrementAndGet();
+                grants.incrementAndGet();
+              } finally {
+                l.release();
+              }
+            }
+            return null;
+          }));
+        }
+      }
+      for (Job<Void> j : jobs) {
+        j.get(RACE_TIME.plus(GRANT_WAIT));
+      }
+      String counts = grants + " grants, " + empties + " waits ended empty (waits of " + shortest / 1000 + "-"
+          + longest / 1000 + " us)";
+      assertEquals(0, overlaps.get(), "two holders at once: " + counts);
+      assertTrue(grants.get() >= 10 && empties.get() >= 10, "too little contention to race waits with grants: "
+          + counts);
+      if (declares(Capability.FENCING)) {
+        for (int i = 1; i < tokens.size(); i++) {
+          assertTrue(tokens.get(i) > tokens.get(i - 1), "fencing tokens not strictly increasing in grant order at "
+              + "grant " + i + ": " + tokens.get(i - 1) + " then " + tokens.get(i));
+        }
+      }
+      held(open().lock(n).tryAcquire(GRANT_WAIT), "the lock is not free after the race (a grant leaked): " + counts)
+          .release();
     }
 
     private void run(boolean spin) throws Exception {

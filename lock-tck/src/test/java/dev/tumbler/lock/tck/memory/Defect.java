@@ -71,5 +71,10 @@ public enum Defect {
   /** Every read/write lock is one lock, whatever its name. */
   READ_WRITE_NAMES_SHARED,
   /** A transaction's WRITE on a path it reads is granted but stays a read lock. */
-  UPGRADE_IGNORED
+  UPGRADE_IGNORED,
+  /**
+   * A grant that comes as a timed wait ends is handed to the caller and also freed on the server, as a
+   * client that cancels its request after the grant reached it would.
+   */
+  GRANT_AT_DEADLINE_FREED
 }

@@ -153,6 +153,11 @@ final class MemoryServer {
           expire(r);
           grant(r);
           if (req.granted != null) {
+            if (defect == Defect.GRANT_AT_DEADLINE_FREED && !deadline.isNone() && deadline.total().isPositive()
+                && deadline.isExpired()) {
+              removeGrant(r, req.granted.id());
+              changed.signalAll();
+            }
             return req.granted;
           }
           if (cutOff.contains(client)) {
