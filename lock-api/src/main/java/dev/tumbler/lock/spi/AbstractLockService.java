@@ -319,10 +319,10 @@ public abstract class AbstractLockService implements LockService {
   private AbstractLease attemptUntil(Deadline deadline, BlockingCall<AbstractLease> attempt) throws InterruptedException {
     AbstractLease l = arrived(attempt.call());
     while (l == null && !deadline.isExpired()) {
-      if (Thread.interrupted()) {
+      java.util.concurrent.locks.LockSupport.parkNanos(Math.min(deadline.remainingNanos(), 1_000_000L));
+      if (Thread.interrupted()) { // also one that ended the pause: no attempt is made after an interrupt
         throw new InterruptedException();
       }
-      java.util.concurrent.locks.LockSupport.parkNanos(Math.min(deadline.remainingNanos(), 1_000_000L));
       l = arrived(attempt.call());
     }
     return l;
@@ -360,15 +360,7 @@ public abstract class AbstractLockService implements LockService {
           }
           wait = graceEnd - System.nanoTime();
           if (wait <= 0) {
-            if (!answer.cancel(false)) {
-              continue; // answered just now
-            }
-            abandon(worker);
-            RuntimeException e = unanswered();
-            if (e != null) {
-              throw e;
-            }
-            return null;
+            return afterGrace(answer, worker);
           }
         }
         try {
@@ -400,6 +392,23 @@ public abstract class AbstractLockService implements LockService {
       }
       throw new IllegalStateException(cause);
     }
+  }
+
+  /**
+   * Ends a timed acquire whose grace has run out. An answer that arrived between the last look and now is
+   * the caller's (a lease is returned and registered, never dropped); otherwise the attempt is abandoned.
+   */
+  final AbstractLease afterGrace(CompletableFuture<AbstractLease> answer, Thread worker)
+      throws InterruptedException, ExecutionException {
+    if (!answer.cancel(false)) {
+      return answer.get(); // answered just now: already complete, so this does not wait
+    }
+    abandon(worker);
+    RuntimeException e = unanswered();
+    if (e != null) {
+      throw e;
+    }
+    return null;
   }
 
   private void abandon(Thread worker) {

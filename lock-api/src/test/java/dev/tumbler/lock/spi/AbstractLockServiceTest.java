@@ -2,6 +2,7 @@ package dev.tumbler.lock.spi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -278,5 +279,42 @@ class AbstractLockServiceTest {
     Lease again = service.lock("deaf").tryAcquire(Duration.ofSeconds(5)).orElseThrow(
         () -> new AssertionError("the late grant was leaked"));
     again.release();
+  }
+  /**
+   * The answer can arrive between the caller's last look and its giving up. It is then the caller's: returned,
+   * not dropped, and the caller does not spin (before, it looped on the failed cancel forever at full CPU and
+   * the lease was never handed over).
+   */
+  @Test
+  @org.junit.jupiter.api.Timeout(value = 10, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+  void anAnswerArrivingAsTheGraceEndsIsTheCallers() throws Exception {
+    Thread idle = Thread.ofVirtual().unstarted(() -> { });
+    CompletableFuture<AbstractLease> granted = new CompletableFuture<>();
+    AbstractLease lease = backend.new TestLease("late", 1, service.settings(), service.ticker(), System.nanoTime(),
+        backend.sem("late"));
+    granted.complete(lease);
+    assertSame(lease, service.afterGrace(granted, idle), "a grant that came just now was dropped");
+
+    CompletableFuture<AbstractLease> empty = CompletableFuture.completedFuture(null);
+    assertNull(service.afterGrace(empty, idle));
+
+    CompletableFuture<AbstractLease> failed = CompletableFuture.failedFuture(new IllegalStateException("backend"));
+    java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+        () -> service.afterGrace(failed, idle));
+    assertEquals("backend", e.getCause().getMessage());
+
+    CompletableFuture<AbstractLease> pending = new CompletableFuture<>();
+    Thread stuck = Thread.ofVirtual().start(() -> {
+      try {
+        Thread.sleep(Long.MAX_VALUE);
+      } catch (InterruptedException expected) {
+        // abandoned
+      }
+    });
+    assertNull(service.afterGrace(pending, stuck), "nothing answered: nothing granted");
+    assertTrue(pending.isCancelled());
+    stuck.join(5000);
+    assertFalse(stuck.isAlive(), "the abandoned attempt was not interrupted");
+    service.close();
   }
 }
