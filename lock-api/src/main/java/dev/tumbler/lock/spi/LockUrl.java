@@ -225,19 +225,31 @@ public final class LockUrl {
    * @throws InvalidLockUrlException naming the accepted values otherwise
    */
   public <E extends Enum<E>> E enumValue(String name, Class<E> type, E defaultValue) {
+    List<String> accepted = new ArrayList<>();
+    for (E e : type.getEnumConstants()) {
+      accepted.add(e.name().toLowerCase(Locale.ROOT).replace('_', '-'));
+    }
+    String v = oneOf(name, accepted, null);
+    return v == null ? defaultValue : type.getEnumConstants()[accepted.indexOf(v)];
+  }
+
+  /**
+   * A parameter that names one of {@code accepted} (lower-case words joined by {@code -}), matched
+   * without regard to case and with {@code _} read as {@code -}; {@code defaultValue} when absent.
+   *
+   * @return the matching element of {@code accepted}, or {@code defaultValue}
+   * @throws InvalidLockUrlException naming the accepted values otherwise
+   */
+  public String oneOf(String name, List<String> accepted, String defaultValue) {
     String v = parameters.get(name);
     if (v == null) {
       return defaultValue;
     }
-    String key = v.trim().replace('-', '_').toUpperCase(Locale.ROOT);
-    for (E e : type.getEnumConstants()) {
-      if (e.name().equals(key)) {
-        return e;
+    String key = v.trim().replace('_', '-').toLowerCase(Locale.ROOT);
+    for (String a : accepted) {
+      if (a.equals(key)) {
+        return a;
       }
-    }
-    List<String> accepted = new ArrayList<>();
-    for (E e : type.getEnumConstants()) {
-      accepted.add(e.name().toLowerCase(Locale.ROOT).replace('_', '-'));
     }
     throw invalidParameter(name, "'" + shown(name, v) + "' is not one of " + accepted);
   }

@@ -9,6 +9,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.spi.LockUrl;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
@@ -110,6 +111,7 @@ class LockUrlFuzzTest {
       typed(() -> url.integer(p, 0, -5, 1000));
       typed(() -> url.bool(p, false));
       typed(() -> url.enumValue(p, Sample.class, Sample.A));
+      typed(() -> url.oneOf(p, List.of("a", "b-c"), "a"));
       try {
         LockUrl.parseDuration(e.getValue());
       } catch (IllegalArgumentException x) {

@@ -104,6 +104,8 @@ class LockUrlTest {
     assertFalse(u.bool("u", true));
     assertTrue(u.bool("flag", false));
     assertEquals(Algorithm.RICART_AGRAWALA, u.enumValue("alg", Algorithm.class, Algorithm.LAMPORT));
+    assertEquals("ricart-agrawala", u.oneOf("alg", List.of("lamport", "ricart-agrawala"), "lamport"));
+    assertEquals("bakery", u.oneOf("missing", List.of("bakery"), "bakery"));
   }
 
   @Test
@@ -116,6 +118,7 @@ class LockUrlTest {
     assertMessage(() -> u.integer("m", 0, 0, 10), "'m'", "[0, 10]");
     assertMessage(() -> u.bool("t", false), "'t'", "not a boolean");
     assertMessage(() -> u.enumValue("alg", Algorithm.class, null), "'alg'", "lamport", "ricart-agrawala");
+    assertMessage(() -> u.oneOf("alg", List.of("lamport", "bakery"), null), "'alg'", "'paxos'", "[lamport, bakery]");
     // found by LockUrlFuzzTest: a count of days or hours past Duration's range was an ArithmeticException
     LockUrl huge = LockUrl.parse("lock:x://h?d=4999999999999999995d&h=9223372036854775807h");
     assertMessage(() -> huge.duration("d", null), "'d'", "too large");
@@ -189,7 +192,8 @@ class LockUrlTest {
         () -> u.duration("password", null),
         () -> u.integer("keyStorePassword", 0, 0, 1),
         () -> u.bool("authToken", false),
-        () -> u.enumValue("secret", Algorithm.class, null))) {
+        () -> u.enumValue("secret", Algorithm.class, null),
+        () -> u.oneOf("secret", List.of("a"), null))) {
       try {
         bad.run();
       } catch (InvalidLockUrlException e) {
