@@ -4,6 +4,7 @@ import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.peer.algorithm.Algorithms;
 import dev.tumbler.peer.node.NodeStats;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -36,16 +37,18 @@ import picocli.CommandLine.Spec;
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = {"Runs contending workers on a native cluster over TCP on loopback, then prints a table.",
         "The table shows grants per node, acquire latency (mean, p99), protocol messages per lock entry",
-        "(3(N-1) for Lamport, 2(N-1) for Ricart-Agrawala), whether fencing tokens strictly increased, and",
-        "whether one holder held a lock at a time. Each algorithm runs on a fresh cluster with a random secret."})
+        "beside what the algorithm should cost (3(N-1) for Lamport, 2(N-1) for Ricart-Agrawala), whether",
+        "fencing tokens strictly increased, and whether one holder held a lock at a time. Each algorithm runs",
+        "on a fresh cluster with a random secret."})
 final class DemoCommand implements Callable<Integer> {
   private static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(30);
 
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--algorithm", defaultValue = "both", paramLabel = "NAME",
-      description = "lamport, ricart-agrawala, or both (one after the other). Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--algorithm", defaultValue = "all", paramLabel = "NAME",
+      description = "One native algorithm (${COMPLETION-CANDIDATES}), or all of them one after the other. "
+          + "Default: ${DEFAULT-VALUE}.", completionCandidates = AlgorithmNames.class)
   String algorithm;
 
   @Option(names = "--duration", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "DURATION",
@@ -66,12 +69,9 @@ final class DemoCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    List<String> algorithms = switch (algorithm) {
-      case "both" -> List.of("lamport", "ricart-agrawala");
-      case "lamport", "ricart-agrawala" -> List.of(algorithm);
-      default -> throw new IllegalArgumentException("--algorithm: '" + algorithm
-          + "' is not lamport, ricart-agrawala or both");
-    };
+    List<String> algorithms = algorithm.equals("all") ? Algorithms.names()
+        : List.of(Algorithms.byName(algorithm).orElseThrow(() -> new IllegalArgumentException("--algorithm: '"
+            + algorithm + "' is not one of " + Algorithms.names() + " or all")).name());
     if (nodes < 2 || nodes > 9) {
       throw new IllegalArgumentException("--nodes: " + nodes + " is not within 2..9");
     }

@@ -1,5 +1,6 @@
 package dev.tumbler.cli;
 
+import dev.tumbler.peer.algorithm.Algorithms;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -62,13 +63,9 @@ record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent,
     return messagesSent < 0 || grants == 0 ? Double.NaN : (double) messagesSent / grants;
   }
 
-  /** What the algorithm should cost per entry: 3(N−1) for Lamport, 2(N−1) for Ricart–Agrawala. */
+  /** What the algorithm should cost per entry, as its descriptor says; empty when it is not a constant. */
   OptionalInt expectedMessagesPerEntry() {
-    return switch (algorithm) {
-      case "lamport" -> OptionalInt.of(3 * (nodes() - 1));
-      case "ricart-agrawala" -> OptionalInt.of(2 * (nodes() - 1));
-      default -> OptionalInt.empty();
-    };
+    return Algorithms.byName(algorithm).map(a -> a.messagesPerEntry(nodes())).orElse(OptionalInt.empty());
   }
 
   boolean passed() {

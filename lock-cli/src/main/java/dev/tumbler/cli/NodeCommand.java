@@ -35,7 +35,8 @@ final class NodeCommand implements Callable<Integer> {
   List<String> peers;
 
   @Option(names = "--algorithm", defaultValue = "lamport", paramLabel = "NAME",
-      description = "The mutual-exclusion algorithm: lamport or ricart-agrawala. Default: ${DEFAULT-VALUE}.")
+      description = "The native algorithm: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.",
+      completionCandidates = AlgorithmNames.class)
   String algorithm;
 
   @Option(names = "--secret-file", paramLabel = "FILE",

@@ -73,7 +73,7 @@ class CliArgumentsTest {
   void badDemoArguments() {
     Result r = run("demo", "--algorithm", "paxos");
     assertEquals(ExitCodes.USAGE, r.code(), r.toString());
-    assertTrue(r.err().contains("'paxos' is not lamport, ricart-agrawala or both"), r.err());
+    assertTrue(r.err().contains("'paxos' is not one of [lamport, ricart-agrawala] or all"), r.err());
     r = run("demo", "--nodes", "1");
     assertEquals(ExitCodes.USAGE, r.code(), r.toString());
     assertTrue(r.err().contains("--nodes"), r.err());

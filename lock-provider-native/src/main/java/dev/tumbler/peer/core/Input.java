@@ -1,5 +1,6 @@
 package dev.tumbler.peer.core;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -44,19 +45,26 @@ public sealed interface Input<M extends PeerMessage> {
   }
 
   /**
-   * A client asks for the exclusive lock {@code name}.
+   * A client asks for {@code claim}.
    *
    * @param requestId the driver's id for this request, unique for the life of the core
    * @param session the client session it belongs to
-   * @param name the lock name
+   * @param claim what it asks for
    * @param attempt whether this is a single attempt ({@code tryAcquire(ZERO)}): the core fails it with
-   *     {@link Output.Failure#CONTENDED} as soon as it knows the lock is taken, instead of queueing
+   *     {@link Output.Failure#CONTENDED} as soon as it knows the claim cannot be granted now, instead of
+   *     queueing
+   * @param txId 0 for a request of its own; else the transaction the claim belongs to
    */
-  record Acquire<M extends PeerMessage>(long requestId, String session, String name, boolean attempt)
+  record Acquire<M extends PeerMessage>(long requestId, String session, Claim claim, boolean attempt, long txId)
       implements Input<M> {
     public Acquire {
       Objects.requireNonNull(session, "session");
-      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(claim, "claim");
+    }
+
+    /** A request of its own (no transaction). */
+    public Acquire(long requestId, String session, Claim claim, boolean attempt) {
+      this(requestId, session, claim, attempt, 0);
     }
   }
 
@@ -70,10 +78,27 @@ public sealed interface Input<M extends PeerMessage> {
    */
   record Cancel<M extends PeerMessage>(long requestId) implements Input<M> {}
 
+  /**
+   * The holder of {@code requestId} asks to keep its grant for another term (the driver's renewer, or the
+   * user with {@code renew=manual}). The core answers {@link Output.Renewed} while the grant holds, or
+   * {@link Output.Lost} when it does not any more. A core whose grants have no term answers at once.
+   */
+  record Renew<M extends PeerMessage>(long requestId) implements Input<M> {}
+
   /** The session closed: every grant of it is released and every pending request of it dropped silently. */
   record CloseSession<M extends PeerMessage>(String session) implements Input<M> {
     public CloseSession {
       Objects.requireNonNull(session, "session");
+    }
+  }
+
+  /**
+   * The elected view changed, or this node's leader lease did ({@link Observation.View}): given by the
+   * node's election core to the algorithm cores of the same node, within the same step.
+   */
+  record View<M extends PeerMessage>(long term, List<Leader> leaders, long activeUntil) implements Input<M> {
+    public View {
+      leaders = List.copyOf(leaders);
     }
   }
 }

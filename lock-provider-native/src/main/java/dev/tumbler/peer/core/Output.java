@@ -29,10 +29,50 @@ public sealed interface Output<M extends PeerMessage> {
   /** Forget the timer {@code timerId}; it must not fire. */
   record CancelTimer<M extends PeerMessage>(long timerId) implements Output<M> {}
 
-  /** The request {@code requestId} holds the lock {@code name} from now on, with {@code fencingToken}. */
-  record Granted<M extends PeerMessage>(long requestId, String name, long fencingToken) implements Output<M> {
+  /**
+   * The request {@code requestId} holds its claim from now on, with {@code fencingToken}.
+   *
+   * @param name the claim's name ({@link Claim#name()})
+   * @param permits the permits granted (1 for locks)
+   * @param sentAt for a grant with a term: the local time the client's message that the grant answers was
+   *     sent (the echo rule: the client trusts the grant from then); {@link Long#MIN_VALUE} when the grant
+   *     has no term
+   * @param validUntil until when the client may trust the grant by its own clock, unless renewed:
+   *     {@code sentAt + term × safety}; {@link Long#MAX_VALUE} when the grant has no term
+   */
+  record Granted<M extends PeerMessage>(long requestId, String name, long fencingToken, int permits, long sentAt,
+      long validUntil) implements Output<M> {
     public Granted {
       Objects.requireNonNull(name, "name");
+      if (permits < 1) {
+        throw new IllegalArgumentException("a grant has at least one permit: " + permits);
+      }
+      if (validUntil < sentAt) {
+        throw new IllegalArgumentException("a grant valid until " + validUntil + " was sent at " + sentAt);
+      }
+    }
+
+    /** A one-permit grant with no term: it holds until released. */
+    public Granted(long requestId, String name, long fencingToken) {
+      this(requestId, name, fencingToken, 1, Long.MIN_VALUE, Long.MAX_VALUE);
+    }
+
+    /** Whether the grant holds until released, with no term to renew. */
+    public boolean unbounded() {
+      return validUntil == Long.MAX_VALUE;
+    }
+  }
+
+  /**
+   * The grant of {@code requestId} was renewed: the client may trust it until {@code validUntil} by its own
+   * clock. {@code sentAt} never goes back from one {@code Renewed} (or the {@code Granted}) to the next.
+   * A grant with no term is renewed with {@link Long#MIN_VALUE} and {@link Long#MAX_VALUE}.
+   */
+  record Renewed<M extends PeerMessage>(long requestId, long sentAt, long validUntil) implements Output<M> {
+    public Renewed {
+      if (validUntil < sentAt) {
+        throw new IllegalArgumentException("a renewal valid until " + validUntil + " was sent at " + sentAt);
+      }
     }
   }
 
@@ -40,10 +80,14 @@ public sealed interface Output<M extends PeerMessage> {
   enum Failure {
     /** The client cancelled it ({@link Input.Cancel}). */
     CANCELLED,
-    /** A single attempt found the lock taken. */
+    /** A single attempt found the claim taken. */
     CONTENDED,
     /** Peers the algorithm needs stayed unreachable too long; {@link Failed#missingPeers()} names them. */
-    UNAVAILABLE
+    UNAVAILABLE,
+    /** The request's own deadline, kept by the deciding node, passed. */
+    TIMED_OUT,
+    /** The request was chosen to break a deadlock. */
+    DEADLOCK
   }
 
   /**
@@ -51,24 +95,56 @@ public sealed interface Output<M extends PeerMessage> {
    *
    * @param missingPeers the peers the request was still waiting for that were unreachable (down, or up
    *     but not yet resynchronised) when it ended, sorted; empty when every peer was reachable
+   * @param detail more about why, for the exception's message (for example "1 of 3 leaders reachable");
+   *     empty when the failure says it all
    */
-  record Failed<M extends PeerMessage>(long requestId, String name, Failure failure, Set<String> missingPeers)
-      implements Output<M> {
+  record Failed<M extends PeerMessage>(long requestId, String name, Failure failure, Set<String> missingPeers,
+      String detail) implements Output<M> {
     public Failed {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(failure, "failure");
+      Objects.requireNonNull(detail, "detail");
       missingPeers = Collections.unmodifiableSortedSet(new TreeSet<>(missingPeers)); // sorted, for messages
+    }
+
+    /** A failure with nothing more to say than its kind and the missing peers. */
+    public Failed(long requestId, String name, Failure failure, Set<String> missingPeers) {
+      this(requestId, name, failure, missingPeers, "");
     }
   }
 
+  /** Why a grant was lost; one for one the API's {@code LeaseLostEvent.Reason}s that a core can cause. */
+  enum LostReason {
+    /** Its term ran out by the client's clock without a renewal. */
+    EXPIRED,
+    /** The deciding node refused to keep it (it no longer knows the grant). */
+    REVOKED,
+    /** It was taken back to break a deadlock. */
+    DEADLOCK,
+    /** The node lost the connections the grant depends on. */
+    CONNECTION_LOST
+  }
+
   /**
-   * A grant the core had reported is no longer safe to use (for algorithms with leases or revocation).
-   * Lamport and Ricart–Agrawala never emit it: their grants hold until released.
+   * A grant the core had reported is no longer safe to use. Emitted at the latest when the grant's
+   * {@link Granted#validUntil()} passes without a renewal. Lamport and Ricart–Agrawala never emit it:
+   * their grants hold until released.
+   *
+   * @param detail more about why, for the lost event; empty when the reason says it all
    */
-  record Lost<M extends PeerMessage>(long requestId, String name, String reason) implements Output<M> {
+  record Lost<M extends PeerMessage>(long requestId, String name, LostReason reason, String detail)
+      implements Output<M> {
     public Lost {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(reason, "reason");
+      Objects.requireNonNull(detail, "detail");
+    }
+  }
+
+  /** A fact about the core's state, for checkers, statistics and traces ({@link Observation}). */
+  record Fact<M extends PeerMessage>(Observation observation) implements Output<M> {
+    public Fact {
+      Objects.requireNonNull(observation, "observation");
     }
   }
 }

@@ -107,6 +107,8 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
   private final String self;
   private final int selfIndex;
   private final Variant variant;
+  /** The one place the two algorithms differ: what a request, a Sync, a grant and a release mean. */
+  private final Rules rules;
   private final long peerTimeoutNanos;
   private final Map<String, Peer> peers = new TreeMap<>();
   private final Map<Long, Own> own = new LinkedHashMap<>();
@@ -136,6 +138,10 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       long initialClock) {
     this.self = Objects.requireNonNull(self, "self");
     this.variant = Objects.requireNonNull(variant, "variant");
+    this.rules = switch (variant) {
+      case LAMPORT -> new LamportRules();
+      case RICART_AGRAWALA -> new RicartAgrawalaRules();
+    };
     if (peerTimeoutNanos <= 0) {
       throw new IllegalArgumentException("peerTimeoutNanos must be positive: " + peerTimeoutNanos);
     }
@@ -216,6 +222,17 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
             }
           }
         }
+        case Input.Renew<LamportMessage> r -> {
+          // grants have no term: a held one is renewed for ever, anything else is not a grant any more
+          Own o = own.get(r.requestId());
+          if (o != null && o.held) {
+            out.add(new Output.Renewed<>(o.id, Long.MIN_VALUE, Long.MAX_VALUE));
+          } else {
+            out.add(new Output.Lost<>(r.requestId(), o == null ? "" : o.name, Output.LostReason.REVOKED,
+                "not held"));
+          }
+        }
+        case Input.View<LamportMessage> v -> { } // no elections: every member takes part in every grant
         case Input.CloseSession<LamportMessage> s -> {
           for (Own o : List.copyOf(own.values())) {
             if (o.session.equals(s.session())) {
@@ -237,7 +254,12 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     if (own.containsKey(a.requestId())) {
       throw new IllegalStateException("request id " + a.requestId() + " is already in use");
     }
-    Own o = new Own(a.requestId(), a.session(), a.name(), a.attempt());
+    if (!a.claim().isPlainLock() || a.txId() != 0) {
+      out.add(new Output.Failed<>(a.requestId(), a.claim().name(), Output.Failure.UNAVAILABLE, Set.of(),
+          algorithm() + " serves exclusive locks on one name only, not " + a.claim()));
+      return;
+    }
+    Own o = new Own(a.requestId(), a.session(), a.claim().name(), a.attempt());
     own.put(o.id, o);
     name(o.name).own.add(o);
   }
@@ -252,7 +274,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       p.lastSeen = Math.max(p.lastSeen, m.ts());
     }
     switch (m) {
-      case LamportMessage.Request r -> onRequest(p, r.name(), r.ts(), r.attempt());
+      case LamportMessage.Request r -> rules.onRequest(p, r.name(), r.ts(), r.attempt());
       case LamportMessage.Ack a -> { }
       case LamportMessage.Release r -> {
         NameState n = names.get(r.name());
@@ -277,95 +299,12 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     }
   }
 
-  private void onRequest(Peer p, String name, long ts, boolean attempt) {
-    if (variant == Variant.LAMPORT) {
-      name(name).queue.add(new Stamp(ts, p.index));
-      send(p, new LamportMessage.Ack(tick()));
-      return;
-    }
-    if (!p.up) {
-      // A transport may deliver a peer's messages before it reports the link to that peer up (TCP: the
-      // two directions connect separately). No answer can go out yet: keep the request, answer on up.
-      name(name).deferred.put(new Deferred(p.id, ts), attempt);
-      return;
-    }
-    if (defers(name, ts, p.index)) {
-      if (attempt) {
-        send(p, new LamportMessage.Busy(name, ts, tick()));
-        tidy(name);
-      } else {
-        name(name).deferred.put(new Deferred(p.id, ts), false);
-      }
-    } else {
-      send(p, new LamportMessage.Reply(name, ts, tick()));
-      tidy(name);
-    }
-  }
-
-  /** Ricart–Agrawala: answers what {@code p} is owed (requests kept while it was down, or no longer deferred). */
-  private void answerDeferred(Peer p) {
-    for (Map.Entry<String, NameState> e : List.copyOf(names.entrySet())) {
-      String name = e.getKey();
-      NameState n = e.getValue();
-      for (Map.Entry<Deferred, Boolean> d : List.copyOf(n.deferred.entrySet())) {
-        if (!d.getKey().peer.equals(p.id)) {
-          continue;
-        }
-        long ts = d.getKey().ts;
-        if (!defers(name, ts, p.index)) {
-          n.deferred.remove(d.getKey());
-          send(p, new LamportMessage.Reply(name, ts, tick()));
-        } else if (d.getValue()) {
-          n.deferred.remove(d.getKey());
-          send(p, new LamportMessage.Busy(name, ts, tick()));
-        }
-      }
-      tidy(name);
-    }
-  }
-
   private void onSync(Peer p, LamportMessage.Sync s) {
     p.synced = true;
     p.everSynced = true;
     // set, not max: a peer that restarted starts its clock again, and its old timestamps mean nothing now
     p.lastSeen = s.ts();
-    if (variant == Variant.LAMPORT) {
-      for (String n : List.copyOf(names.keySet())) {
-        names.get(n).queue.removeIf(st -> st.node == p.index);
-      }
-      for (LamportMessage.Entry e : s.entries()) {
-        name(e.name()).queue.add(new Stamp(e.requestTs(), p.index));
-      }
-      for (String n : List.copyOf(names.keySet())) {
-        tidy(n);
-      }
-      if (s.answer()) {
-        sendSync(p, false); // stamped after these entries: it acknowledges them too
-      } else if (!s.entries().isEmpty()) {
-        // our own Sync may have gone out before these requests were stamped: acknowledge them
-        send(p, new LamportMessage.Ack(tick()));
-      }
-      return;
-    }
-    Set<Listed> listed = new LinkedHashSet<>();
-    for (LamportMessage.Entry e : s.entries()) {
-      listed.add(new Listed(e.name(), e.requestTs()));
-    }
-    for (Map.Entry<String, NameState> e : List.copyOf(names.entrySet())) {
-      e.getValue().deferred.keySet().removeIf(d -> d.peer.equals(p.id) && !listed.contains(new Listed(e.getKey(), d.ts)));
-    }
-    for (LamportMessage.Entry e : s.entries()) {
-      NameState n = names.get(e.name());
-      if (n == null || !n.deferred.containsKey(new Deferred(p.id, e.requestTs()))) {
-        onRequest(p, e.name(), e.requestTs(), e.attempt());
-      }
-    }
-    for (String n : List.copyOf(names.keySet())) {
-      tidy(n);
-    }
-    if (s.answer()) {
-      sendSync(p, false);
-    }
+    rules.onSync(p, s);
   }
 
   private void up(String id) {
@@ -378,15 +317,13 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     }
     p.up = true;
     sendSync(p, true);
-    if (variant == Variant.RICART_AGRAWALA) {
-      answerDeferred(p);
-    }
+    rules.afterUp(p);
   }
 
   private void sendSync(Peer p, boolean answer) {
     List<LamportMessage.Entry> entries = new ArrayList<>();
     for (Own o : own.values()) {
-      if (o.ts >= 0 && (variant == Variant.LAMPORT || !o.held)) {
+      if (o.ts >= 0 && rules.restates(o)) {
         entries.add(new LamportMessage.Entry(o.name, o.ts, o.attempt));
       }
     }
@@ -423,7 +360,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
         if (o.held || !own.containsKey(o.id)) {
           continue;
         }
-        if (o.ts >= 0 && canGrant(o)) {
+        if (o.ts >= 0 && rules.canGrant(o)) {
           o.held = true;
           o.missingSince = -1;
           out.add(new Output.Granted<>(o.id, o.name, fencingToken(o.ts, selfIndex)));
@@ -431,7 +368,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
         } else if (o.attempt && !missing.isEmpty()) {
           fail(o, Output.Failure.UNAVAILABLE, missing);
           changed = true;
-        } else if (o.attempt && o.ts >= 0 && contended(o)) {
+        } else if (o.attempt && o.ts >= 0 && rules.contended(o)) {
           fail(o, Output.Failure.CONTENDED, Set.of());
           changed = true;
         } else if (missing.isEmpty()) {
@@ -459,46 +396,11 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
 
   private void stamp(Own o) {
     o.ts = tick();
-    if (variant == Variant.LAMPORT) {
-      name(o.name).queue.add(new Stamp(o.ts, selfIndex));
-    }
+    rules.stamped(o);
     LamportMessage.Request r = new LamportMessage.Request(o.name, o.ts, o.attempt);
     for (Peer p : peers.values()) {
       send(p, r);
     }
-  }
-
-  private boolean canGrant(Own o) {
-    NameState n = names.get(o.name);
-    if (variant == Variant.LAMPORT) {
-      if (!n.queue.first().equals(new Stamp(o.ts, selfIndex))) {
-        return false;
-      }
-      return mutationSkipLaterMessageCheck || heardAfter(o.ts);
-    }
-    if (o.replies.size() < peers.size() && !mutationSkipReplies) {
-      return false;
-    }
-    for (Own other : n.own) {
-      if (other != o && (other.held || other.ts >= 0 && other.ts < o.ts)) {
-        return false; // one local holder at a time, and local requests in timestamp order
-      }
-    }
-    return true;
-  }
-
-  private boolean contended(Own o) {
-    NameState n = names.get(o.name);
-    if (variant == Variant.LAMPORT) {
-      // once every peer has spoken after our request, the queue before it is complete
-      return heardAfter(o.ts) && !n.queue.first().equals(new Stamp(o.ts, selfIndex));
-    }
-    for (Own other : n.own) {
-      if (other != o && (other.held || other.ts >= 0 && other.ts < o.ts)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private boolean heardAfter(long ts) {
@@ -529,24 +431,11 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     return missing;
   }
 
-  /** Ricart–Agrawala: whether a peer's request {@code (ts, node)} must wait for us. */
-  private boolean defers(String name, long ts, int node) {
-    NameState n = names.get(name);
-    if (n == null) {
-      return false;
-    }
-    for (Own o : n.own) {
-      if (o.held || o.ts >= 0 && (o.ts < ts || o.ts == ts && selfIndex < node)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   // ---- ending a request
 
   private void fail(Own o, Output.Failure failure, Set<String> missing) {
-    out.add(new Output.Failed<>(o.id, o.name, failure, missing));
+    out.add(new Output.Failed<>(o.id, o.name, failure, missing, missing.isEmpty() ? ""
+        : "the " + algorithm() + " algorithm grants only while every peer is up"));
     end(o);
   }
 
@@ -555,24 +444,224 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     NameState n = names.get(o.name);
     n.own.remove(o);
     if (o.ts >= 0) {
-      if (variant == Variant.LAMPORT) {
-        n.queue.remove(new Stamp(o.ts, selfIndex));
-        LamportMessage.Release r = new LamportMessage.Release(o.name, o.ts, tick());
-        for (Peer p : peers.values()) {
-          send(p, r);
-        }
-      } else {
-        for (Deferred d : List.copyOf(n.deferred.keySet())) {
-          Peer p = peers.get(d.peer);
-          if (p.up && !defers(o.name, d.ts, p.index)) {
-            n.deferred.remove(d);
-            send(p, new LamportMessage.Reply(o.name, d.ts, tick()));
-          }
-          // a peer that is down keeps its entry: it is answered when the link is up again
-        }
-      }
+      rules.ended(o, n);
     }
     tidy(o.name);
+  }
+
+  // ---- the two rule sets
+
+  /** What differs between Lamport and Ricart–Agrawala; everything else (clock, links, Sync, timeouts) is shared. */
+  private abstract class Rules {
+    /** A peer's request {@code (ts, p)} on {@code name} arrived (or was restated). */
+    abstract void onRequest(Peer p, String name, long ts, boolean attempt);
+
+    /** A peer's Sync arrived (the peer is marked synced already): replace what we knew of its requests. */
+    abstract void onSync(Peer p, LamportMessage.Sync s);
+
+    /** The link to {@code p} is up and our Sync is sent. */
+    void afterUp(Peer p) { }
+
+    /** Whether our Sync lists this stamped request of ours. */
+    abstract boolean restates(Own o);
+
+    /** Our request {@code o} was just stamped (and is about to be sent to every peer). */
+    void stamped(Own o) { }
+
+    /** Whether our stamped request {@code o} may enter now. */
+    abstract boolean canGrant(Own o);
+
+    /** Whether our stamped single attempt {@code o} is known to be contended. */
+    abstract boolean contended(Own o);
+
+    /** Our stamped request {@code o} ended (released, cancelled, failed): tell the peers what they need. */
+    abstract void ended(Own o, NameState n);
+  }
+
+  /** Lamport 1978: every node keeps every request on its queues; acknowledgements and releases. */
+  private final class LamportRules extends Rules {
+    @Override
+    void onRequest(Peer p, String name, long ts, boolean attempt) {
+      name(name).queue.add(new Stamp(ts, p.index));
+      send(p, new LamportMessage.Ack(tick()));
+    }
+
+    @Override
+    void onSync(Peer p, LamportMessage.Sync s) {
+      for (String n : List.copyOf(names.keySet())) {
+        names.get(n).queue.removeIf(st -> st.node == p.index);
+      }
+      for (LamportMessage.Entry e : s.entries()) {
+        name(e.name()).queue.add(new Stamp(e.requestTs(), p.index));
+      }
+      for (String n : List.copyOf(names.keySet())) {
+        tidy(n);
+      }
+      if (s.answer()) {
+        sendSync(p, false); // stamped after these entries: it acknowledges them too
+      } else if (!s.entries().isEmpty()) {
+        // our own Sync may have gone out before these requests were stamped: acknowledge them
+        send(p, new LamportMessage.Ack(tick()));
+      }
+    }
+
+    @Override
+    boolean restates(Own o) {
+      return true; // held or not: the peers keep held requests on their queues too
+    }
+
+    @Override
+    void stamped(Own o) {
+      name(o.name).queue.add(new Stamp(o.ts, selfIndex));
+    }
+
+    @Override
+    boolean canGrant(Own o) {
+      if (!names.get(o.name).queue.first().equals(new Stamp(o.ts, selfIndex))) {
+        return false;
+      }
+      return mutationSkipLaterMessageCheck || heardAfter(o.ts);
+    }
+
+    @Override
+    boolean contended(Own o) {
+      // once every peer has spoken after our request, the queue before it is complete
+      return heardAfter(o.ts) && !names.get(o.name).queue.first().equals(new Stamp(o.ts, selfIndex));
+    }
+
+    @Override
+    void ended(Own o, NameState n) {
+      n.queue.remove(new Stamp(o.ts, selfIndex));
+      LamportMessage.Release r = new LamportMessage.Release(o.name, o.ts, tick());
+      for (Peer p : peers.values()) {
+        send(p, r);
+      }
+    }
+  }
+
+  /** Ricart–Agrawala 1981: a peer replies at once or defers its reply until it leaves. */
+  private final class RicartAgrawalaRules extends Rules {
+    @Override
+    void onRequest(Peer p, String name, long ts, boolean attempt) {
+      if (!p.up) {
+        // A transport may deliver a peer's messages before it reports the link to that peer up (TCP: the
+        // two directions connect separately). No answer can go out yet: keep the request, answer on up.
+        name(name).deferred.put(new Deferred(p.id, ts), attempt);
+        return;
+      }
+      if (defers(name, ts, p.index)) {
+        if (attempt) {
+          send(p, new LamportMessage.Busy(name, ts, tick()));
+          tidy(name);
+        } else {
+          name(name).deferred.put(new Deferred(p.id, ts), false);
+        }
+      } else {
+        send(p, new LamportMessage.Reply(name, ts, tick()));
+        tidy(name);
+      }
+    }
+
+    @Override
+    void onSync(Peer p, LamportMessage.Sync s) {
+      Set<Listed> listed = new LinkedHashSet<>();
+      for (LamportMessage.Entry e : s.entries()) {
+        listed.add(new Listed(e.name(), e.requestTs()));
+      }
+      for (Map.Entry<String, NameState> e : List.copyOf(names.entrySet())) {
+        e.getValue().deferred.keySet().removeIf(d -> d.peer.equals(p.id)
+            && !listed.contains(new Listed(e.getKey(), d.ts)));
+      }
+      for (LamportMessage.Entry e : s.entries()) {
+        NameState n = names.get(e.name());
+        if (n == null || !n.deferred.containsKey(new Deferred(p.id, e.requestTs()))) {
+          onRequest(p, e.name(), e.requestTs(), e.attempt());
+        }
+      }
+      for (String n : List.copyOf(names.keySet())) {
+        tidy(n);
+      }
+      if (s.answer()) {
+        sendSync(p, false);
+      }
+    }
+
+    /** Answers what {@code p} is owed (requests kept while it was down, or no longer deferred). */
+    @Override
+    void afterUp(Peer p) {
+      for (Map.Entry<String, NameState> e : List.copyOf(names.entrySet())) {
+        String name = e.getKey();
+        NameState n = e.getValue();
+        for (Map.Entry<Deferred, Boolean> d : List.copyOf(n.deferred.entrySet())) {
+          if (!d.getKey().peer.equals(p.id)) {
+            continue;
+          }
+          long ts = d.getKey().ts;
+          if (!defers(name, ts, p.index)) {
+            n.deferred.remove(d.getKey());
+            send(p, new LamportMessage.Reply(name, ts, tick()));
+          } else if (d.getValue()) {
+            n.deferred.remove(d.getKey());
+            send(p, new LamportMessage.Busy(name, ts, tick()));
+          }
+        }
+        tidy(name);
+      }
+    }
+
+    @Override
+    boolean restates(Own o) {
+      return !o.held; // a held request needs nothing more from the peers: they are answered on release
+    }
+
+    @Override
+    boolean canGrant(Own o) {
+      if (o.replies.size() < peers.size() && !mutationSkipReplies) {
+        return false;
+      }
+      return !aheadOfUs(o); // one local holder at a time, and local requests in timestamp order
+    }
+
+    @Override
+    boolean contended(Own o) {
+      return aheadOfUs(o);
+    }
+
+    @Override
+    void ended(Own o, NameState n) {
+      for (Deferred d : List.copyOf(n.deferred.keySet())) {
+        Peer p = peers.get(d.peer);
+        if (p.up && !defers(o.name, d.ts, p.index)) {
+          n.deferred.remove(d);
+          send(p, new LamportMessage.Reply(o.name, d.ts, tick()));
+        }
+        // a peer that is down keeps its entry: it is answered when the link is up again
+      }
+    }
+
+    /** Whether another local request of {@code o}'s name holds it or was stamped before {@code o}. */
+    private boolean aheadOfUs(Own o) {
+      for (Own other : names.get(o.name).own) {
+        if (other != o && (other.held || other.ts >= 0 && other.ts < o.ts)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** Whether a peer's request {@code (ts, node)} must wait for us. */
+    private boolean defers(String name, long ts, int node) {
+      NameState n = names.get(name);
+      if (n == null) {
+        return false;
+      }
+      for (Own o : n.own) {
+        if (o.held || o.ts >= 0 && (o.ts < ts || o.ts == ts && selfIndex < node)) {
+          return true;
+        }
+      }
+      return false;
+    }
   }
 
   // ---- small helpers

@@ -10,6 +10,9 @@ import java.util.Objects;
  */
 public sealed interface LamportMessage extends PeerMessage {
 
+  /** The sender's logical clock when it sent the message. */
+  long ts();
+
   /** Rule 1: "I ask for {@code name}", stamped {@code ts}; the request's place in the total order is (ts, sender). */
   record Request(String name, long ts, boolean attempt) implements LamportMessage {
     public Request {

@@ -8,7 +8,7 @@ public interface NodeStats {
   /** This node's id. */
   String nodeId();
 
-  /** The algorithm the node runs, as in the URL ({@code lamport}, {@code ricart-agrawala}). */
+  /** The algorithm the node runs, as in the URL ({@code lamport}, {@code ricart-agrawala}, …). */
   String algorithm();
 
   /** Protocol messages this node has sent to peers. */
@@ -19,4 +19,16 @@ public interface NodeStats {
 
   /** Grants (lock entries) this node's clients have received. */
   long grants();
+
+  /** Grants of this node's clients that the core reported lost while a client still held them. */
+  long lost();
+
+  /**
+   * The elected view this node last adopted (term, leaders, and until when this node may act as a
+   * leader), for algorithms with elections; empty for the others and before the first election.
+   */
+  java.util.Optional<dev.tumbler.peer.core.Observation.View> view();
+
+  /** Protocol messages this node has sent to peers, by message type (its simple class name), sorted. */
+  java.util.Map<String, Long> messagesSentByType();
 }

@@ -1,16 +1,23 @@
 package dev.tumbler.peer.node;
 
 import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.MessageCodec;
+import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
 import dev.tumbler.peer.transport.Transport;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -20,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,14 +55,49 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
    * How a request ended.
    *
    * @param requestId the request
-   * @param name the lock name
+   * @param name the claim's name
    * @param granted whether it was granted
    * @param fencingToken the grant's token, when granted
+   * @param permits the permits granted, when granted
+   * @param sentAt when granted with a term: the node-clock time the client message the grant answers was
+   *     sent ({@link Output.Granted#sentAt()}); {@link Long#MIN_VALUE} otherwise
+   * @param validUntil when granted: until when the grant may be trusted without a renewal (node clock)
    * @param failure why not, when not granted
    * @param missingPeers peers that were unreachable when it ended without a grant
+   * @param detail more about the failure; empty if none
    */
-  public record Outcome(long requestId, String name, boolean granted, long fencingToken, Output.Failure failure,
-      Set<String> missingPeers) {}
+  public record Outcome(long requestId, String name, boolean granted, long fencingToken, int permits, long sentAt,
+      long validUntil, Output.Failure failure, Set<String> missingPeers, String detail) {
+
+    static Outcome granted(Output.Granted<?> g) {
+      return new Outcome(g.requestId(), g.name(), true, g.fencingToken(), g.permits(), g.sentAt(), g.validUntil(),
+          null, Set.of(), "");
+    }
+
+    static Outcome failed(long requestId, String name, Output.Failure failure, Set<String> missingPeers,
+        String detail) {
+      return new Outcome(requestId, name, false, 0, 0, Long.MIN_VALUE, Long.MIN_VALUE, failure, missingPeers,
+          detail);
+    }
+  }
+
+  /**
+   * How a renewal ended: renewed (with its window) or lost (with the reason).
+   *
+   * @param renewed whether the grant was renewed
+   * @param sentAt when renewed: the node-clock time the renewal the answer echoes was sent
+   * @param validUntil when renewed: until when the grant may now be trusted (node clock)
+   * @param lost when not renewed: why the grant is lost
+   * @param detail when not renewed: more about why; empty if none
+   */
+  public record Renewal(boolean renewed, long sentAt, long validUntil, Output.LostReason lost, String detail) {}
+
+  /** Told when a grant is lost; run on a thread of its own, never on the node's executor. */
+  @FunctionalInterface
+  public interface LostListener {
+    /** The grant is lost for {@code reason}. */
+    void lost(Output.LostReason reason, String detail);
+  }
 
   /** A request in flight: its id (for {@link #release}, {@link #cancel}) and how it ends. */
   public record Pending(long requestId, CompletableFuture<Outcome> outcome) {}
@@ -74,6 +117,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final Ticker ticker;
   private final ScheduledThreadPoolExecutor executor;
   private final Map<Long, Waiting> waiting = new ConcurrentHashMap<>();
+  private final Map<Long, LostListener> lostListeners = new ConcurrentHashMap<>();
+  private final Map<Long, List<CompletableFuture<Renewal>>> renewals = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> sentByType = new ConcurrentHashMap<>();
   // link callbacks handed to the executor and not yet seen by the core, per peer
   private final Map<String, AtomicInteger> linkEventsQueued = new ConcurrentHashMap<>();
   private final Map<Long, ScheduledFuture<?>> timers = new HashMap<>(); // executor thread only
@@ -81,9 +127,11 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong received = new AtomicLong();
   private final AtomicLong grants = new AtomicLong();
+  private final AtomicLong lost = new AtomicLong();
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean closed = new AtomicBoolean();
   private long lastNow = Long.MIN_VALUE; // executor thread only
+  private volatile Observation.View view;
 
   /**
    * A client waiting for its request. {@code decided} settles the race between the grant reaching the
@@ -144,12 +192,12 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   }
 
   /**
-   * Asks for the lock {@code name} for {@code session}. The outcome completes with the grant or the
-   * failure, or exceptionally with {@link NodeClosedException}.
+   * Asks for {@code claim} for {@code session}. The outcome completes with the grant or the failure, or
+   * exceptionally with {@link NodeClosedException}.
    *
    * @param attempt a single attempt: fails with {@code CONTENDED} rather than waiting in the queue
    */
-  public Pending acquire(String session, String name, boolean attempt) {
+  public Pending acquire(String session, Claim claim, boolean attempt) {
     long id = nextRequestId.getAndIncrement();
     CompletableFuture<Outcome> f = new CompletableFuture<>();
     waiting.put(id, new Waiting(session, f));
@@ -158,12 +206,40 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
       f.completeExceptionally(closedException());
       return new Pending(id, f);
     }
-    submit(new Input.Acquire<>(id, session, name, attempt));
+    submit(new Input.Acquire<>(id, session, claim, attempt));
     return new Pending(id, f);
+  }
+
+  /**
+   * Tells {@code listener} when the grant of {@code requestId} is lost (its term ran out, the deciding
+   * node revoked it). At most one listener per grant; {@link #release} forgets it.
+   */
+  public void onLost(long requestId, LostListener listener) {
+    lostListeners.put(requestId, Objects.requireNonNull(listener, "listener"));
+  }
+
+  /**
+   * Asks the core to renew the grant of {@code requestId}. The future completes when the core answers:
+   * renewed, or lost (the lost listener is told as well); exceptionally with {@link NodeClosedException}.
+   */
+  public CompletableFuture<Renewal> renew(long requestId) {
+    CompletableFuture<Renewal> f = new CompletableFuture<>();
+    renewals.compute(requestId, (k, list) -> {
+      List<CompletableFuture<Renewal>> l = list == null ? new ArrayList<>() : list;
+      l.add(f);
+      return l;
+    });
+    if (closed.get()) {
+      failRenewals(requestId);
+      return f;
+    }
+    submit(new Input.Renew<>(requestId));
+    return f;
   }
 
   /** Gives back the grant of {@code requestId}. Idempotent; asynchronous. */
   public void release(long requestId) {
+    lostListeners.remove(requestId);
     submit(new Input.Release<>(requestId));
   }
 
@@ -232,6 +308,27 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
         w.future().completeExceptionally(closedException());
       }
     }
+    for (Long id : renewals.keySet()) {
+      failRenewals(id);
+    }
+  }
+
+  private void failRenewals(long requestId) {
+    List<CompletableFuture<Renewal>> l = renewals.remove(requestId);
+    if (l != null) {
+      for (CompletableFuture<Renewal> f : l) {
+        f.completeExceptionally(closedException());
+      }
+    }
+  }
+
+  private void completeRenewals(long requestId, Renewal r) {
+    List<CompletableFuture<Renewal>> l = renewals.remove(requestId);
+    if (l != null) {
+      for (CompletableFuture<Renewal> f : l) {
+        f.complete(r);
+      }
+    }
   }
 
   private NodeClosedException closedException() {
@@ -265,6 +362,23 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     return grants.get();
   }
 
+  @Override
+  public long lost() {
+    return lost.get();
+  }
+
+  @Override
+  public Optional<Observation.View> view() {
+    return Optional.ofNullable(view);
+  }
+
+  @Override
+  public Map<String, Long> messagesSentByType() {
+    Map<String, Long> m = new TreeMap<>();
+    sentByType.forEach((k, v) -> m.put(k, v.sum()));
+    return Collections.unmodifiableMap(m);
+  }
+
   // ---- the serial loop
 
   private void submit(Input<M> input) {
@@ -293,13 +407,16 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
     long now = Math.max(lastNow, ticker.read());
     lastNow = now;
-    java.util.List<Output<M>> outs;
+    List<Output<M>> outs;
     try {
       outs = core.step(now, input);
     } catch (RuntimeException e) {
       LOG.error("native node {}: the {} core failed on {}", core.self(), core.algorithm(), input, e);
       return;
     }
+    // inputs the outputs call for (giving back a grant nobody waits for), run once every output of this
+    // step is carried out, so that the messages leave in the order the core produced them
+    List<Input<M>> followUps = List.of();
     for (Output<M> o : outs) {
       switch (o) {
         case Output.Send<M> s -> {
@@ -309,6 +426,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           AtomicInteger queued = linkEventsQueued.get(s.to());
           if (queued == null || queued.get() == 0) {
             sent.incrementAndGet();
+            sentByType.computeIfAbsent(s.message().getClass().getSimpleName(), k -> new LongAdder()).increment();
             transport.send(s.to(), codec.encode(s.message()));
           }
         }
@@ -339,22 +457,43 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           Waiting w = waiting.remove(g.requestId());
           if (w != null && !w.decided().compareAndSet(false, true)) {
             // the client gave up first: its Cancel, queued behind this step, releases the grant in the core
-            w.future().complete(new Outcome(g.requestId(), g.name(), false, 0, Output.Failure.CANCELLED, Set.of()));
-          } else if (w == null || !w.future().complete(new Outcome(g.requestId(), g.name(), true, g.fencingToken(),
-              null, Set.of()))) {
+            w.future().complete(Outcome.failed(g.requestId(), g.name(), Output.Failure.CANCELLED, Set.of(), ""));
+          } else if (w == null || !w.future().complete(Outcome.granted(g))) {
             // nobody waits for it any more (session closed under it): give it straight back
-            step(new Input.Release<>(g.requestId()));
+            followUps = followUps.isEmpty() ? new ArrayList<>() : followUps;
+            followUps.add(new Input.Release<>(g.requestId()));
           }
         }
         case Output.Failed<M> f -> {
           Waiting w = waiting.remove(f.requestId());
           if (w != null) {
-            w.future().complete(new Outcome(f.requestId(), f.name(), false, 0, f.failure(), f.missingPeers()));
+            w.future().complete(Outcome.failed(f.requestId(), f.name(), f.failure(), f.missingPeers(), f.detail()));
           }
         }
-        case Output.Lost<M> l -> LOG.warn("native node {}: grant {} on '{}' lost: {}", core.self(),
-            l.requestId(), l.name(), l.reason());
+        case Output.Fact<M> f -> {
+          if (f.observation() instanceof Observation.View v) {
+            view = v;
+          }
+          LOG.debug("native node {}: {}", core.self(), f.observation());
+        }
+        case Output.Renewed<M> r -> completeRenewals(r.requestId(), new Renewal(true, r.sentAt(), r.validUntil(),
+            null, ""));
+        case Output.Lost<M> l -> {
+          completeRenewals(l.requestId(), new Renewal(false, Long.MIN_VALUE, Long.MIN_VALUE, l.reason(), l.detail()));
+          LostListener listener = lostListeners.remove(l.requestId());
+          if (listener != null) {
+            lost.incrementAndGet();
+            LOG.debug("native node {}: grant {} on '{}' lost: {} {}", core.self(), l.requestId(), l.name(),
+                l.reason(), l.detail());
+            // listeners run user code: never on the node's executor
+            Thread.ofVirtual().name("tumbler-lost-" + l.requestId())
+                .start(() -> listener.lost(l.reason(), l.detail()));
+          }
+        }
       }
+    }
+    for (Input<M> in : followUps) {
+      step(in);
     }
   }
 

@@ -5,6 +5,7 @@ import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.AbstractLease;
 import dev.tumbler.lock.spi.AbstractLock;
 import dev.tumbler.lock.spi.Deadline;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.node.PeerNode;
 import java.time.Duration;
 import java.util.Set;
@@ -33,13 +34,13 @@ import java.util.concurrent.TimeoutException;
 final class NativeLock extends AbstractLock {
 
   private final NativeLockService service;
-  /** The name the core sees (namespace included), computed once rather than at every acquire. */
-  private final String qualified;
+  /** What the core is asked for: the name it sees (namespace included), computed once. */
+  private final Claim claim;
 
   NativeLock(NativeLockService service, String name) {
     super(service, name);
     this.service = service;
-    this.qualified = service.nativeSettings().qualify(name);
+    this.claim = Claim.exclusive(service.nativeSettings().qualify(name));
   }
 
   @Override
@@ -47,7 +48,7 @@ final class NativeLock extends AbstractLock {
     PeerNode<?> node = service.node();
     boolean attempt = !deadline.isNone() && deadline.isExpired();
     long sent = service.ticker().read();
-    PeerNode.Pending p = node.acquire(service.session(), qualified, attempt);
+    PeerNode.Pending p = node.acquire(service.session(), claim, attempt);
     PeerNode.Outcome outcome;
     try {
       outcome = deadline.isNone() || attempt ? await(p, -1) : await(p, deadline.remainingNanos());
@@ -67,22 +68,25 @@ final class NativeLock extends AbstractLock {
       return new NativeLease(name(), outcome.fencingToken(), service, p.requestId(), sent);
     }
     return switch (outcome.failure()) {
-      case CONTENDED -> null;
+      case CONTENDED, TIMED_OUT -> null;
       case CANCELLED -> {
         if (!outcome.missingPeers().isEmpty()) {
-          throw unavailable(outcome.missingPeers(), "when the wait of " + deadline.total().toMillis() + "ms ended");
+          throw unavailable(outcome, "when the wait of " + deadline.total().toMillis() + "ms ended");
         }
         yield null;
       }
-      case UNAVAILABLE -> throw unavailable(outcome.missingPeers(), attempt ? "at the attempt"
+      case UNAVAILABLE, DEADLOCK -> throw unavailable(outcome, attempt ? "at the attempt"
           : "for longer than peerTimeout " + service.nativeSettings().peerTimeout().toMillis() + "ms");
     };
   }
 
-  private ServiceUnavailableException unavailable(Set<String> missing, String when) {
-    return new ServiceUnavailableException("lock '" + name() + "' on " + service.info().url() + ": peer"
-        + (missing.size() == 1 ? " " : "s ") + missing + " unreachable " + when + "; the "
-        + service.nativeSettings().variant().urlName() + " algorithm grants only while every peer is up");
+  private ServiceUnavailableException unavailable(PeerNode.Outcome outcome, String when) {
+    Set<String> missing = outcome.missingPeers();
+    String peers = missing.isEmpty() ? "" : ": peer" + (missing.size() == 1 ? " " : "s ") + missing + " unreachable "
+        + when;
+    String detail = outcome.detail().isEmpty() ? "" : (peers.isEmpty() ? ": " : "; ") + outcome.detail();
+    return new ServiceUnavailableException("lock '" + name() + "' on " + service.info().url() + peers + detail
+        + (peers.isEmpty() && detail.isEmpty() ? ": " + outcome.failure() + " " + when : ""));
   }
 
   /** The outcome, or null when {@code nanos} (not negative) passed first. */

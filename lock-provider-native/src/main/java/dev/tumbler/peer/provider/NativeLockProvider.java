@@ -5,6 +5,8 @@ import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ProviderInfo;
 import dev.tumbler.lock.spi.LockProvider;
 import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.peer.algorithm.Algorithm;
+import dev.tumbler.peer.algorithm.Algorithms;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Properties;
@@ -22,31 +24,39 @@ import java.util.Set;
  *       {@code host:port}, talking to the others over TCP.
  * </ul>
  *
- * Parameters: {@code algorithm=lamport|ricart-agrawala} (default {@code lamport}), {@code peerTimeout}
+ * Parameters: {@code algorithm=} one of {@link Algorithms#names()} (default {@code lamport}), {@code peerTimeout}
  * (default 10s: how long a request waits while a peer is unreachable before it fails with
  * {@link dev.tumbler.lock.ServiceUnavailableException}), {@code namespace}, and for TCP the transport's
  * parameters ({@code secret}, {@code tls}, ...).
  *
- * <p>Capabilities: {@link Capability#MUTEX}, {@link Capability#FENCING}, {@link Capability#FAIR}
- * (requests are granted in logical-timestamp order). Not {@link Capability#LEASE_EXPIRY} — a grant holds
- * until released; not {@link Capability#FAULT_TOLERANT} — every peer must be up for any grant. Thread
- * safe.
+ * <p>Capabilities: a service declares its algorithm's ({@link Algorithm#capabilities()}); the provider's
+ * info lists their union. Lamport and Ricart–Agrawala: {@link Capability#MUTEX}, {@link Capability#FENCING},
+ * {@link Capability#FAIR} (requests are granted in logical-timestamp order); not
+ * {@link Capability#LEASE_EXPIRY} — a grant holds until released; not {@link Capability#FAULT_TOLERANT} —
+ * every peer must be up for any grant. Thread safe.
  */
 public final class NativeLockProvider implements LockProvider {
 
   /** The provider's version. */
   public static final String VERSION = "0.1.0-SNAPSHOT";
 
-  /** What a native service keeps. */
-  static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(Capability.MUTEX, Capability.FENCING,
-      Capability.FAIR));
+  /** What some native service keeps: the union over the algorithms; a service declares its algorithm's. */
+  static final Set<Capability> CAPABILITIES = union();
 
   private static final ProviderInfo INFO = new ProviderInfo("native", "Tumbler native", VERSION,
-      "peer-to-peer locks (Lamport, Ricart-Agrawala) in this JVM, in memory, or over TCP; every peer must be up",
+      "peer-to-peer locks in this JVM, in memory, or over TCP; algorithm=" + String.join("|", Algorithms.names()),
       CAPABILITIES);
 
   /** Public no-argument constructor for {@link java.util.ServiceLoader}. */
   public NativeLockProvider() {}
+
+  private static Set<Capability> union() {
+    EnumSet<Capability> all = EnumSet.noneOf(Capability.class);
+    for (Algorithm<?> a : Algorithms.all()) {
+      all.addAll(a.capabilities());
+    }
+    return Set.copyOf(all);
+  }
 
   @Override
   public String scheme() {

@@ -23,7 +23,7 @@ final class NativeLockService extends AbstractLockService {
   private final String session;
 
   NativeLockService(String redactedUrl, NativeSettings settings) {
-    super(new ServiceInfo("native", NativeLockProvider.VERSION, redactedUrl, NativeLockProvider.CAPABILITIES),
+    super(new ServiceInfo("native", NativeLockProvider.VERSION, redactedUrl, settings.algorithm().capabilities()),
         LeaseSettings.unbounded(settings.namespace()), Ticker.system());
     this.settings = settings;
     this.shared = NodeRegistry.acquire(settings, redactedUrl);

@@ -3,7 +3,9 @@ package dev.tumbler.peer.provider;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.lock.spi.LockUrl;
-import dev.tumbler.peer.lamport.LamportCore;
+import dev.tumbler.peer.algorithm.Algorithm;
+import dev.tumbler.peer.algorithm.AlgorithmSettings;
+import dev.tumbler.peer.algorithm.Algorithms;
 import dev.tumbler.peer.transport.tcp.TcpTransportConfig;
 import java.time.Duration;
 import java.util.HashSet;
@@ -14,19 +16,21 @@ import java.util.Set;
 
 /**
  * What a {@code lock:native:} URL asks for: where the node runs (in this JVM alone, in an in-memory
- * cluster, or as a TCP peer), the algorithm, the peer timeout and the namespace. Immutable.
+ * cluster, or as a TCP peer), the algorithm and its settings, the peer timeout and the namespace.
+ * Immutable.
  *
  * @param kind where the node runs
  * @param cluster the in-memory cluster's name ({@code local} for {@code lock:native:local})
  * @param self this node's id
  * @param peers the other members' ids
- * @param variant the algorithm
+ * @param algorithm the lock algorithm
+ * @param algorithmSettings its own settings
  * @param peerTimeout how long a request waits with a peer unreachable before it fails
  * @param namespace prefix of every lock name, possibly empty
  * @param tcp the TCP transport's settings, for {@link Kind#TCP}
  */
-record NativeSettings(Kind kind, String cluster, String self, List<String> peers, LamportCore.Variant variant,
-    Duration peerTimeout, String namespace, TcpTransportConfig tcp) {
+record NativeSettings(Kind kind, String cluster, String self, List<String> peers, Algorithm<?> algorithm,
+    AlgorithmSettings algorithmSettings, Duration peerTimeout, String namespace, TcpTransportConfig tcp) {
 
   enum Kind { LOCAL, MEMORY, TCP }
 
@@ -44,14 +48,17 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     if (peerTimeout.isZero()) {
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'peerTimeout' must be positive");
     }
-    LamportCore.Variant variant = url.enumValue("algorithm", LamportCore.Variant.class,
-        LamportCore.Variant.LAMPORT);
+    Algorithm<?> algorithm = Algorithms.byName(url.oneOf("algorithm", Algorithms.names(),
+        Algorithms.defaultAlgorithm().name())).orElseThrow();
+    AlgorithmSettings algorithmSettings = algorithm.settings(url);
+    Set<String> common = new HashSet<>(COMMON);
+    common.addAll(algorithm.parameters());
     if (url.isHierarchical()) {
-      Set<String> accepted = new HashSet<>(COMMON);
+      Set<String> accepted = new HashSet<>(common);
       accepted.addAll(TcpTransportConfig.PARAMETERS);
       url.requireKnownParameters(accepted);
       TcpTransportConfig tcp = TcpTransportConfig.fromUrl(url, info);
-      checkSize(url, tcp.peers().size());
+      checkSize(url, algorithm, tcp.peers().size());
       if (tcp.self().endsWith(":0") && !tcp.peers().isEmpty()) {
         // a peer's id is where its peers dial it: an ephemeral port is known to nobody else, and the id
         // would change at every restart, so the cluster could never agree on its members
@@ -59,15 +66,17 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
             + "'peers': this node's id " + tcp.self() + " must be the address its peers dial; give the real "
             + "listen port, as in lock:native://127.0.0.1:7701?peers=127.0.0.1:7702,127.0.0.1:7703");
       }
-      return new NativeSettings(Kind.TCP, "", tcp.self(), tcp.peers(), variant, peerTimeout, namespace, tcp);
+      return new NativeSettings(Kind.TCP, "", tcp.self(), tcp.peers(), algorithm, algorithmSettings, peerTimeout,
+          namespace, tcp);
     }
     String opaque = url.opaque();
     if (opaque.equals("local")) {
-      url.requireKnownParameters(COMMON);
-      return new NativeSettings(Kind.LOCAL, "local", "local", List.of(), variant, peerTimeout, namespace, null);
+      url.requireKnownParameters(common);
+      return new NativeSettings(Kind.LOCAL, "local", "local", List.of(), algorithm, algorithmSettings, peerTimeout,
+          namespace, null);
     }
     if (opaque.startsWith("mem/") && opaque.length() > 4) {
-      Set<String> accepted = new HashSet<>(COMMON);
+      Set<String> accepted = new HashSet<>(common);
       accepted.addAll(MEMORY);
       url.requireKnownParameters(accepted);
       String cluster = opaque.substring(4);
@@ -88,19 +97,43 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
           throw new InvalidLockUrlException("lock URL " + url + ": parameter 'peers' lists '" + id + "' twice");
         }
       }
-      checkSize(url, peers.size());
-      return new NativeSettings(Kind.MEMORY, cluster, self, List.copyOf(peers), variant, peerTimeout, namespace,
-          null);
+      checkSize(url, algorithm, peers.size());
+      return new NativeSettings(Kind.MEMORY, cluster, self, List.copyOf(peers), algorithm, algorithmSettings,
+          peerTimeout, namespace, null);
     }
     throw new InvalidLockUrlException("lock URL " + url + ": expected lock:native:local, lock:native:mem/<cluster>"
         + "?node=<id>&peers=<id>,<id> or lock:native://host:port?peers=host:port,...&secret=...");
   }
 
-  private static void checkSize(LockUrl url, int peers) {
-    if (peers + 1 > LamportCore.MAX_NODES) {
+  private static void checkSize(LockUrl url, Algorithm<?> algorithm, int peers) {
+    if (peers + 1 > algorithm.maxNodes()) {
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'peers': at most "
-          + (LamportCore.MAX_NODES - 1) + " peers (fencing tokens hold a 10-bit node index)");
+          + (algorithm.maxNodes() - 1) + " peers with algorithm " + algorithm.name() + " ("
+          + algorithm.maxNodesReason() + ")");
     }
+  }
+
+  /**
+   * Why a node running with {@code this} cannot serve a service that asks for {@code other}, or empty
+   * when it can: every setting that shapes the node must be the same.
+   */
+  java.util.Optional<String> mismatch(NativeSettings other) {
+    if (algorithm != other.algorithm) {
+      return java.util.Optional.of("algorithm " + algorithm.name() + ", not " + other.algorithm.name());
+    }
+    // peers are distinct (checked when the URL is read), so the same members in any order are equal sets
+    if (!Set.copyOf(peers).equals(Set.copyOf(other.peers))) {
+      return java.util.Optional.of("peers " + peers + ", not " + other.peers);
+    }
+    if (!algorithmSettings.equals(other.algorithmSettings)) {
+      return java.util.Optional.of("'" + algorithmSettings.describe() + "', not '"
+          + other.algorithmSettings.describe() + "'");
+    }
+    if (!peerTimeout.equals(other.peerTimeout)) {
+      return java.util.Optional.of("peerTimeout " + peerTimeout.toMillis() + "ms, not "
+          + other.peerTimeout.toMillis() + "ms");
+    }
+    return java.util.Optional.empty();
   }
 
   /** The key under which nodes are shared within this JVM. */

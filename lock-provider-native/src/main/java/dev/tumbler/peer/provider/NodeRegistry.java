@@ -3,9 +3,9 @@ package dev.tumbler.peer.provider;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.Ticker;
-import dev.tumbler.peer.lamport.LamportCodec;
-import dev.tumbler.peer.lamport.LamportCore;
-import dev.tumbler.peer.lamport.LamportMessage;
+import dev.tumbler.peer.algorithm.Algorithm;
+import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.node.PeerNode;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import dev.tumbler.peer.transport.Transport;
@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.SplittableRandom;
 
 /**
  * The nodes running in this JVM, shared by every service opened on the same node URL and closed when the
@@ -29,10 +30,10 @@ final class NodeRegistry {
   static final class Shared {
     final String key;
     final NativeSettings settings;
-    final PeerNode<LamportMessage> node;
+    final PeerNode<?> node;
     int users;
 
-    Shared(String key, NativeSettings settings, PeerNode<LamportMessage> node) {
+    Shared(String key, NativeSettings settings, PeerNode<?> node) {
       this.key = key;
       this.settings = settings;
       this.node = node;
@@ -47,12 +48,11 @@ final class NodeRegistry {
       String key = settings.nodeKey();
       Shared s = NODES.get(key);
       if (s != null) {
-        NativeSettings have = s.settings;
-        // peers are distinct (checked when the URL is read), so the same members in any order are equal sets
-        if (have.variant() != settings.variant() || !Set.copyOf(have.peers()).equals(Set.copyOf(settings.peers()))) {
+        java.util.Optional<String> mismatch = s.settings.mismatch(settings);
+        if (mismatch.isPresent()) {
           throw new InvalidLockUrlException("lock URL " + redactedUrl + ": node " + settings.self()
-              + " already runs in this JVM with algorithm " + have.variant().urlName() + " and peers "
-              + have.peers() + "; a second service on it must ask for the same");
+              + " already runs in this JVM with " + mismatch.get() + "; a second service on it must ask for the"
+              + " same algorithm, settings and peers");
         }
         s.users++;
         return s;
@@ -79,7 +79,7 @@ final class NodeRegistry {
     }
   }
 
-  private static PeerNode<LamportMessage> start(NativeSettings settings, String redactedUrl) {
+  private static PeerNode<?> start(NativeSettings settings, String redactedUrl) {
     Transport transport = switch (settings.kind()) {
       case LOCAL -> InMemoryNetwork.named("@local", Set.of("local")).transport("local");
       case MEMORY -> {
@@ -100,15 +100,12 @@ final class NodeRegistry {
         }
       }
     };
-    // Start the logical clock from wall-clock microseconds: after a restart of the whole cluster, new
-    // fencing tokens are still above the old ones unless the clocks ran faster than a million events a
-    // second, or the wall clock stepped back by more than the downtime.
     long micros = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
     // the transport's id, not the configured one: a TCP node on port 0 (allowed only without peers) is
     // known by the port it bound
-    LamportCore core = new LamportCore(transport.self(), settings.peers(), settings.variant(),
-        settings.peerTimeout().toNanos(), Math.min(Math.max(0, micros), LamportCore.MAX_CLOCK / 2));
-    PeerNode<LamportMessage> node = new PeerNode<>(core, new LamportCodec(), transport, Ticker.system());
+    CoreContext context = new CoreContext(transport.self(), settings.peers(), settings.peerTimeout().toNanos(), 0,
+        micros, new SplittableRandom(), settings.algorithmSettings());
+    PeerNode<?> node = node(settings.algorithm(), context, transport);
     try {
       node.start();
     } catch (RuntimeException e) {
@@ -116,5 +113,10 @@ final class NodeRegistry {
       throw e;
     }
     return node;
+  }
+
+  private static <M extends PeerMessage> PeerNode<M> node(Algorithm<M> algorithm, CoreContext context,
+      Transport transport) {
+    return new PeerNode<>(algorithm.newCore(context), algorithm.codec(), transport, Ticker.system());
   }
 }

@@ -1,5 +1,8 @@
 package dev.tumbler.peer.sim;
 
+import dev.tumbler.peer.algorithm.Algorithm;
+import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.MessageCodec;
 import dev.tumbler.peer.core.Output;
@@ -108,6 +111,22 @@ public final class Simulation<M extends PeerMessage> {
     this.config = config;
     this.factory = factory;
     this.codec = codec;
+  }
+
+  /**
+   * A simulation of {@code algorithm} with its default settings; {@code tweak} sees every core made (to
+   * switch on a test mutation).
+   *
+   * @param peerTimeoutNanos the cores' peer timeout, in simulation nanoseconds
+   */
+  public static <M extends PeerMessage> Simulation<M> of(SimulationConfig config, Algorithm<M> algorithm,
+      long peerTimeoutNanos, java.util.function.Consumer<ProtocolCore<M>> tweak) {
+    return new Simulation<>(config, (self, peers, incarnation, random) -> {
+      ProtocolCore<M> core = algorithm.newCore(new CoreContext(self, peers, peerTimeoutNanos, 0, 0, random,
+          algorithm.defaults()));
+      tweak.accept(core);
+      return core;
+    }, algorithm.codec());
   }
 
   // ---- generating ops
@@ -469,10 +488,19 @@ public final class Simulation<M extends PeerMessage> {
             end(r, "failed " + f.failure());
           }
         }
+        case Output.Fact<M> f -> log(node.id + " FACT " + f.observation());
+        case Output.Renewed<M> rn -> {
+          log(node.id + " RENEWED " + rn);
+          Req r = reqs.get(rn.requestId());
+          if (r == null || r.node != node.index || r.state != State.HELD) {
+            throw new Violation(node.id + " renewed request " + rn.requestId() + " which it does not hold");
+          }
+        }
         case Output.Lost<M> l -> {
+          log(node.id + " LOST " + l);
           Req r = reqs.get(l.requestId());
           if (r != null && r.state == State.HELD) {
-            end(r, "lost");
+            end(r, "lost " + l.reason());
           }
         }
       }
@@ -718,7 +746,7 @@ public final class Simulation<M extends PeerMessage> {
             Req r = new Req(nextRequestId++, node.index, node.id + "/probe." + node.incarnation, "L" + i, MS);
             r.mustGrant = true;
             reqs.put(r.id, r);
-            step(node, new Input.Acquire<>(r.id, r.session, r.name, false));
+            step(node, new Input.Acquire<>(r.id, r.session, Claim.exclusive(r.name), false));
           }
         }
       });
@@ -731,7 +759,7 @@ public final class Simulation<M extends PeerMessage> {
       }
       Req r = new Req(nextRequestId++, node.index, sessionId(node, a.session()), a.name(), a.holdNanos());
       reqs.put(r.id, r);
-      step(node, new Input.Acquire<>(r.id, r.session, r.name, a.attempt()));
+      step(node, new Input.Acquire<>(r.id, r.session, Claim.exclusive(r.name), a.attempt()));
       if (a.waitNanos() >= 0 && !a.attempt()) {
         int inc = node.incarnation;
         schedule(now + a.waitNanos(), () -> {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Output;
 import java.util.ArrayDeque;
@@ -76,10 +77,36 @@ class LamportCoreTest {
   }
 
   @Test
+  void aClaimItCannotServeFailsAndOnlyAHeldGrantIsRenewed() {
+    for (LamportCore.Variant v : LamportCore.Variant.values()) {
+      Net net = new Net(v, "a", "b");
+      net.step("a", new Input.Acquire<>(1, "s", Claim.read("x"), false));
+      Output.Failed<?> f = net.outputs(Output.Failed.class).getFirst();
+      assertEquals(Output.Failure.UNAVAILABLE, f.failure(), v.toString());
+      assertTrue(f.detail().contains("exclusive locks on one name only"), f.detail());
+      net.step("a", new Input.Acquire<>(2, "s", Claim.permits("y", 1, 3), false));
+      assertEquals(2, net.outputs(Output.Failed.class).size(), v + ": a semaphore claim is not served either");
+      assertEquals(0, net.cores.get("a").openRequests(), v.toString());
+
+      net.step("a", new Input.Acquire<>(3, "s", Claim.exclusive("x"), false));
+      net.drain();
+      assertEquals(1, net.outputs(Output.Granted.class).size(), v.toString());
+      assertTrue(net.outputs(Output.Granted.class).getFirst().unbounded(), v + ": no term");
+      net.step("a", new Input.Renew<>(3));
+      Output.Renewed<?> r = net.outputs(Output.Renewed.class).getFirst();
+      assertEquals(Long.MAX_VALUE, r.validUntil(), v.toString());
+      net.step("a", new Input.Release<>(3));
+      net.step("a", new Input.Renew<>(3));
+      Output.Lost<?> l = net.outputs(Output.Lost.class).getFirst();
+      assertEquals(Output.LostReason.REVOKED, l.reason(), v + ": a released grant is not renewed");
+    }
+  }
+
+  @Test
   void lamportEntryCostsThreeTimesNMinusOne() {
     Net net = new Net(LamportCore.Variant.LAMPORT, "a", "b", "c");
     int before = net.sent;
-    net.step("a", new Input.Acquire<>(1, "s", "x", false));
+    net.step("a", new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
     net.drain();
     Output.Granted<?> g = net.outputs(Output.Granted.class).getFirst();
     assertEquals(1, g.requestId());
@@ -92,7 +119,7 @@ class LamportCoreTest {
   void ricartAgrawalaEntryCostsTwiceNMinusOne() {
     Net net = new Net(LamportCore.Variant.RICART_AGRAWALA, "a", "b", "c");
     int before = net.sent;
-    net.step("a", new Input.Acquire<>(1, "s", "x", false));
+    net.step("a", new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
     net.drain();
     assertEquals(1, net.outputs(Output.Granted.class).size());
     net.step("a", new Input.Release<>(1));
@@ -104,8 +131,8 @@ class LamportCoreTest {
   void concurrentRequestsAreGrantedInTimestampOrderWithIncreasingTokens() {
     for (LamportCore.Variant v : LamportCore.Variant.values()) {
       Net net = new Net(v, "a", "b");
-      net.step("b", new Input.Acquire<>(1, "s", "x", false));
-      net.step("a", new Input.Acquire<>(2, "s", "x", false));
+      net.step("b", new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
+      net.step("a", new Input.Acquire<>(2, "s", Claim.exclusive("x"), false));
       net.drain();
       List<Output.Granted> grants = net.outputs(Output.Granted.class);
       assertEquals(1, grants.size(), v + ": both granted at once");
@@ -123,11 +150,11 @@ class LamportCoreTest {
   void attemptFailsContendedAndCancelFailsCancelled() {
     for (LamportCore.Variant v : LamportCore.Variant.values()) {
       Net net = new Net(v, "a", "b");
-      net.step("a", new Input.Acquire<>(1, "s", "x", false));
+      net.step("a", new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
       net.drain();
-      net.step("b", new Input.Acquire<>(2, "t", "x", true));
+      net.step("b", new Input.Acquire<>(2, "t", Claim.exclusive("x"), true));
       net.drain();
-      net.step("b", new Input.Acquire<>(3, "t", "x", false));
+      net.step("b", new Input.Acquire<>(3, "t", Claim.exclusive("x"), false));
       net.drain();
       net.step("b", new Input.Cancel<>(3));
       List<Output.Failed> failed = net.outputs(Output.Failed.class);
@@ -140,7 +167,7 @@ class LamportCoreTest {
       // closing the holder's session frees the lock
       net.step("a", new Input.CloseSession<>("s"));
       net.drain();
-      net.step("b", new Input.Acquire<>(4, "t", "x", true));
+      net.step("b", new Input.Acquire<>(4, "t", Claim.exclusive("x"), true));
       net.drain();
       assertEquals(4, net.outputs(Output.Granted.class).getLast().requestId(), v.toString());
     }
@@ -152,7 +179,7 @@ class LamportCoreTest {
       Net net = new Net(v, "a", "b", "c");
       net.step("a", new Input.PeerDown<>("c"));
       net.cut.add("ac");
-      net.step("a", new Input.Acquire<>(1, "s", "x", false));
+      net.step("a", new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
       net.drain();
       assertTrue(net.outputs(Output.Granted.class).isEmpty(), v + ": granted without c");
       Output.SetTimer<?> timer = net.outputs(Output.SetTimer.class).getLast();
@@ -163,7 +190,7 @@ class LamportCoreTest {
       assertEquals(Output.Failure.UNAVAILABLE, f.failure());
       assertEquals(Set.of("c"), f.missingPeers());
       // a single attempt fails at once
-      net.step("a", new Input.Acquire<>(2, "s", "x", true));
+      net.step("a", new Input.Acquire<>(2, "s", Claim.exclusive("x"), true));
       assertEquals(Output.Failure.UNAVAILABLE, net.outputs(Output.Failed.class).getLast().failure());
     }
   }
@@ -171,7 +198,7 @@ class LamportCoreTest {
   @Test
   void restartedPeerSyncDropsItsDeadEntries() {
     Net net = new Net(LamportCore.Variant.LAMPORT, "a", "b");
-    net.step("b", new Input.Acquire<>(1, "s", "x", false));
+    net.step("b", new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
     net.drain();
     assertEquals(1, net.outputs(Output.Granted.class).size());
     // b crashes holding x, comes back empty
@@ -180,7 +207,7 @@ class LamportCoreTest {
     net.step("a", new Input.PeerUp<>("b"));
     net.step("b", new Input.PeerUp<>("a"));
     net.drain();
-    net.step("a", new Input.Acquire<>(2, "s", "x", false));
+    net.step("a", new Input.Acquire<>(2, "s", Claim.exclusive("x"), false));
     net.drain();
     List<Output.Granted> grants = net.outputs(Output.Granted.class);
     assertEquals(2, grants.size(), "the dead holder's entry still blocks x");
@@ -200,15 +227,15 @@ class LamportCoreTest {
     deliver(b, "a", sends(a.step(0, new Input.PeerUp<>("b"))));
     deliver(a, "b", sends(b.step(0, new Input.PeerUp<>("a"))));
     // the link flaps; a has not noticed yet and asks for x: that request is lost
-    sends(a.step(0, new Input.Acquire<>(1, "s", "x", false)));
+    sends(a.step(0, new Input.Acquire<>(1, "s", Claim.exclusive("x"), false)));
     // b noticed the flap and the link is back; b asks for x too (its messages to a are held back)
     b.step(0, new Input.PeerDown<>("a"));
     List<LamportMessage> fromB = new ArrayList<>(sends(b.step(0, new Input.PeerUp<>("a"))));
-    fromB.addAll(sends(b.step(0, new Input.Acquire<>(2, "t", "x", false))));
+    fromB.addAll(sends(b.step(0, new Input.Acquire<>(2, "t", Claim.exclusive("x"), false))));
     // a, still unaware, asks for other locks over the new link: stamped later than b's request
     List<Output<LamportMessage>> granted = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
-      for (LamportMessage m : sends(a.step(0, new Input.Acquire<>(10 + i, "s", "y" + i, false)))) {
+      for (LamportMessage m : sends(a.step(0, new Input.Acquire<>(10 + i, "s", Claim.exclusive("y" + i), false)))) {
         granted.addAll(b.step(0, new Input.Message<>("a", m)));
       }
     }
@@ -260,8 +287,8 @@ class LamportCoreTest {
     assertThrows(IllegalArgumentException.class,
         () -> new LamportCore("a", many, LamportCore.Variant.LAMPORT, 1, 0));
     LamportCore c = new LamportCore("a", List.of(), LamportCore.Variant.LAMPORT, 1, 0);
-    c.step(0, new Input.Acquire<>(1, "s", "x", false));
-    assertThrows(IllegalStateException.class, () -> c.step(0, new Input.Acquire<>(1, "s", "y", false)));
+    c.step(0, new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
+    assertThrows(IllegalStateException.class, () -> c.step(0, new Input.Acquire<>(1, "s", Claim.exclusive("y"), false)));
     assertEquals((5L << 10) | 3, LamportCore.fencingToken(5, 3));
   }
 }

@@ -16,7 +16,7 @@ class LamportMutationTest {
 
   @Test
   void simulatorCatchesGrantWithoutLaterMessages() {
-    Simulation<LamportMessage> sim = SimulationRunner.simulation(LamportCore.Variant.LAMPORT,
+    Simulation<LamportMessage> sim = SimulationRunner.simulation(LamportAlgorithm.LAMPORT,
         SimulationConfig.standard(), core -> core.mutationSkipLaterMessageCheck = true);
     Simulation.Result first = null;
     Simulation.Result firstExclusion = null;
@@ -51,7 +51,7 @@ class LamportMutationTest {
 
   @Test
   void simulatorCatchesRicartAgrawalaGrantWithoutReplies() {
-    Simulation<LamportMessage> sim = SimulationRunner.simulation(LamportCore.Variant.RICART_AGRAWALA,
+    Simulation<LamportMessage> sim = SimulationRunner.simulation(LamportAlgorithm.RICART_AGRAWALA,
         SimulationConfig.standard(), core -> core.mutationSkipReplies = true);
     long[] seeds = Simulation.seeds(SimulationRunner.CI_SEEDS);
     for (long seed : seeds) {

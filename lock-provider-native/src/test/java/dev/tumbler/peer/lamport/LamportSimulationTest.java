@@ -10,6 +10,6 @@ class LamportSimulationTest {
 
   @Test
   void seedsKeepEveryInvariant() {
-    SimulationRunner.assertEverySeedKeepsTheInvariants(LamportCore.Variant.LAMPORT, "LamportSimulationTest");
+    SimulationRunner.assertEverySeedKeepsTheInvariants(LamportAlgorithm.LAMPORT, "LamportSimulationTest");
   }
 }

@@ -10,6 +10,6 @@ class RicartAgrawalaSimulationTest {
 
   @Test
   void seedsKeepEveryInvariant() {
-    SimulationRunner.assertEverySeedKeepsTheInvariants(LamportCore.Variant.RICART_AGRAWALA, "RicartAgrawalaSimulationTest");
+    SimulationRunner.assertEverySeedKeepsTheInvariants(LamportAlgorithm.RICART_AGRAWALA, "RicartAgrawalaSimulationTest");
   }
 }

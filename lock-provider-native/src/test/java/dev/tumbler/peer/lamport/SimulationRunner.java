@@ -17,13 +17,9 @@ final class SimulationRunner {
 
   private SimulationRunner() {}
 
-  static Simulation<LamportMessage> simulation(LamportCore.Variant variant, SimulationConfig config,
+  static Simulation<LamportMessage> simulation(LamportAlgorithm algorithm, SimulationConfig config,
       Consumer<LamportCore> tweak) {
-    return new Simulation<>(config, (self, peers, incarnation, random) -> {
-      LamportCore core = new LamportCore(self, peers, variant, PEER_TIMEOUT, 0);
-      tweak.accept(core);
-      return core;
-    }, new LamportCodec());
+    return Simulation.of(config, algorithm, PEER_TIMEOUT, core -> tweak.accept((LamportCore) core));
   }
 
   static String replay(String testClass, long seed) {
@@ -31,7 +27,7 @@ final class SimulationRunner {
         + " -Dsurefire.failIfNoSpecifiedTests=false";
   }
 
-  static void assertEverySeedKeepsTheInvariants(LamportCore.Variant variant, String testClass) {
+  static void assertEverySeedKeepsTheInvariants(LamportAlgorithm variant, String testClass) {
     Simulation<LamportMessage> sim = simulation(variant, SimulationConfig.standard(), c -> { });
     long grants = 0;
     long requests = 0;
@@ -46,7 +42,7 @@ final class SimulationRunner {
       requests += r.requests();
       events += r.events();
     }
-    System.out.printf("%s: %d seeds, 0 violations, %d requests, %d grants, %d events%n", variant.urlName(),
+    System.out.printf("%s: %d seeds, 0 violations, %d requests, %d grants, %d events%n", variant.name(),
         seeds.length, requests, grants, events);
   }
 }

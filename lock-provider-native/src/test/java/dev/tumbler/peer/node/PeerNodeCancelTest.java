@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.lamport.LamportCodec;
 import dev.tumbler.peer.lamport.LamportCore;
@@ -27,18 +28,18 @@ class PeerNodeCancelTest {
   @EnumSource(LamportCore.Variant.class)
   void aCancelAfterTheGrantArrivedLeavesItHeld(LamportCore.Variant variant) throws Exception {
     try (PeerNode<LamportMessage> node = single(variant)) {
-      PeerNode.Pending first = node.acquire("s1", "x", false);
+      PeerNode.Pending first = node.acquire("s1", Claim.exclusive("x"), false);
       PeerNode.Outcome granted = first.outcome().get(10, TimeUnit.SECONDS);
       assertTrue(granted.granted(), granted.toString());
 
       node.cancel(first.requestId()); // the client's wait ended as the grant came: the grant won the race
 
-      PeerNode.Outcome second = node.acquire("s2", "x", true).outcome().get(10, TimeUnit.SECONDS);
+      PeerNode.Outcome second = node.acquire("s2", Claim.exclusive("x"), true).outcome().get(10, TimeUnit.SECONDS);
       assertFalse(second.granted(), "granted to a second client while the first holds it: " + second);
       assertEquals(Output.Failure.CONTENDED, second.failure());
 
       node.release(first.requestId());
-      PeerNode.Outcome third = node.acquire("s2", "x", true).outcome().get(10, TimeUnit.SECONDS);
+      PeerNode.Outcome third = node.acquire("s2", Claim.exclusive("x"), true).outcome().get(10, TimeUnit.SECONDS);
       assertTrue(third.granted(), "free again after the holder released it: " + third);
     }
   }

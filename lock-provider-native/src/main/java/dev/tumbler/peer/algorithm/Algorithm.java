@@ -1,0 +1,67 @@
+package dev.tumbler.peer.algorithm;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.peer.core.MessageCodec;
+import dev.tumbler.peer.core.PeerMessage;
+import dev.tumbler.peer.core.ProtocolCore;
+import java.util.OptionalInt;
+import java.util.Set;
+
+/**
+ * One algorithm the native provider can run, described once: its URL name, what it keeps, how many nodes
+ * it takes, its codec, its own URL parameters and how to make its core. The provider, the CLI and the
+ * simulator take algorithms from {@link Algorithms} and never name a core class or compare names; a new
+ * algorithm is one package with its descriptor plus one line in {@link Algorithms}. Implementations are
+ * immutable and thread safe.
+ *
+ * @param <M> the algorithm's message type
+ */
+public interface Algorithm<M extends PeerMessage> {
+
+  /** The name in URLs ({@code algorithm=…}) and on the command line: lower-case words joined by {@code -}. */
+  String name();
+
+  /** One line on what it is, for help texts and {@code tumbler providers}. */
+  String summary();
+
+  /**
+   * What a service running it keeps for locks, as the TCK checks it. The provider adds what the node's
+   * other cores keep (semaphores, transactions) to compute a service's capabilities.
+   */
+  Set<Capability> capabilities();
+
+  /** The most members a cluster of it may have. */
+  int maxNodes();
+
+  /** Why a cluster may not have more than {@link #maxNodes()} members, for the error message. */
+  String maxNodesReason();
+
+  /** The binary codec of its messages. */
+  MessageCodec<M> codec();
+
+  /** Whether its grants have a term (so {@code leaseTime} and {@code renew} apply). */
+  boolean leased();
+
+  /** The URL parameters of its own, beyond the provider's common ones; empty for none. */
+  Set<String> parameters();
+
+  /**
+   * Its settings read from {@code url}, every value checked.
+   *
+   * @throws dev.tumbler.lock.InvalidLockUrlException naming the parameter that is wrong
+   */
+  AlgorithmSettings settings(LockUrl url);
+
+  /** Its settings when the URL gives none: what the simulator runs. */
+  AlgorithmSettings defaults();
+
+  /** A core for one node, with empty state. */
+  ProtocolCore<M> newCore(CoreContext context);
+
+  /**
+   * What one uncontended acquire and release costs in network messages on a fault-free cluster of
+   * {@code nodes} members, averaged over the nodes a client may sit on; empty when it is not a constant.
+   */
+  OptionalInt messagesPerEntry(int nodes);
+}

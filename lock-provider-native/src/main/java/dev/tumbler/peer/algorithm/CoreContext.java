@@ -1,0 +1,36 @@
+package dev.tumbler.peer.algorithm;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.random.RandomGenerator;
+
+/**
+ * What a core is made from ({@link Algorithm#newCore}). Nothing in it reads a clock or a global: the
+ * simulator passes its own values, the node runtime real ones.
+ *
+ * @param self this node's id
+ * @param peers the other members' ids
+ * @param peerTimeoutNanos how long a request waits with a peer it needs unreachable before it fails
+ * @param leaseNanos the term of a grant, for algorithms whose grants have one; 0 otherwise
+ * @param wallMicros the wall clock at start, in microseconds since the epoch, for algorithms that start
+ *     their logical clocks from it (so that tokens keep increasing over a restart of the whole cluster);
+ *     0 in the simulator
+ * @param random the core's only source of randomness
+ * @param settings the algorithm's own settings
+ */
+public record CoreContext(String self, List<String> peers, long peerTimeoutNanos, long leaseNanos,
+    long wallMicros, RandomGenerator random, AlgorithmSettings settings) {
+
+  public CoreContext {
+    Objects.requireNonNull(self, "self");
+    peers = List.copyOf(peers);
+    Objects.requireNonNull(random, "random");
+    Objects.requireNonNull(settings, "settings");
+    if (peerTimeoutNanos <= 0) {
+      throw new IllegalArgumentException("peerTimeoutNanos must be positive: " + peerTimeoutNanos);
+    }
+    if (leaseNanos < 0) {
+      throw new IllegalArgumentException("leaseNanos must not be negative: " + leaseNanos);
+    }
+  }
+}

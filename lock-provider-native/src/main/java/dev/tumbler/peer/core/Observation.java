@@ -1,0 +1,26 @@
+package dev.tumbler.peer.core;
+
+import java.util.List;
+
+/**
+ * A fact a core publishes about its state ({@link Output.Fact}), emitted when it changes: what the
+ * simulator's checkers judge, what {@code NodeStats} shows and what traces print. Never an instruction
+ * to the driver. Immutable records.
+ */
+public sealed interface Observation {
+
+  /**
+   * The elected view this node has adopted.
+   *
+   * @param term the view's term; terms only grow
+   * @param leaders the leaders, in the order of the view (the first is the server of single-server
+   *     algorithms)
+   * @param activeUntil while this node is a leader of the view: until when (local clock) it may act as one,
+   *     by its leader lease; {@link Long#MIN_VALUE} when it is not a leader or its lease has lapsed
+   */
+  record View(long term, List<Leader> leaders, long activeUntil) implements Observation {
+    public View {
+      leaders = List.copyOf(leaders);
+    }
+  }
+}
