@@ -305,7 +305,9 @@ public abstract class AbstractLockService implements LockService {
    * {@link #ANSWER_GRACE_MILLIS}. If the backend has not answered by then, the attempt is abandoned: its
    * thread is interrupted (the provider leaves nothing held, as for any interrupt), a lease it yields anyway
    * is released at once, and the caller gets {@link #unanswered()}'s exception or, if there is none, an
-   * empty result (the lock was not granted within its wait).
+   * empty result (the lock was not granted within its wait). When the caller is interrupted, its attempt is
+   * interrupted and the caller's {@link InterruptedException} comes once the attempt has ended (so nothing
+   * of it is still queued at the backend), or after {@link #ANSWER_GRACE_MILLIS} with it abandoned.
    *
    * @return the registered lease, or empty when the deadline passed
    * @throws ServiceClosedException if the service is or gets closed
@@ -371,7 +373,13 @@ public abstract class AbstractLockService implements LockService {
       }
     } catch (InterruptedException e) {
       if (answer.cancel(false)) {
-        abandon(worker);
+        // the attempt ends before the caller hears of its interrupt, so that nothing of it stays queued at the
+        // backend (ahead of others in a fair queue) or is granted afterwards; a backend that does not let it
+        // end within the grace leaves it abandoned, as after a deadline
+        worker.interrupt();
+        if (!endsWithin(worker, ANSWER_GRACE_MILLIS)) {
+          abandon(worker);
+        }
       } else if (!answer.isCompletedExceptionally()) {
         AbstractLease l = answer.join(); // granted as the interrupt came: nothing is held after an interrupt
         if (l != null) {
@@ -409,6 +417,18 @@ public abstract class AbstractLockService implements LockService {
       throw e;
     }
     return null;
+  }
+
+  /** Whether {@code t} ends within {@code millis}; interrupts meanwhile do not shorten the wait. */
+  private static boolean endsWithin(Thread t, long millis) {
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+    while (true) {
+      try {
+        return t.join(java.time.Duration.ofNanos(Math.max(0, end - System.nanoTime())));
+      } catch (InterruptedException again) {
+        // the caller is already being answered with an InterruptedException
+      }
+    }
   }
 
   private void abandon(Thread worker) {

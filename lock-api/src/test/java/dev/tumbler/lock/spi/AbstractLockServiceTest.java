@@ -116,6 +116,89 @@ class AbstractLockServiceTest {
   }
 
   /**
+   * An interrupted timed acquire answers the caller once its attempt has ended, so that nothing of the
+   * attempt is still queued at the backend afterwards (a soak run saw an interrupted waiter's request still
+   * queued in a fair backend make the next tryAcquire(ZERO) fail); a backend that never lets the attempt end
+   * costs the caller the grace, no more.
+   */
+  @Test
+  @org.junit.jupiter.api.Timeout(value = 20, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+  void anInterruptedWaitEndsAfterItsAttempt() throws Exception {
+    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean cleanedUp = new java.util.concurrent.atomic.AtomicBoolean();
+    AbstractLock slowToLeave = new AbstractLock(service, "slow-to-leave") {
+      @Override
+      protected AbstractLease doAcquire(Deadline deadline) throws InterruptedException {
+        started.countDown();
+        try {
+          Thread.sleep(60_000);
+        } catch (InterruptedException e) {
+          long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+          while (System.nanoTime() - until < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(until - System.nanoTime()); // leaving the queue
+          }
+          cleanedUp.set(true);
+          throw e;
+        }
+        return null;
+      }
+    };
+    CompletableFuture<String> seen = new CompletableFuture<>();
+    Thread t = Thread.ofPlatform().start(() -> {
+      try {
+        slowToLeave.tryAcquire(Duration.ofSeconds(30));
+        seen.complete("returned");
+      } catch (InterruptedException e) {
+        seen.complete("interrupted, attempt ended: " + cleanedUp.get());
+      } catch (Throwable e) {
+        seen.complete(e.toString());
+      }
+    });
+    assertTrue(started.await(10, TimeUnit.SECONDS));
+    t.interrupt();
+    assertEquals("interrupted, attempt ended: true", seen.get(10, TimeUnit.SECONDS));
+
+    // an attempt that ignores the interrupt is abandoned after the grace
+    java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch started2 = new java.util.concurrent.CountDownLatch(1);
+    AbstractLock deaf = new AbstractLock(service, "deaf") {
+      @Override
+      protected AbstractLease doAcquire(Deadline deadline) {
+        started2.countDown();
+        boolean done = false;
+        while (!done) {
+          try {
+            done = never.await(60, TimeUnit.SECONDS);
+          } catch (InterruptedException ignored) {
+            // a backend client that does not answer interrupts
+          }
+        }
+        return null;
+      }
+    };
+    CompletableFuture<Long> took = new CompletableFuture<>();
+    Thread t2 = Thread.ofPlatform().start(() -> {
+      long t0 = System.nanoTime();
+      try {
+        deaf.tryAcquire(Duration.ofSeconds(30));
+      } catch (InterruptedException e) {
+        took.complete(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+      } catch (Throwable e) {
+        took.completeExceptionally(e);
+      }
+    });
+    assertTrue(started2.await(10, TimeUnit.SECONDS));
+    long interruptedAt = System.nanoTime();
+    t2.interrupt();
+    took.get(10, TimeUnit.SECONDS);
+    long afterInterrupt = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - interruptedAt);
+    never.countDown();
+    assertTrue(afterInterrupt >= AbstractLockService.ANSWER_GRACE_MILLIS - 50
+        && afterInterrupt < AbstractLockService.ANSWER_GRACE_MILLIS + 5_000, afterInterrupt + " ms after the interrupt");
+    service.close();
+  }
+
+  /**
    * A backend client that re-asserts the interrupt before throwing (Curator does) must not leave it set:
    * an InterruptedException means the status is clear, and asJavaLock().lock() retries after one.
    */
