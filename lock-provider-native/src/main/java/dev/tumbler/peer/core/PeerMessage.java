@@ -7,4 +7,10 @@ package dev.tumbler.peer.core;
  * permit types of its own package, and every algorithm lives in a package of its own. What a message
  * carries (a logical clock, a term, a request key) is the algorithm's business.
  */
-public interface PeerMessage {}
+public interface PeerMessage {
+
+  /** The message's type, for counters and traces: its simple class name unless a wrapper says more. */
+  default String typeName() {
+    return getClass().getSimpleName();
+  }
+}

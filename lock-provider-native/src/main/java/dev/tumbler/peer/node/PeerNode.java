@@ -426,7 +426,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           AtomicInteger queued = linkEventsQueued.get(s.to());
           if (queued == null || queued.get() == 0) {
             sent.incrementAndGet();
-            sentByType.computeIfAbsent(s.message().getClass().getSimpleName(), k -> new LongAdder()).increment();
+            sentByType.computeIfAbsent(s.message().typeName(), k -> new LongAdder()).increment();
             transport.send(s.to(), codec.encode(s.message()));
           }
         }

@@ -3,9 +3,9 @@ package dev.tumbler.peer.provider;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.Ticker;
-import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.CoreContext;
-import dev.tumbler.peer.core.PeerMessage;
+import dev.tumbler.peer.composite.Envelope;
+import dev.tumbler.peer.composite.Hosting;
 import dev.tumbler.peer.node.PeerNode;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import dev.tumbler.peer.transport.Transport;
@@ -105,7 +105,8 @@ final class NodeRegistry {
     // known by the port it bound
     CoreContext context = new CoreContext(transport.self(), settings.peers(), settings.peerTimeout().toNanos(), 0,
         micros, new SplittableRandom(), settings.algorithmSettings());
-    PeerNode<?> node = node(settings.algorithm(), context, transport);
+    PeerNode<Envelope> node = new PeerNode<>(Hosting.core(settings.algorithm(), context),
+        Hosting.codec(settings.algorithm()), transport, Ticker.system());
     try {
       node.start();
     } catch (RuntimeException e) {
@@ -113,10 +114,5 @@ final class NodeRegistry {
       throw e;
     }
     return node;
-  }
-
-  private static <M extends PeerMessage> PeerNode<M> node(Algorithm<M> algorithm, CoreContext context,
-      Transport transport) {
-    return new PeerNode<>(algorithm.newCore(context), algorithm.codec(), transport, Ticker.system());
   }
 }

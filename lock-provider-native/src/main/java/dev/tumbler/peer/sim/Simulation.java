@@ -2,6 +2,9 @@ package dev.tumbler.peer.sim;
 
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.composite.CompositeCore;
+import dev.tumbler.peer.composite.Envelope;
+import dev.tumbler.peer.composite.Hosting;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.MessageCodec;
@@ -76,7 +79,7 @@ public final class Simulation<M extends PeerMessage> {
    * @param grants grants made
    * @param requests acquires issued
    * @param events steps run
-   * @param messagesByType messages sent, by message class simple name
+   * @param messagesByType messages sent, by {@link PeerMessage#typeName()} ({@code lock/Request})
    * @param trace the events, when traced; else empty
    */
   public record Result(long seed, String violation, List<Op> ops, long grants, long requests, long events,
@@ -114,19 +117,20 @@ public final class Simulation<M extends PeerMessage> {
   }
 
   /**
-   * A simulation of {@code algorithm} with its default settings; {@code tweak} sees every core made (to
-   * switch on a test mutation).
+   * A simulation of nodes running {@code algorithm} with its default settings, each node's cores in a
+   * composite as the node runtime hosts them; {@code tweak} sees every core made (to switch on a test
+   * mutation in one of its channel cores).
    *
    * @param peerTimeoutNanos the cores' peer timeout, in simulation nanoseconds
    */
-  public static <M extends PeerMessage> Simulation<M> of(SimulationConfig config, Algorithm<M> algorithm,
-      long peerTimeoutNanos, java.util.function.Consumer<ProtocolCore<M>> tweak) {
+  public static Simulation<Envelope> of(SimulationConfig config, Algorithm<?> algorithm, long peerTimeoutNanos,
+      java.util.function.Consumer<CompositeCore> tweak) {
     return new Simulation<>(config, (self, peers, incarnation, random) -> {
-      ProtocolCore<M> core = algorithm.newCore(new CoreContext(self, peers, peerTimeoutNanos, 0, 0, random,
+      CompositeCore core = Hosting.core(algorithm, new CoreContext(self, peers, peerTimeoutNanos, 0, 0, random,
           algorithm.defaults()));
       tweak.accept(core);
       return core;
-    }, algorithm.codec());
+    }, Hosting.codec(algorithm));
   }
 
   // ---- generating ops
@@ -562,7 +566,7 @@ public final class Simulation<M extends PeerMessage> {
         log(from.id + " -> " + toId + " DROPPED (a link report is queued for the core) " + message);
         return;
       }
-      messages.merge(message.getClass().getSimpleName(), 1L, Long::sum);
+      messages.merge(message.typeName(), 1L, Long::sum);
       if (!linkUp[from.index][to] || oneWayFlap[from.index][to] != 0) {
         log(from.id + " -> " + toId + " DROPPED (link down) " + message);
         return;

@@ -2,6 +2,7 @@ package dev.tumbler.peer.lamport;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.sim.Simulation;
 import dev.tumbler.peer.sim.SimulationConfig;
 import org.junit.jupiter.api.Test;
@@ -16,7 +17,7 @@ class LamportMutationTest {
 
   @Test
   void simulatorCatchesGrantWithoutLaterMessages() {
-    Simulation<LamportMessage> sim = SimulationRunner.simulation(LamportAlgorithm.LAMPORT,
+    Simulation<Envelope> sim = SimulationRunner.simulation(LamportAlgorithm.LAMPORT,
         SimulationConfig.standard(), core -> core.mutationSkipLaterMessageCheck = true);
     Simulation.Result first = null;
     Simulation.Result firstExclusion = null;
@@ -51,7 +52,7 @@ class LamportMutationTest {
 
   @Test
   void simulatorCatchesRicartAgrawalaGrantWithoutReplies() {
-    Simulation<LamportMessage> sim = SimulationRunner.simulation(LamportAlgorithm.RICART_AGRAWALA,
+    Simulation<Envelope> sim = SimulationRunner.simulation(LamportAlgorithm.RICART_AGRAWALA,
         SimulationConfig.standard(), core -> core.mutationSkipReplies = true);
     long[] seeds = Simulation.seeds(SimulationRunner.CI_SEEDS);
     for (long seed : seeds) {

@@ -2,6 +2,8 @@ package dev.tumbler.peer.lamport;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.tumbler.peer.composite.Channel;
+import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.sim.Simulation;
 import dev.tumbler.peer.sim.SimulationConfig;
 import java.util.function.Consumer;
@@ -17,9 +19,9 @@ final class SimulationRunner {
 
   private SimulationRunner() {}
 
-  static Simulation<LamportMessage> simulation(LamportAlgorithm algorithm, SimulationConfig config,
+  static Simulation<Envelope> simulation(LamportAlgorithm algorithm, SimulationConfig config,
       Consumer<LamportCore> tweak) {
-    return Simulation.of(config, algorithm, PEER_TIMEOUT, core -> tweak.accept((LamportCore) core));
+    return Simulation.of(config, algorithm, PEER_TIMEOUT, node -> tweak.accept((LamportCore) node.core(Channel.LOCK)));
   }
 
   static String replay(String testClass, long seed) {
@@ -28,7 +30,7 @@ final class SimulationRunner {
   }
 
   static void assertEverySeedKeepsTheInvariants(LamportAlgorithm variant, String testClass) {
-    Simulation<LamportMessage> sim = simulation(variant, SimulationConfig.standard(), c -> { });
+    Simulation<Envelope> sim = simulation(variant, SimulationConfig.standard(), c -> { });
     long grants = 0;
     long requests = 0;
     long events = 0;

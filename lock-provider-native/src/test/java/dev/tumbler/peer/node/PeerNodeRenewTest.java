@@ -10,7 +10,8 @@ import dev.tumbler.peer.algorithm.AlgorithmSettings;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.lamport.LamportAlgorithm;
-import dev.tumbler.peer.lamport.LamportMessage;
+import dev.tumbler.peer.composite.Envelope;
+import dev.tumbler.peer.composite.Hosting;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,14 +33,14 @@ class PeerNodeRenewTest {
   void aHeldGrantIsRenewedAndOneNotHeldIsLostToItsListener() throws Exception {
     List<String> ids = List.of("a", "b");
     InMemoryNetwork net = new InMemoryNetwork("renew-" + System.nanoTime(), Set.copyOf(ids));
-    List<PeerNode<LamportMessage>> nodes = new ArrayList<>();
+    List<PeerNode<Envelope>> nodes = new ArrayList<>();
     try {
       for (String id : ids) {
-        PeerNode<LamportMessage> n = node(net, id, ids);
+        PeerNode<Envelope> n = node(net, id, ids);
         n.start();
         nodes.add(n);
       }
-      PeerNode<LamportMessage> a = nodes.get(0);
+      PeerNode<Envelope> a = nodes.get(0);
       PeerNode.Pending held = a.acquire("s", Claim.exclusive("x"), false);
       assertTrue(held.outcome().get(10, TimeUnit.SECONDS).granted());
       PeerNode.Outcome g = held.outcome().get();
@@ -66,9 +67,9 @@ class PeerNodeRenewTest {
       a.release(held.requestId());
       Map<String, Long> byType = a.messagesSentByType();
       assertEquals(a.messagesSent(), byType.values().stream().mapToLong(Long::longValue).sum(), byType.toString());
-      assertTrue(byType.getOrDefault("Request", 0L) >= 2 && byType.containsKey("Sync"), byType.toString());
+      assertTrue(byType.getOrDefault("lock/Request", 0L) >= 2 && byType.containsKey("lock/Sync"), byType.toString());
     } finally {
-      for (PeerNode<LamportMessage> n : nodes) {
+      for (PeerNode<Envelope> n : nodes) {
         n.close();
       }
     }
@@ -77,18 +78,18 @@ class PeerNodeRenewTest {
   @Test
   void aRenewalAfterCloseFailsWithNodeClosed() throws Exception {
     InMemoryNetwork net = new InMemoryNetwork("renew-closed-" + System.nanoTime(), Set.of("a"));
-    PeerNode<LamportMessage> a = node(net, "a", List.of("a"));
+    PeerNode<Envelope> a = node(net, "a", List.of("a"));
     a.start();
     a.close();
     CompletableFuture<PeerNode.Renewal> f = a.renew(1);
     assertTrue(f.isCompletedExceptionally(), f.toString());
   }
 
-  private static PeerNode<LamportMessage> node(InMemoryNetwork net, String id, List<String> ids) {
+  private static PeerNode<Envelope> node(InMemoryNetwork net, String id, List<String> ids) {
     List<String> peers = new ArrayList<>(ids);
     peers.remove(id);
     LamportAlgorithm alg = LamportAlgorithm.LAMPORT;
-    return new PeerNode<>(alg.newCore(new CoreContext(id, peers, TimeUnit.SECONDS.toNanos(5), 0, 0,
-        new SplittableRandom(1), AlgorithmSettings.NONE)), alg.codec(), net.transport(id), Ticker.system());
+    return new PeerNode<>(Hosting.core(alg, new CoreContext(id, peers, TimeUnit.SECONDS.toNanos(5), 0, 0,
+        new SplittableRandom(1), AlgorithmSettings.NONE)), Hosting.codec(alg), net.transport(id), Ticker.system());
   }
 }

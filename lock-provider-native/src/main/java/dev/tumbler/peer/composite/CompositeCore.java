@@ -1,0 +1,188 @@
+package dev.tumbler.peer.composite;
+
+import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Observation;
+import dev.tumbler.peer.core.Output;
+import dev.tumbler.peer.core.PeerMessage;
+import dev.tumbler.peer.core.ProtocolCore;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One node's cores behind one {@link ProtocolCore}: each hosted core owns a {@link Channel}, and the
+ * composite routes every input to the cores it concerns and tags every message with its channel. Pure, as
+ * its cores are.
+ *
+ * <ul>
+ *   <li>A peer's message goes to its envelope's channel; a timer to the channel that set it (timer ids are
+ *       {@code channel << 56 | local id}).
+ *   <li>{@code PeerUp}, {@code PeerDown} and {@code CloseSession} go to every core in channel order, the
+ *       election first, so that its restatement opens a link before the others'.
+ *   <li>A client's request goes to the core its claim is for: {@link Claim.Mode#PERMITS} to
+ *       {@link Channel#BUCKETS}, a transaction's claim to {@link Channel#AGENT}, anything else to
+ *       {@link Channel#LOCK} (the lock core when a channel is not hosted: it refuses what it cannot serve).
+ *       Later inputs about the request ({@code Release}, {@code Cancel}, {@code Renew}) follow it.
+ *   <li>A view the election core publishes ({@link Observation.View}) is handed to every other core as
+ *       {@link Input.View} within the same step, after the election's own outputs.
+ * </ul>
+ * A composite hosting only the lock core sends exactly the lock core's messages, one envelope byte each.
+ * Not thread safe, like every core.
+ */
+public final class CompositeCore implements ProtocolCore<Envelope> {
+
+  private static final int CHANNEL_SHIFT = 56;
+  private static final long LOCAL_TIMER_MASK = (1L << CHANNEL_SHIFT) - 1;
+
+  private final Map<Channel, ProtocolCore<PeerMessage>> cores = new EnumMap<>(Channel.class);
+  private final String self;
+  /** Where each live request went, and its session (a closed session's requests are forgotten). */
+  private final Map<Long, Route> routes = new HashMap<>();
+  private List<Output<Envelope>> out;
+
+  private record Route(Channel channel, String session) {}
+
+  /**
+   * @param cores the hosted cores by channel, each with empty state; must include {@link Channel#LOCK}, and
+   *     all must be the same node's
+   */
+  @SuppressWarnings("unchecked")
+  public CompositeCore(Map<Channel, ? extends ProtocolCore<? extends PeerMessage>> cores) {
+    if (!cores.containsKey(Channel.LOCK)) {
+      throw new IllegalArgumentException("a composite hosts a lock core: " + cores.keySet());
+    }
+    String id = null;
+    for (Map.Entry<Channel, ? extends ProtocolCore<? extends PeerMessage>> e : cores.entrySet()) {
+      ProtocolCore<? extends PeerMessage> c = Objects.requireNonNull(e.getValue(), "core");
+      if (id != null && !id.equals(c.self())) {
+        throw new IllegalArgumentException("cores of different nodes: " + id + " and " + c.self());
+      }
+      id = c.self();
+      this.cores.put(e.getKey(), (ProtocolCore<PeerMessage>) c);
+    }
+    this.self = id;
+  }
+
+  /** The core on {@code channel}, or null; for tests (to switch on a mutation) and statistics. */
+  public ProtocolCore<? extends PeerMessage> core(Channel channel) {
+    return cores.get(channel);
+  }
+
+  @Override
+  public String self() {
+    return self;
+  }
+
+  /** The lock core's algorithm. */
+  @Override
+  public String algorithm() {
+    return cores.get(Channel.LOCK).algorithm();
+  }
+
+  @Override
+  public List<Output<Envelope>> step(long now, Input<Envelope> input) {
+    Objects.requireNonNull(input, "input");
+    out = new ArrayList<>();
+    try {
+      switch (input) {
+        case Input.Message<Envelope> m -> {
+          if (cores.containsKey(m.message().channel())) {
+            deliver(now, m.message().channel(), new Input.Message<>(m.from(), m.message().body()));
+          }
+        }
+        case Input.TimerFired<Envelope> t -> {
+          Channel c = Channel.of((byte) (t.timerId() >>> CHANNEL_SHIFT));
+          if (c != null && cores.containsKey(c)) {
+            deliver(now, c, new Input.TimerFired<>(t.timerId() & LOCAL_TIMER_MASK));
+          }
+        }
+        case Input.PeerUp<Envelope> u -> everyCore(now, new Input.PeerUp<>(u.peer()));
+        case Input.PeerDown<Envelope> d -> everyCore(now, new Input.PeerDown<>(d.peer()));
+        case Input.CloseSession<Envelope> s -> {
+          routes.values().removeIf(r -> r.session().equals(s.session()));
+          everyCore(now, new Input.CloseSession<>(s.session()));
+        }
+        case Input.Acquire<Envelope> a -> {
+          Channel c = channelFor(a);
+          routes.put(a.requestId(), new Route(c, a.session()));
+          deliver(now, c, new Input.Acquire<>(a.requestId(), a.session(), a.claim(), a.attempt(), a.txId()));
+        }
+        case Input.Release<Envelope> r -> deliver(now, routeOf(routes.remove(r.requestId())),
+            new Input.Release<>(r.requestId()));
+        // after a cancel, nothing more comes about the request: its failure, or nothing if it was granted
+        case Input.Cancel<Envelope> c -> deliver(now, routeOf(routes.remove(c.requestId())),
+            new Input.Cancel<>(c.requestId()));
+        case Input.Renew<Envelope> r -> deliver(now, routeOf(routes.get(r.requestId())),
+            new Input.Renew<>(r.requestId()));
+        case Input.View<Envelope> v -> viewToOthers(now, v.term(), v.leaders(), v.activeUntil());
+      }
+      return out;
+    } finally {
+      out = null;
+    }
+  }
+
+  private Channel channelFor(Input.Acquire<?> a) {
+    Channel wanted = a.claim().mode() == Claim.Mode.PERMITS ? Channel.BUCKETS
+        : a.txId() != 0 ? Channel.AGENT : Channel.LOCK;
+    return cores.containsKey(wanted) ? wanted : Channel.LOCK;
+  }
+
+  private static Channel routeOf(Route r) {
+    return r == null ? Channel.LOCK : r.channel();
+  }
+
+  private void everyCore(long now, Input<PeerMessage> input) {
+    for (Channel c : cores.keySet()) { // EnumMap: channel order, the election first
+      deliver(now, c, input);
+    }
+  }
+
+  private void viewToOthers(long now, long term, List<dev.tumbler.peer.core.Leader> leaders, long activeUntil) {
+    for (Channel c : cores.keySet()) {
+      if (c != Channel.ELECTION) {
+        deliver(now, c, new Input.View<>(term, leaders, activeUntil));
+      }
+    }
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void deliver(long now, Channel channel, Input<PeerMessage> input) {
+    List<Output<PeerMessage>> outs = cores.get(channel).step(now, input);
+    for (Output<PeerMessage> o : outs) {
+      switch (o) {
+        case Output.Send<PeerMessage> s -> out.add(new Output.Send<>(s.to(), new Envelope(channel, s.message())));
+        case Output.SetTimer<PeerMessage> t -> out.add(new Output.SetTimer<>(timerId(channel, t.timerId()), t.at()));
+        case Output.CancelTimer<PeerMessage> t -> out.add(new Output.CancelTimer<>(timerId(channel, t.timerId())));
+        case Output.Failed<PeerMessage> f -> {
+          routes.remove(f.requestId());
+          out.add((Output) f);
+        }
+        case Output.Lost<PeerMessage> l -> {
+          routes.remove(l.requestId());
+          out.add((Output) l);
+        }
+        case Output.Fact<PeerMessage> f -> {
+          out.add((Output) f);
+          if (channel == Channel.ELECTION && f.observation() instanceof Observation.View v) {
+            viewToOthers(now, v.term(), v.leaders(), v.activeUntil());
+          }
+        }
+        // grants and renewals carry no message: the same record serves every message type
+        case Output.Granted<PeerMessage> g -> out.add((Output) g);
+        case Output.Renewed<PeerMessage> r -> out.add((Output) r);
+      }
+    }
+  }
+
+  private static long timerId(Channel channel, long local) {
+    if (local < 0 || local > LOCAL_TIMER_MASK) {
+      throw new IllegalStateException("the " + channel.label() + " core's timer id " + local + " is out of range");
+    }
+    return (long) channel.number() << CHANNEL_SHIFT | local;
+  }
+}
