@@ -8,7 +8,7 @@ import java.util.List;
  * <p>A core does no I/O, reads no clock (time arrives as {@code now}), starts no thread and uses no
  * global randomness (a core that needs randomness takes a seeded {@link java.util.random.RandomGenerator}
  * when it is made). Same state plus same input gives the same outputs, which is what lets the
- * {@linkplain dev.tumbler.peer.sim.Simulation simulator} replay a failing run from its seed. One core
+ * simulator (module {@code lock-sim}) replay a failing run from its seed. One core
  * serves every lock name of one node.
  *
  * <p>Drivers: the simulator, and the node runtime (in-memory or TCP transport). A crash is modelled by

@@ -25,7 +25,7 @@ final class SimulationRunner {
   }
 
   static String replay(String testClass, long seed) {
-    return "mvn -B -pl lock-provider-native -am test -Dtest=" + testClass + " -Dsim.seed=" + seed
+    return "mvn -B -pl lock-sim -am test -Dtest=" + testClass + " -Dsim.seed=" + seed
         + " -Dsurefire.failIfNoSpecifiedTests=false";
   }
 
