@@ -14,7 +14,8 @@ import java.util.Set;
  * Redlock), and every service the TCK opens reaching them through its own {@link TcpProxy}s, so that
  * one client can be cut off while the others go on. Faults: cut a client off (blackhole its proxies),
  * pause its renewals (the SPI's renewer), crash and restart the live servers (no persistence: every key
- * is gone after a restart).
+ * is gone after a restart); for Redlock with a majority to spare, crash and restart one more master, or
+ * partition it away from every client.
  */
 final class RedisTarget extends ProxiedTarget {
   private final List<EmbeddedRedis> servers;
@@ -63,7 +64,37 @@ final class RedisTarget extends ProxiedTarget {
 
   @Override
   public Set<Fault> supported() {
+    if (majorityAfterOneMore()) {
+      return Set.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS, Fault.CRASH_BACKEND, Fault.CRASH_MINORITY,
+          Fault.PARTITION_MINORITY);
+    }
     return Set.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS, Fault.CRASH_BACKEND);
+  }
+
+  /** Whether a majority of the masters stays up when one more live master fails (Redlock with enough masters). */
+  private boolean majorityAfterOneMore() {
+    return servers.size() > 1 && live.size() - 1 > servers.size() / 2;
+  }
+
+  /** Every Redlock client talks to every master: crashing the first live one spares no client in particular. */
+  @Override
+  public void crashMinority(java.util.Collection<LockService> spare) {
+    live.get(0).stop();
+  }
+
+  @Override
+  public void restartMinority() {
+    live.get(0).restart();
+  }
+
+  @Override
+  public void partitionMinority(java.util.Collection<LockService> spare) {
+    partitionFromClients(servers.indexOf(live.get(0)));
+  }
+
+  @Override
+  public void healMinority() {
+    healPartitions();
   }
 
   @Override

@@ -18,7 +18,11 @@ public interface FaultInjector {
     /** {@link #pauseRenewals} and {@link #resumeRenewals}. */
     PAUSE_RENEWALS,
     /** {@link #crashBackend} and {@link #restartBackend}. */
-    CRASH_BACKEND
+    CRASH_BACKEND,
+    /** {@link #crashMinority} and {@link #restartMinority}: a node of a replicated backend crashes and restarts. */
+    CRASH_MINORITY,
+    /** {@link #partitionMinority} and {@link #healMinority}: a node of a replicated backend is cut off. */
+    PARTITION_MINORITY
   }
 
   Set<Fault> supported();
@@ -58,5 +62,37 @@ public interface FaultInjector {
   /** Starts the backend again after {@link #crashBackend}, on the same addresses. */
   default void restartBackend() {
     throw new UnsupportedOperationException("restartBackend");
+  }
+
+  /**
+   * Stops a minority of the backend's servers (of a replicated backend: ensemble members, Redlock masters,
+   * peers), as crashes would; the rest keep a majority. A server that a client in {@code spare} depends on
+   * alone is not chosen (the ZooKeeper server its session is connected to, the node a peer-to-peer client
+   * runs on): those clients are on the majority side and must not notice more than a slower backend.
+   *
+   * @param spare clients that must stay on the majority side
+   */
+  default void crashMinority(java.util.Collection<LockService> spare) {
+    throw new UnsupportedOperationException("crashMinority");
+  }
+
+  /** Starts the servers {@link #crashMinority} stopped again, on the same addresses, with what they persist. */
+  default void restartMinority() {
+    throw new UnsupportedOperationException("restartMinority");
+  }
+
+  /**
+   * Cuts a minority of the backend's servers off from the other servers and from every client, as a
+   * network partition would (connections stay open, bytes vanish); the same choice as {@link #crashMinority}.
+   *
+   * @param spare clients that must stay on the majority side
+   */
+  default void partitionMinority(java.util.Collection<LockService> spare) {
+    throw new UnsupportedOperationException("partitionMinority");
+  }
+
+  /** Undoes {@link #partitionMinority}. */
+  default void healMinority() {
+    throw new UnsupportedOperationException("healMinority");
   }
 }

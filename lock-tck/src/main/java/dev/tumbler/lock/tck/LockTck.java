@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -120,7 +121,7 @@ public abstract class LockTck {
   /** The groups, in the order the TCK reports them. */
   static final List<Class<?>> GROUPS = List.of(Registry.class, Mutex.class, Contention.class, Fencing.class,
       Leases.class, Semaphores.class, ReadWrite.class, Fairness.class, Transactions.class, Elections.class,
-      Names.class, BadInput.class, Closed.class, Faults.class, Outages.class);
+      Names.class, BadInput.class, Closed.class, Faults.class, Outages.class, FaultTolerance.class);
 
   private static final String RUN = UUID.randomUUID().toString().substring(0, 8);
   private static final AtomicLong NAMES = new AtomicLong();
@@ -144,6 +145,21 @@ public abstract class LockTck {
    */
   protected Map<String, String> excludedTests() {
     return Map.of();
+  }
+
+  /**
+   * For {@link #excludedTests()} of a second target of a provider whose other groups another TCK class
+   * already runs (a replicated set-up that exists for the fault-tolerance group): every group but
+   * {@code keep}, each with {@code reason}.
+   */
+  protected static Map<String, String> everyGroupBut(Set<String> keep, String reason) {
+    Map<String, String> m = new java.util.LinkedHashMap<>();
+    for (Class<?> g : GROUPS) {
+      if (!keep.contains(g.getSimpleName())) {
+        m.put(g.getSimpleName(), reason);
+      }
+    }
+    return m;
   }
 
   @BeforeAll
@@ -188,10 +204,18 @@ public abstract class LockTck {
       crashed = false;
       safely(() -> target.faults().orElseThrow().restartBackend());
     }
+    Runnable repair = minorityRepair;
+    if (repair != null) {
+      minorityRepair = null;
+      safely(repair::run);
+    }
   }
 
   /** Set while a test has the backend crashed, so that a test that ends abruptly does not leave it down. */
   private volatile boolean crashed;
+
+  /** Set while a test has a minority of the backend crashed or cut off: repaired if the test ends abruptly. */
+  private volatile Runnable minorityRepair;
 
   // ---------------------------------------------------------------- helpers for the groups
 
@@ -2497,6 +2521,126 @@ public abstract class LockTck {
             + after.fencingToken());
       }
       after.release();
+    }
+  }
+
+  @Nested
+  @DisplayName("fault tolerance")
+  @Requires(value = Capability.FAULT_TOLERANT, anyFault = {FaultInjector.Fault.CRASH_MINORITY,
+      FaultInjector.Fault.PARTITION_MINORITY})
+  class FaultTolerance {
+
+    @Test
+    @Requires(value = {Capability.MUTEX, Capability.FENCING}, faults = FaultInjector.Fault.CRASH_MINORITY)
+    @DisplayName("through a minority crash and its restart, locks go on being granted with exclusion and fencing, "
+        + "and a holder on the majority side keeps its lock untold")
+    void minorityCrashAndRestart() throws Exception {
+      FaultInjector f = target.faults().orElseThrow();
+      goesOnThrough("a minority crash", f::crashMinority, f::restartMinority);
+    }
+
+    @Test
+    @Requires(value = {Capability.MUTEX, Capability.FENCING}, faults = FaultInjector.Fault.PARTITION_MINORITY)
+    @DisplayName("through a minority partition and its heal, locks go on being granted with exclusion and fencing, "
+        + "and a holder on the majority side keeps its lock untold")
+    void minorityPartitionAndHeal() throws Exception {
+      FaultInjector f = target.faults().orElseThrow();
+      goesOnThrough("a minority partition", f::partitionMinority, f::healMinority);
+    }
+
+    /**
+     * A holder takes a lock and keeps it (renewed as usual) while four workers on two other clients contend
+     * for another lock under an occupancy witness and a {@link FencedResource}: before the fault, during it,
+     * and after the repair. Every phase must see grants; no two workers may hold the lock at once; no write
+     * may come with a stale token; and the holder, spared by the fault, must neither lose its lock nor be
+     * told it did.
+     */
+    private void goesOnThrough(String fault, java.util.function.Consumer<java.util.Collection<LockService>> inflict,
+        Runnable repair) throws Exception {
+      LockService holderService = open();
+      LockService a = open();
+      LockService b = open();
+      String heldName = name("ft-held");
+      Lease held = holderService.lock(heldName).acquire();
+      AtomicReference<LeaseLostEvent> told = new AtomicReference<>();
+      held.onLost(told::set);
+      String hot = name("ft-hot");
+      FencedResource<Long> resource = new FencedResource<>();
+      AtomicInteger occupancy = new AtomicInteger();
+      AtomicInteger overlaps = new AtomicInteger();
+      AtomicInteger phase = new AtomicInteger();
+      java.util.concurrent.atomic.AtomicLongArray grants = new java.util.concurrent.atomic.AtomicLongArray(3);
+      java.util.concurrent.atomic.AtomicLongArray refusals = new java.util.concurrent.atomic.AtomicLongArray(3);
+      AtomicBoolean stop = new AtomicBoolean();
+      List<Job<Void>> workers = new ArrayList<>();
+      for (LockService s : List.of(a, b)) {
+        for (int w = 0; w < 2; w++) {
+          workers.add(start("ft-worker", () -> {
+            Lock lock = s.lock(hot);
+            while (!stop.get()) {
+              int p = phase.get();
+              Optional<Lease> l;
+              try {
+                l = lock.tryAcquire(leaseTime());
+              } catch (ServiceUnavailableException e) {
+                refusals.incrementAndGet(p);
+                Thread.sleep(20);
+                continue;
+              }
+              if (l.isEmpty()) {
+                continue;
+              }
+              try (Lease lease = l.get()) {
+                if (occupancy.incrementAndGet() != 1) {
+                  overlaps.incrementAndGet();
+                }
+                if (lease.isValid()) { // what a careful client checks; the resource judges the rest
+                  resource.write(lease.fencingToken(), lease.fencingToken());
+                }
+                grants.incrementAndGet(p);
+                Thread.sleep(2);
+                occupancy.decrementAndGet();
+              }
+            }
+            return null;
+          }));
+        }
+      }
+      Duration phaseWait = GRANT_WAIT.plus(expiryBound());
+      awaitGrants(grants, 0, phaseWait, "before " + fault);
+      minorityRepair = repair;
+      inflict.accept(List.of(holderService));
+      try {
+        phase.set(1);
+        awaitGrants(grants, 1, phaseWait, "during " + fault);
+        Thread.sleep(leaseTime().multipliedBy(2).toMillis()); // long enough for every lease to need renewals
+      } finally {
+        minorityRepair = null;
+        repair.run();
+      }
+      phase.set(2);
+      awaitGrants(grants, 2, phaseWait, "after " + fault + " was repaired");
+      Thread.sleep(leaseTime().toMillis());
+      stop.set(true);
+      for (Job<Void> w : workers) {
+        w.get(leaseTime().plus(GRANT_WAIT));
+      }
+      String figures = "grants before/during/after: " + grants + ", refusals: " + refusals;
+      assertEquals(0, overlaps.get(), "two workers held the lock at once around " + fault + " (" + figures + ")");
+      assertEquals(0, resource.staleWrites(), "a write came with a stale fencing token around " + fault + " ("
+          + figures + ")");
+      assertNull(told.get(), "the holder on the majority side was told it lost its lock through " + fault + ": "
+          + told.get());
+      assertTrue(held.isValid(), "the holder on the majority side lost its lock through " + fault);
+      assertTrue(a.lock(heldName).tryAcquire(Duration.ZERO).isEmpty(),
+          "another client was granted the lock the holder still holds, after " + fault);
+      held.release();
+    }
+
+    private void awaitGrants(java.util.concurrent.atomic.AtomicLongArray grants, int phase, Duration max, String when)
+        throws InterruptedException {
+      eventually(max, "no lock was granted " + when + " (grants so far: " + grants + ")",
+          () -> grants.get(phase) > 0);
     }
   }
 

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
@@ -23,6 +24,8 @@ import java.util.function.Function;
  */
 public final class ProxiedClients implements AutoCloseable {
   private final Map<LockService, List<TcpProxy>> proxies = new ConcurrentHashMap<>();
+  /** The backend addresses (by index) cut off from every client, those opened later included. */
+  private final Set<Integer> partitioned = ConcurrentHashMap.newKeySet();
 
   /**
    * Starts one proxy per {@code host:port} in {@code backend} and opens a service through them.
@@ -48,6 +51,11 @@ public final class ProxiedClients implements AutoCloseable {
         }
         ps.add(TcpProxy.start(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1))));
       }
+      for (int i : partitioned) {
+        if (i < ps.size()) {
+          ps.get(i).blackhole();
+        }
+      }
       LockService service = connect.apply(ps.stream().map(TcpProxy::address).toList());
       proxies.put(service, ps);
       return service;
@@ -65,6 +73,27 @@ public final class ProxiedClients implements AutoCloseable {
   /** Forwards again for {@code client}; its connections that lived through the blackhole are closed. */
   public void heal(LockService client) {
     of(client).forEach(TcpProxy::heal);
+  }
+
+  /**
+   * Blackholes the proxies of every client, present and future, to the backend address at {@code index}
+   * (in the order given to {@link #open}): that server is partitioned away from all of them.
+   */
+  public void partition(int index) {
+    partitioned.add(index);
+    for (List<TcpProxy> ps : proxies.values()) {
+      ps.get(index).blackhole();
+    }
+  }
+
+  /** Undoes every {@link #partition}; connections that lived through the blackhole are closed. */
+  public void healPartitions() {
+    for (int index : List.copyOf(partitioned)) {
+      for (List<TcpProxy> ps : proxies.values()) {
+        ps.get(index).heal();
+      }
+    }
+    partitioned.clear();
   }
 
   /** The proxies of {@code client}. */

@@ -61,6 +61,20 @@ public abstract class ProxiedTarget implements TckTarget, FaultInjector {
     clients.heal(client);
   }
 
+  /**
+   * Partitions the backend server at {@code index} (of {@link #backend()}) away from every client: for a
+   * subclass's {@link #partitionMinority}. Servers that talk to each other directly are not cut from each
+   * other by this.
+   */
+  protected final void partitionFromClients(int index) {
+    clients.partition(index);
+  }
+
+  /** Undoes {@link #partitionFromClients}: for a subclass's {@link #healMinority}. */
+  protected final void healPartitions() {
+    clients.healPartitions();
+  }
+
   @Override
   public final void close() {
     clients.close();

@@ -79,7 +79,8 @@ class TckSelfTest {
       Map.entry(Defect.PERMITS_NEVER_EXPIRE, Set.of("Semaphores.permitsComeBackOnExpiry")),
       Map.entry(Defect.READ_WRITE_NAMES_SHARED, Set.of("ReadWrite.writerExcludes")),
       Map.entry(Defect.UPGRADE_IGNORED, Set.of("Transactions.upgrade")),
-      Map.entry(Defect.GRANT_AT_DEADLINE_FREED, Set.of("Contention.waitsEndingAsGrantsArrive"))));
+      Map.entry(Defect.GRANT_AT_DEADLINE_FREED, Set.of("Contention.waitsEndingAsGrantsArrive")),
+      Map.entry(Defect.MINORITY_FAULT_DROPS_GRANTS, Set.of("FaultTolerance.minorityCrashAndRestart"))));
 
   private final Map<Defect, List<String>> caught = new EnumMap<>(Defect.class);
   /** The control: the correct provider over every defect's selection at once, run on first use. */

@@ -76,5 +76,7 @@ public enum Defect {
    * A grant that comes as a timed wait ends is handed to the caller and also freed on the server, as a
    * client that cancels its request after the grant reached it would.
    */
-  GRANT_AT_DEADLINE_FREED
+  GRANT_AT_DEADLINE_FREED,
+  /** When one of the backend's three replicas crashes or is cut off, every grant is forgotten. */
+  MINORITY_FAULT_DROPS_GRANTS
 }

@@ -23,7 +23,8 @@ public final class MemoryProvider implements LockProvider {
 
   static final Set<Capability> CAPABILITIES = EnumSet.of(Capability.MUTEX, Capability.FENCING,
       Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION, Capability.READ_WRITE, Capability.SEMAPHORE,
-      Capability.LEADER_ELECTION, Capability.FAIR, Capability.TRANSACTIONS, Capability.HIERARCHICAL_NAMES);
+      Capability.LEADER_ELECTION, Capability.FAIR, Capability.TRANSACTIONS, Capability.HIERARCHICAL_NAMES,
+      Capability.FAULT_TOLERANT);
 
   @Override
   public String scheme() {

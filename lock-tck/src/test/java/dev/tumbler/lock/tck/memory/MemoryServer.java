@@ -25,7 +25,9 @@ import java.util.function.Function;
  * Fencing tokens come from one counter, so they strictly increase over every grant.
  *
  * <p>Faults: a client can be cut off (every call from it fails with {@link ServiceUnavailableException},
- * as a partition would) and healed. All state is guarded by one lock; waits poll every few ms so that
+ * as a partition would) and healed. The server stands for a replicated backend of three replicas: one of
+ * them can crash or be partitioned away ({@link #minorityFault}); the other two are a majority, so it
+ * goes on serving as if nothing happened. All state is guarded by one lock; waits poll every few ms so that
  * expiries are noticed without a timer thread. Thread safe.
  */
 final class MemoryServer {
@@ -103,6 +105,15 @@ final class MemoryServer {
     return SERVERS.computeIfAbsent(name, n -> new MemoryServer(n, leaseNanos, defect));
   }
 
+  /** The running server of {@code name}. */
+  static MemoryServer get(String name) {
+    MemoryServer s = SERVERS.get(name);
+    if (s == null) {
+      throw new IllegalStateException("no tck-memory server '" + name + "' is running");
+    }
+    return s;
+  }
+
   /** Forgets the server of {@code name}. */
   static void stop(String name) {
     SERVERS.remove(name);
@@ -119,6 +130,25 @@ final class MemoryServer {
 
   void heal(String client) {
     cutOff.remove(client);
+  }
+
+  /**
+   * One of the three replicas fails ({@code true}: crashed or partitioned away) or comes back. The two
+   * others keep every grant. With {@link Defect#MINORITY_FAULT_DROPS_GRANTS} the server forgets every grant
+   * when a replica fails, as a backend that keeps its grants on one replica would.
+   */
+  void minorityFault(boolean failed) {
+    mu.lock();
+    try {
+      if (failed && defect == Defect.MINORITY_FAULT_DROPS_GRANTS) {
+        for (Resource r : resources.values()) {
+          r.held.clear();
+        }
+        changed.signalAll();
+      }
+    } finally {
+      mu.unlock();
+    }
   }
 
   private void reachable(String client) {

@@ -53,7 +53,27 @@ public final class MemoryTarget implements TckTarget, FaultInjector {
 
   @Override
   public Set<Fault> supported() {
-    return EnumSet.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS);
+    return EnumSet.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS, Fault.CRASH_MINORITY, Fault.PARTITION_MINORITY);
+  }
+
+  @Override
+  public void crashMinority(java.util.Collection<LockService> spare) {
+    MemoryServer.get(server).minorityFault(true);
+  }
+
+  @Override
+  public void restartMinority() {
+    MemoryServer.get(server).minorityFault(false);
+  }
+
+  @Override
+  public void partitionMinority(java.util.Collection<LockService> spare) {
+    MemoryServer.get(server).minorityFault(true);
+  }
+
+  @Override
+  public void healMinority() {
+    MemoryServer.get(server).minorityFault(false);
   }
 
   private static MemoryService memory(LockService s) {

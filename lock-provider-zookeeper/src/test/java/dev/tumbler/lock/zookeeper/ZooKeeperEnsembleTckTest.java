@@ -1,0 +1,141 @@
+package dev.tumbler.lock.zookeeper;
+
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.tck.FaultInjector;
+import dev.tumbler.lock.tck.LockTck;
+import dev.tumbler.lock.tck.TckTarget;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingCluster;
+
+/**
+ * The TCK's fault-tolerance group against a real three-server ZooKeeper ensemble (Curator's
+ * {@code TestingCluster}, in process): one server crashes and restarts while locks go on being granted.
+ * Every other group runs against a single server in {@link ZooKeeperTckTest}; they are excluded here with
+ * that reason, so that the ensemble costs only what it adds.
+ */
+class ZooKeeperEnsembleTckTest extends LockTck {
+
+  @Override
+  protected TckTarget createTarget() throws Exception {
+    return new Ensemble(ZooKeeperServers.cluster(3));
+  }
+
+  @Override
+  protected Map<String, String> excludedTests() {
+    return everyGroupBut(Set.of("FaultTolerance"), "run against a single server by ZooKeeperTckTest");
+  }
+
+  static final class Ensemble implements TckTarget, FaultInjector {
+    private final TestingCluster cluster;
+    private InstanceSpec crashed;
+
+    Ensemble(TestingCluster cluster) {
+      this.cluster = cluster;
+    }
+
+    @Override
+    public LockService open() {
+      return LockProviders.connect("lock:zookeeper://" + cluster.getConnectString() + "/tck-ensemble?sessionTimeout="
+          + ZooKeeperTckTest.LEASE.toMillis() + "ms&connectionTimeout=5s");
+    }
+
+    @Override
+    public Duration leaseTime() {
+      return ZooKeeperTckTest.LEASE;
+    }
+
+    @Override
+    public Optional<FaultInjector> faults() {
+      return Optional.of(this);
+    }
+
+    @Override
+    public Set<Fault> supported() {
+      return Set.of(Fault.CRASH_MINORITY);
+    }
+
+    /**
+     * Kills a follower that no spared client's session is connected to. Not the leader: when the leader
+     * goes, every follower drops its clients while a new one is elected, so every session is suspended for
+     * a moment (the provider then tells holders their leases are lost, as it must not trust them) — a
+     * pause of the whole service, not the loss of a minority its clients need not notice.
+     */
+    @Override
+    public void crashMinority(Collection<LockService> spare) {
+      Set<InstanceSpec> used = new HashSet<>();
+      for (LockService s : spare) {
+        try {
+          InstanceSpec at = cluster.findConnectionInstance(
+              s.unwrap(CuratorFramework.class).getZookeeperClient().getZooKeeper());
+          if (at != null) {
+            used.add(at);
+          }
+        } catch (Exception e) {
+          throw new IllegalStateException("cannot tell which server " + s + " is connected to", e);
+        }
+      }
+      for (InstanceSpec spec : cluster.getInstances()) {
+        if (!used.contains(spec) && !leads(spec)) {
+          try {
+            if (cluster.killServer(spec)) {
+              crashed = spec;
+              return;
+            }
+          } catch (Exception e) {
+            throw new IllegalStateException("cannot kill ZooKeeper server " + spec.getConnectString(), e);
+          }
+        }
+      }
+      throw new IllegalStateException("every follower of the ensemble serves a spared client: " + used);
+    }
+
+    /** Whether {@code spec} is the ensemble's leader, by the {@code srvr} command on its client port. */
+    private static boolean leads(InstanceSpec spec) {
+      try (java.net.Socket socket = new java.net.Socket("127.0.0.1", spec.getPort())) {
+        socket.setSoTimeout(5_000);
+        socket.getOutputStream().write("srvr".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        socket.getOutputStream().flush();
+        String answer = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+        if (!answer.contains("Mode: ")) {
+          throw new IllegalStateException("ZooKeeper server " + spec.getConnectString() + " answered srvr with: "
+              + answer);
+        }
+        return answer.contains("Mode: leader");
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot ask ZooKeeper server " + spec.getConnectString() + " its mode", e);
+      }
+    }
+
+    @Override
+    public void restartMinority() {
+      if (crashed == null) {
+        return;
+      }
+      try {
+        cluster.restartServer(crashed);
+        crashed = null;
+      } catch (Exception e) {
+        throw new IllegalStateException("cannot restart ZooKeeper server " + crashed.getConnectString(), e);
+      }
+    }
+
+    @Override
+    public void close() {
+      try {
+        cluster.close();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+}
