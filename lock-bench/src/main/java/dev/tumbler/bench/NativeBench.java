@@ -1,0 +1,317 @@
+package dev.tumbler.bench;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.core.Hazelcast;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.cp.lock.FencedLock;
+import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.peer.algorithm.Algorithm;
+import dev.tumbler.peer.algorithm.Algorithms;
+import dev.tumbler.peer.node.NodeStats;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingCluster;
+
+/**
+ * The native algorithms against three anchors, in one run, as ratios: an uncontended acquire and release
+ * by one client on a 3-peer native cluster over TCP on loopback, against
+ *
+ * <ul>
+ *   <li><b>raw round trip</b>: a one-byte TCP ping-pong on loopback (TCP_NODELAY), the floor of anything
+ *       that must hear from another process;
+ *   <li><b>ZooKeeper ensemble</b>: Curator's {@link InterProcessMutex} on a 3-server in-process ensemble;
+ *   <li><b>Hazelcast FencedLock</b>: the CP subsystem's Raft-replicated lock on 3 CP members in this JVM
+ *       (Hazelcast 5.4.0, whose CP subsystem is in the open-source edition), locked through a member.
+ * </ul>
+ *
+ * Every side runs in each round, in an order that rotates from round to round, so that drift of a shared
+ * machine hits all alike; the result per side is the median of its per-round time per operation, and
+ * each ratio is the median over rounds of (algorithm / anchor) within the round. It also prints the
+ * native messages sent per entry, from {@link NodeStats#messagesSentByType()}. Absolute times on a shared
+ * machine are noise; ratios are the result. Not a test: {@code lock-bench/run NativeBench [rounds]
+ * [iterations]}.
+ */
+public final class NativeBench {
+
+  private NativeBench() {}
+
+  /** One operation (an acquire and a release, or one ping-pong) on the current thread. */
+  @FunctionalInterface
+  private interface Op {
+    void run() throws Exception;
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    // the in-process ensemble complains at shutdown about connections the run closed; only results matter
+    System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "off");
+    System.setProperty("org.slf4j.simpleLogger.log.org.apache.curator", "off");
+    System.setProperty("hazelcast.logging.type", "none");
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 200;
+    int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+
+    List<AutoCloseable> resources = new ArrayList<>();
+    try {
+      Map<String, Op> sides = new LinkedHashMap<>();
+      sides.put("raw round trip", pingPong(resources));
+      Map<String, List<NodeStats>> stats = new LinkedHashMap<>();
+      for (Algorithm<?> a : Algorithms.all()) {
+        List<LockService> cluster = nativeCluster(a.name(), 3);
+        resources.addAll(cluster);
+        List<NodeStats> s = new ArrayList<>();
+        for (LockService svc : cluster) {
+          s.add(svc.unwrap(NodeStats.class));
+        }
+        stats.put(a.name(), s);
+        Lock lock = cluster.get(0).lock("bench");
+        sides.put(a.name(), () -> lock.acquire().release());
+      }
+      sides.put("zookeeper ensemble", curatorOnEnsemble(resources));
+      sides.put("hazelcast fencedlock", fencedLock(resources));
+
+      System.out.printf(Locale.ROOT, "%d rounds of %d operations per side, after %d warm-up rounds; 3 nodes each%n",
+          rounds, iterations, warmUp(rounds));
+      Map<String, double[]> perRound = run(sides, rounds, iterations);
+
+      System.out.println();
+      System.out.printf(Locale.ROOT, "%-22s %10s%n", "side", "us/op");
+      for (Map.Entry<String, double[]> e : perRound.entrySet()) {
+        System.out.printf(Locale.ROOT, "%-22s %10.1f%n", e.getKey(), median(e.getValue()) / 1000.0);
+      }
+      System.out.println();
+      System.out.printf(Locale.ROOT, "%-18s %16s %20s %22s %18s%n", "algorithm", "x raw round trip",
+          "x zookeeper ensemble", "x hazelcast fencedlock", "messages/entry");
+      for (Algorithm<?> a : Algorithms.all()) {
+        double[] t = perRound.get(a.name());
+        System.out.printf(Locale.ROOT, "%-18s %16.2f %20.2f %22.2f %18s%n", a.name(),
+            ratio(t, perRound.get("raw round trip")), ratio(t, perRound.get("zookeeper ensemble")),
+            ratio(t, perRound.get("hazelcast fencedlock")), messagesPerEntry(stats.get(a.name()), a));
+      }
+    } finally {
+      for (int i = resources.size() - 1; i >= 0; i--) {
+        try {
+          resources.get(i).close();
+        } catch (Exception e) {
+          System.err.println("closing " + resources.get(i) + ": " + e);
+        }
+      }
+    }
+  }
+
+  /** Per side, the time per operation of every measured round (nanoseconds). */
+  private static Map<String, double[]> run(Map<String, Op> sides, int rounds, int iterations) throws Exception {
+    List<String> names = new ArrayList<>(sides.keySet());
+    Map<String, double[]> out = new LinkedHashMap<>();
+    for (String n : names) {
+      out.put(n, new double[rounds]);
+    }
+    int warmUp = warmUp(rounds);
+    for (int round = 0; round < rounds + warmUp; round++) {
+      for (int k = 0; k < names.size(); k++) {
+        String n = names.get((round + k) % names.size());
+        Op op = sides.get(n);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < iterations; i++) {
+          op.run();
+        }
+        long per = (System.nanoTime() - t0) / iterations;
+        if (round >= warmUp) {
+          out.get(n)[round - warmUp] = per;
+        }
+      }
+      if (round == warmUp - 1) {
+        System.out.println("warm-up done");
+      }
+    }
+    return out;
+  }
+
+  private static int warmUp(int rounds) {
+    return Math.max(5, rounds / 10);
+  }
+
+  /** The median over rounds of {@code side / anchor} within each round. */
+  private static double ratio(double[] side, double[] anchor) {
+    double[] r = new double[side.length];
+    for (int i = 0; i < r.length; i++) {
+      r[i] = side[i] / anchor[i];
+    }
+    return median(r);
+  }
+
+  private static double median(double[] values) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    int n = sorted.length;
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+
+  /** Messages per entry over the whole run, against what the algorithm's descriptor says it costs. */
+  private static String messagesPerEntry(List<NodeStats> stats, Algorithm<?> a) {
+    long sent = 0;
+    for (NodeStats s : stats) {
+      for (Map.Entry<String, Long> e : s.messagesSentByType().entrySet()) {
+        if (!e.getKey().endsWith("/Sync")) { // restatements when links come up are not per entry
+          sent += e.getValue();
+        }
+      }
+    }
+    long grants = 0;
+    for (NodeStats s : stats) {
+      grants += s.grants();
+    }
+    String expected = a.messagesPerEntry(stats.size()).isPresent()
+        ? " (expected " + a.messagesPerEntry(stats.size()).getAsInt() + ")" : "";
+    return String.format(Locale.ROOT, "%.2f%s", grants == 0 ? Double.NaN : (double) sent / grants, expected);
+  }
+
+  // ---- the sides
+
+  private static Op pingPong(List<AutoCloseable> resources) throws IOException {
+    ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+    resources.add(server);
+    Thread echo = Thread.ofPlatform().daemon().name("bench-echo").start(() -> {
+      try (Socket s = server.accept()) {
+        s.setTcpNoDelay(true);
+        InputStream in = s.getInputStream();
+        OutputStream out = s.getOutputStream();
+        int b;
+        while ((b = in.read()) >= 0) {
+          out.write(b);
+          out.flush();
+        }
+      } catch (IOException e) {
+        // closed at the end of the run
+      }
+    });
+    Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+    client.setTcpNoDelay(true);
+    resources.add(client);
+    resources.add(echo::interrupt);
+    InputStream in = client.getInputStream();
+    OutputStream out = client.getOutputStream();
+    return () -> {
+      out.write(1);
+      out.flush();
+      if (in.read() < 0) {
+        throw new IOException("the echo server went away");
+      }
+    };
+  }
+
+  /** A cluster of {@code n} native peers over TCP on loopback, opened in parallel (each waits for the others). */
+  private static List<LockService> nativeCluster(String algorithm, int n) throws Exception {
+    List<String> ids = new ArrayList<>();
+    for (int port : freePorts(n)) {
+      ids.add("127.0.0.1:" + port);
+    }
+    byte[] raw = new byte[24];
+    new SecureRandom().nextBytes(raw);
+    Properties props = new Properties();
+    props.setProperty("secret", Base64.getUrlEncoder().withoutPadding().encodeToString(raw));
+    List<CompletableFuture<LockService>> futures = new ArrayList<>();
+    for (String id : ids) {
+      List<String> others = new ArrayList<>(ids);
+      others.remove(id);
+      String url = "lock:native://" + id + "?peers=" + String.join(",", others) + "&algorithm=" + algorithm;
+      futures.add(CompletableFuture.supplyAsync(() -> LockProviders.connect(url, props)));
+    }
+    List<LockService> services = new ArrayList<>();
+    for (CompletableFuture<LockService> f : futures) {
+      services.add(f.get(60, TimeUnit.SECONDS));
+    }
+    // every link up before timing starts: one grant on each node
+    for (LockService s : services) {
+      s.lock("bench-warm").acquire().release();
+    }
+    return services;
+  }
+
+  private static List<Integer> freePorts(int n) throws IOException {
+    List<ServerSocket> sockets = new ArrayList<>();
+    try {
+      List<Integer> ports = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        sockets.add(s);
+        ports.add(s.getLocalPort());
+      }
+      return ports;
+    } finally {
+      for (ServerSocket s : sockets) {
+        s.close();
+      }
+    }
+  }
+
+  private static Op curatorOnEnsemble(List<AutoCloseable> resources) throws Exception {
+    TestingCluster cluster = new TestingCluster(3);
+    cluster.start();
+    resources.add(cluster);
+    CuratorFramework c = CuratorFrameworkFactory.builder().connectString(cluster.getConnectString())
+        .sessionTimeoutMs(20_000).connectionTimeoutMs(15_000).retryPolicy(new RetryOneTime(100)).build();
+    c.start();
+    resources.add(c);
+    if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("Curator cannot connect to " + cluster.getConnectString());
+    }
+    InterProcessMutex m = new InterProcessMutex(c, "/bench-native-anchor");
+    return () -> {
+      m.acquire();
+      m.release();
+    };
+  }
+
+  private static Op fencedLock(List<AutoCloseable> resources) throws Exception {
+    int base = freePorts(1).get(0);
+    Config config = new Config();
+    config.setClusterName("tumbler-bench-" + UUID.randomUUID());
+    config.getNetworkConfig().setPort(base).setPortAutoIncrement(true).setPortCount(3);
+    JoinConfig join = config.getNetworkConfig().getJoin();
+    join.getMulticastConfig().setEnabled(false);
+    join.getAutoDetectionConfig().setEnabled(false);
+    for (int i = 0; i < 3; i++) {
+      join.getTcpIpConfig().setEnabled(true).addMember("127.0.0.1:" + (base + i));
+    }
+    config.getNetworkConfig().getInterfaces().setEnabled(true).addInterface("127.0.0.1");
+    config.getCPSubsystemConfig().setCPMemberCount(3);
+    List<HazelcastInstance> members = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      HazelcastInstance h = Hazelcast.newHazelcastInstance(config);
+      members.add(h);
+      resources.add(h::shutdown);
+    }
+    HazelcastInstance first = members.get(0);
+    if (!first.getCPSubsystem().getCPSubsystemManagementService().awaitUntilDiscoveryCompleted(2, TimeUnit.MINUTES)) {
+      throw new IllegalStateException("Hazelcast CP discovery did not complete");
+    }
+    FencedLock lock = first.getCPSubsystem().getLock("bench");
+    return () -> {
+      lock.lock();
+      lock.unlock();
+    };
+  }
+}
