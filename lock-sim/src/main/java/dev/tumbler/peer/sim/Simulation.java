@@ -43,9 +43,9 @@ import java.util.random.RandomGenerator;
  * </ul>
  *
  * <h2>Invariants, after every step</h2>
- * Exclusion (at most one holder of a name at a time), fencing (a grant's token is larger than every
- * earlier grant's of the name), no grant for a request that is unknown, already ended (cancelled,
- * closed, crashed) or already granted, no failure of a held request, codec round trips; and at the end,
+ * Compatibility and fencing as {@link Safety} judges them (no conflicting valid grants; fencing F1–F3,
+ * which for exclusive grants is a token larger than every earlier grant's of the name), no grant for a
+ * request that is unknown, already ended (cancelled, closed, crashed) or already granted, no failure of a held request, codec round trips; and at the end,
  * once every fault has healed and the run is quiet, every request ended, and probes (one request per
  * node and name, made a second after the last fault healed) were all granted.
  *
@@ -314,8 +314,7 @@ public final class Simulation<M extends PeerMessage> {
     private long flapTokens;
     private int partition; // bit set: side A
     private final Map<Long, Req> reqs = new LinkedHashMap<>();
-    private final Map<String, Req> holders = new HashMap<>();
-    private final Map<String, Long> lastToken = new HashMap<>();
+    private final Safety safety = new Safety();
     private final Map<String, Long> messages = new TreeMap<>();
     private long now;
     private long seq;
@@ -522,17 +521,15 @@ public final class Simulation<M extends PeerMessage> {
       if (!r.name.equals(g.name())) {
         throw new Violation(node.id + " granted request " + r + " on the wrong name " + g.name());
       }
-      Req holder = holders.get(r.name);
-      if (holder != null) {
-        throw new Violation("exclusion: " + r.name + " granted to " + r + " while " + holder + " holds it");
+      try {
+        // a grant counts while its request is held on a live node (the windows of leased grants come next)
+        safety.granted(new Safety.Grant(r.id, r.session, r.claim, g.fencingToken(), g.permits()), other -> {
+          Req o = reqs.get(other.requestId());
+          return o.state == State.HELD && nodes.get(o.node).alive;
+        });
+      } catch (IllegalStateException e) {
+        throw new Violation(e.getMessage());
       }
-      Long last = lastToken.get(r.name);
-      if (last != null && g.fencingToken() <= last) {
-        throw new Violation("fencing: " + r.name + " granted to " + r + " with token " + g.fencingToken()
-            + " after an earlier grant with token " + last);
-      }
-      lastToken.put(r.name, g.fencingToken());
-      holders.put(r.name, r);
       r.state = State.HELD;
       r.granted = true;
       grants++;
@@ -547,7 +544,7 @@ public final class Simulation<M extends PeerMessage> {
 
     private void end(Req r, String why) {
       if (r.state == State.HELD) {
-        holders.remove(r.name, r);
+        safety.ended(r.id);
       }
       r.state = State.ENDED;
       r.endReason = why;
@@ -750,7 +747,7 @@ public final class Simulation<M extends PeerMessage> {
             Req r = new Req(nextRequestId++, node.index, node.id + "/probe." + node.incarnation, "L" + i, MS);
             r.mustGrant = true;
             reqs.put(r.id, r);
-            step(node, new Input.Acquire<>(r.id, r.session, Claim.exclusive(r.name), false));
+            step(node, new Input.Acquire<>(r.id, r.session, r.claim, false));
           }
         }
       });
@@ -763,7 +760,7 @@ public final class Simulation<M extends PeerMessage> {
       }
       Req r = new Req(nextRequestId++, node.index, sessionId(node, a.session()), a.name(), a.holdNanos());
       reqs.put(r.id, r);
-      step(node, new Input.Acquire<>(r.id, r.session, Claim.exclusive(r.name), a.attempt()));
+      step(node, new Input.Acquire<>(r.id, r.session, r.claim, a.attempt()));
       if (a.waitNanos() >= 0 && !a.attempt()) {
         int inc = node.incarnation;
         schedule(now + a.waitNanos(), () -> {
@@ -782,10 +779,10 @@ public final class Simulation<M extends PeerMessage> {
     // -- invariants
 
     private void checkInvariants() {
-      for (Map.Entry<String, Req> e : holders.entrySet()) {
-        Req h = e.getValue();
+      for (Safety.Grant g : safety.live()) {
+        Req h = reqs.get(g.requestId());
         if (h.state != State.HELD || !nodes.get(h.node).alive) {
-          throw new Violation("bookkeeping: holder " + h + " of " + e.getKey() + " is not live");
+          throw new Violation("bookkeeping: holder " + h + " of " + g.claim().name() + " is not live");
         }
       }
     }
@@ -837,6 +834,7 @@ public final class Simulation<M extends PeerMessage> {
     final int node;
     final String session;
     final String name;
+    final Claim claim;
     final long hold;
     State state = State.PENDING;
     String endReason;
@@ -848,6 +846,7 @@ public final class Simulation<M extends PeerMessage> {
       this.node = node;
       this.session = session;
       this.name = name;
+      this.claim = Claim.exclusive(name);
       this.hold = hold;
     }
 

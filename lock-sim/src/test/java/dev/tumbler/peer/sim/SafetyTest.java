@@ -1,0 +1,104 @@
+package dev.tumbler.peer.sim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.core.Claim;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The checker's rules on hand-made histories: each rule accepts what it should and names what it refuses. */
+class SafetyTest {
+  private final Safety safety = new Safety();
+  private final Set<Long> invalid = new HashSet<>();
+
+  private void grant(long id, Claim c, long token) {
+    grant(id, c, token, 1);
+  }
+
+  private void grant(long id, Claim c, long token, int permits) {
+    safety.granted(new Safety.Grant(id, "n" + id, c, token, permits), g -> !invalid.contains(g.requestId()));
+  }
+
+  private void refused(String rule, Runnable r) {
+    IllegalStateException e = assertThrows(IllegalStateException.class, r::run);
+    assertTrue(e.getMessage().startsWith(rule + ":"), e.getMessage());
+  }
+
+  @Test
+  void exclusiveGrantsExcludeAndTheirTokensIncrease() {
+    grant(1, Claim.exclusive("x"), 10);
+    refused("exclusion", () -> grant(2, Claim.exclusive("x"), 11));
+    grant(3, Claim.exclusive("y"), 5); // another name: no conflict, its own tokens
+    safety.ended(1);
+    refused("fencing", () -> grant(4, Claim.exclusive("x"), 10)); // F1
+    refused("fencing", () -> grant(5, Claim.exclusive("x"), 9)); // F2 / F3
+    grant(6, Claim.exclusive("x"), 12);
+    assertEquals(2, safety.live().size());
+  }
+
+  @Test
+  void aGrantNoLongerValidDoesNotExclude() {
+    grant(1, Claim.exclusive("x"), 10);
+    invalid.add(1L); // its window closed, or its node died: the holder can no longer act on it
+    grant(2, Claim.exclusive("x"), 11);
+    // neither counts now, but F3 still holds a later exclusive grant above every earlier one
+    invalid.add(2L);
+    refused("fencing", () -> grant(3, Claim.exclusive("x"), 11));
+    grant(4, Claim.exclusive("x"), 12);
+  }
+
+  @Test
+  void readersShareWritersExcludeAndReadTokensNeedOnlyBeUniqueAndAboveEnded() {
+    grant(1, Claim.read("r"), 20);
+    grant(2, Claim.read("r"), 15); // shared grants by different leaders need not be ordered (F-5)
+    refused("exclusion", () -> grant(3, Claim.write("r", Claim.Writer.HARD, 0), 30));
+    safety.ended(1);
+    refused("fencing", () -> grant(4, Claim.read("r"), 19)); // F2: below the ended reader's 20
+    safety.ended(2);
+    refused("fencing", () -> grant(5, Claim.write("r", Claim.Writer.HARD, 0), 20)); // F1
+    grant(6, Claim.write("r", Claim.Writer.SOFT, 0), 21);
+    refused("exclusion", () -> grant(7, Claim.read("r"), 22));
+  }
+
+  @Test
+  void permitsStayWithinTheLimit() {
+    grant(1, Claim.permits("s", 2, 3), 1, 2);
+    grant(2, Claim.permits("s", 1, 3), 2, 1);
+    refused("permits", () -> grant(3, Claim.permits("s", 1, 3), 3, 1));
+    safety.ended(1);
+    grant(4, Claim.permits("s", 2, 3), 4, 2);
+    // handles that disagree on the limit: bounded by the largest
+    grant(5, Claim.permits("t", 3, 5), 1, 3);
+    grant(6, Claim.permits("t", 2, 2), 2, 2);
+    refused("permits", () -> grant(7, Claim.permits("t", 1, 5), 3, 1));
+    // a lock and a semaphore of one name are different things
+    grant(8, Claim.exclusive("s"), 1);
+  }
+
+  @Test
+  void transactionPathsConflictWithAncestorsAndDescendantsNotSiblings() {
+    assertTrue(Safety.conflicts(Claim.tx(List.of("a"), Claim.Mode.WRITE), Claim.tx(List.of("a", "b", "c"),
+        Claim.Mode.READ)));
+    assertTrue(Safety.conflicts(Claim.tx(List.of("a", "b"), Claim.Mode.READ), Claim.tx(List.of("a"),
+        Claim.Mode.WRITE)));
+    assertFalse(Safety.conflicts(Claim.tx(List.of("a", "b"), Claim.Mode.WRITE), Claim.tx(List.of("a", "c"),
+        Claim.Mode.WRITE)));
+    assertFalse(Safety.conflicts(Claim.tx(List.of("a"), Claim.Mode.READ), Claim.tx(List.of("a", "b"),
+        Claim.Mode.READ)));
+    assertFalse(Safety.conflicts(Claim.exclusive("a/b"), Claim.exclusive("a")), "a flat name is never a path");
+    grant(1, Claim.tx(List.of("a", "b"), Claim.Mode.WRITE), 1);
+    grant(2, Claim.tx(List.of("a", "c"), Claim.Mode.WRITE), 1);
+    refused("exclusion", () -> grant(3, Claim.tx(List.of("a"), Claim.Mode.READ), 2));
+  }
+
+  @Test
+  void aRequestGrantedTwiceIsABookkeepingError() {
+    grant(1, Claim.exclusive("x"), 1);
+    refused("bookkeeping", () -> grant(1, Claim.exclusive("z"), 2));
+  }
+}
