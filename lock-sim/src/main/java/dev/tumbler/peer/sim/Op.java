@@ -20,6 +20,12 @@ public sealed interface Op {
   /** The session closes: its grants are released and its waits end. */
   record CloseSession(long at, int node, int session) implements Op {}
 
+  /**
+   * The node stops handling anything for {@code nanos} (a GC pause): messages, timers and its clients'
+   * calls wait and are handled in order when it ends; its clock runs on.
+   */
+  record Pause(long at, int node, long nanos) implements Op {}
+
   /** The node crashes: state, timers, sessions and links gone. Skipped for the last live node. */
   record Crash(long at, int node) implements Op {}
 

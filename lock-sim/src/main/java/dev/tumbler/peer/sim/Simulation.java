@@ -38,6 +38,8 @@ import java.util.random.RandomGenerator;
  *       gives it a new core with empty state. The last live <em>informed</em> node (up since the start,
  *       or told by an informed node since its restart) is never crashed: a cluster that loses every such
  *       node has forgotten every fencing token.
+ *   <li>A pause ({@link Op.Pause}, a GC pause) stops a node for a while: messages, timers and its clients'
+ *       calls wait and are handled in order when it ends, by a clock that ran on meanwhile.
  *   <li>Clients acquire, hold for a while and release; give up after a wait ({@link Input.Cancel}); make
  *       single attempts; close their sessions. Every message goes through the codec and back.
  * </ul>
@@ -172,6 +174,8 @@ public final class Simulation<M extends PeerMessage> {
           case 8 -> new Op.OneWayFlap(at, node, other, 1 + r.nextLong(2 * config.maxDelayNanos()));
           default -> new Op.HealAll(at);
         });
+      } else if (config.maxPauseNanos() > 0 && dice >= 92 && dice < 95) {
+        ops.add(new Op.Pause(at, node, 1 + r.nextLong(config.maxPauseNanos())));
       } else if (config.closes() && dice >= 95) {
         ops.add(new Op.CloseSession(at, node, r.nextInt(config.sessionsPerNode())));
       } else {
@@ -424,12 +428,35 @@ public final class Simulation<M extends PeerMessage> {
       node.core = null;
       node.incarnation++;
       node.timers.clear();
+      node.paused = false;
+      node.deferred.clear();
       for (Req r : reqs.values()) {
         if (r.node == node.index && r.state != State.ENDED) {
           end(r, "crashed");
         }
       }
       relink();
+    }
+
+    private void pause(Node node, long nanos) {
+      if (!node.alive || node.paused) {
+        return;
+      }
+      log(node.id + " PAUSE for " + nanos / 1000 + "us");
+      node.paused = true;
+      int inc = node.incarnation;
+      schedule(now + nanos, () -> {
+        if (!node.alive || node.incarnation != inc) {
+          return;
+        }
+        log(node.id + " PAUSE over, " + node.deferred.size() + " inputs waited");
+        node.paused = false;
+        List<Input<M>> waited = new ArrayList<>(node.deferred);
+        node.deferred.clear();
+        for (Input<M> in : waited) {
+          step(node, in);
+        }
+      });
     }
 
     private void restart(Node node) {
@@ -453,7 +480,27 @@ public final class Simulation<M extends PeerMessage> {
       if (!node.alive) {
         return;
       }
+      if (node.paused) {
+        node.deferred.add(input); // handled in order when the pause ends
+        return;
+      }
       log(node.id + " <- " + input);
+      switch (input) {
+        case Input.Cancel<M> c -> {
+          Req r = reqs.get(c.requestId());
+          if (r != null) {
+            r.endDelivered = true;
+          }
+        }
+        case Input.CloseSession<M> cs -> {
+          for (Req r : reqs.values()) {
+            if (r.session.equals(cs.session())) {
+              r.endDelivered = true;
+            }
+          }
+        }
+        default -> { }
+      }
       List<Output<M>> outs = node.core.step(local(node), input);
       for (Output<M> o : outs) {
         handle(node, o);
@@ -515,21 +562,21 @@ public final class Simulation<M extends PeerMessage> {
       if (r == null || r.node != node.index) {
         throw new Violation(node.id + " granted unknown request " + g.requestId());
       }
+      if (r.state == State.ENDED && !r.endDelivered && r.endSentToCore) {
+        // the client gave up (timeout, session closed) and the core has not seen it yet, as when a paused
+        // node catches up: the grant is the core's until that input releases it, and nobody uses it
+        log(node.id + " grant of " + r + " arrived after its client gave up: dropped, released by what follows");
+        judge(r, g);
+        safety.ended(r.id);
+        return;
+      }
       if (r.state != State.PENDING) {
         throw new Violation(node.id + " granted request " + r + " whose client is gone (" + r.endReason + ")");
       }
       if (!r.name.equals(g.name())) {
         throw new Violation(node.id + " granted request " + r + " on the wrong name " + g.name());
       }
-      try {
-        // a grant counts while its request is held on a live node (the windows of leased grants come next)
-        safety.granted(new Safety.Grant(r.id, r.session, r.claim, g.fencingToken(), g.permits()), other -> {
-          Req o = reqs.get(other.requestId());
-          return o.state == State.HELD && nodes.get(o.node).alive;
-        });
-      } catch (IllegalStateException e) {
-        throw new Violation(e.getMessage());
-      }
+      judge(r, g);
       r.state = State.HELD;
       r.granted = true;
       grants++;
@@ -540,6 +587,18 @@ public final class Simulation<M extends PeerMessage> {
           step(node, new Input.Release<>(r.id));
         }
       });
+    }
+
+    /** Hands a grant to the safety checker: a grant counts while its request is held on a live node. */
+    private void judge(Req r, Output.Granted<M> g) {
+      try {
+        safety.granted(new Safety.Grant(r.id, r.session, r.claim, g.fencingToken(), g.permits()), other -> {
+          Req o = reqs.get(other.requestId());
+          return o.state == State.HELD && nodes.get(o.node).alive;
+        });
+      } catch (IllegalStateException e) {
+        throw new Violation(e.getMessage());
+      }
     }
 
     private void end(Req r, String why) {
@@ -660,11 +719,13 @@ public final class Simulation<M extends PeerMessage> {
           for (Req r : reqs.values()) {
             if (r.session.equals(session) && r.state != State.ENDED) {
               end(r, "session closed");
+              r.endSentToCore = true;
             }
           }
           node.sessionGen.merge(c.session(), 1, Integer::sum);
           step(node, new Input.CloseSession<>(session));
         }
+        case Op.Pause p -> pause(nodes.get(p.node()), p.nanos());
         case Op.Crash c -> crash(nodes.get(c.node()));
         case Op.Restart r -> restart(nodes.get(r.node()));
         case Op.Cut c -> {
@@ -766,6 +827,7 @@ public final class Simulation<M extends PeerMessage> {
         schedule(now + a.waitNanos(), () -> {
           if (r.state == State.PENDING && node.alive && node.incarnation == inc) {
             end(r, "timed out");
+            r.endSentToCore = true;
             step(node, new Input.Cancel<>(r.id));
           }
         });
@@ -815,6 +877,9 @@ public final class Simulation<M extends PeerMessage> {
     final long offset;
     final Map<Long, Long> timers = new HashMap<>();
     final Map<Integer, Integer> sessionGen = new HashMap<>();
+    /** Inputs that came while the node was paused, in order. */
+    final List<Input<M>> deferred = new ArrayList<>();
+    boolean paused;
     ProtocolCore<M> core;
     boolean alive;
     boolean informed;
@@ -840,6 +905,10 @@ public final class Simulation<M extends PeerMessage> {
     String endReason;
     boolean mustGrant;
     boolean granted;
+    /** The client ended the request and the input telling the core (Cancel, CloseSession) was issued. */
+    boolean endSentToCore;
+    /** The core has stepped that input. */
+    boolean endDelivered;
 
     Req(long id, int node, String session, String name, long hold) {
       this.id = id;
