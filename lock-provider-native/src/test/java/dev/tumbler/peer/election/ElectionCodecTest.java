@@ -1,0 +1,238 @@
+package dev.tumbler.peer.election;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.core.CodecException;
+import dev.tumbler.peer.core.Leader;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class ElectionCodecTest {
+
+  private final ElectionCodec codec = new ElectionCodec();
+
+  private static final List<Leader> THREE = List.of(new Leader("10.0.0.1:7000", 1), new Leader("ünïcødé ✓", 0),
+      new Leader("x".repeat(ElectionCodec.MAX_ID_BYTES), Long.MAX_VALUE));
+
+  private static List<ElectionMessage> every() {
+    List<ElectionMessage> all = new ArrayList<>();
+    all.add(new ElectionMessage.Hello(0, 1, 0, false, 0, 0, List.of()));
+    all.add(new ElectionMessage.Hello(Long.MAX_VALUE, 15, ElectionMessage.Hello.MAX_RANDOM_ID, true, Long.MAX_VALUE, 9,
+        THREE));
+    all.add(new ElectionMessage.Propose(1, List.of(new Leader("a", 5))));
+    all.add(new ElectionMessage.Propose(Long.MAX_VALUE, THREE));
+    for (ElectionMessage.Reason r : ElectionMessage.Reason.values()) {
+      all.add(new ElectionMessage.Vote(7, r, 8, 6, THREE));
+    }
+    all.add(new ElectionMessage.Vote(1, ElectionMessage.Reason.UNINFORMED, 0, 0, List.of()));
+    List<Leader> sixteen = new ArrayList<>();
+    for (int i = 0; i < ElectionSettings.MAX_LEADER_COUNT; i++) {
+      sixteen.add(new Leader("n" + i, i));
+    }
+    all.add(new ElectionMessage.Leaders(3, sixteen));
+    all.add(new ElectionMessage.Beat(3, 0));
+    all.add(new ElectionMessage.Beat(Long.MAX_VALUE, Long.MAX_VALUE));
+    all.add(new ElectionMessage.BeatAck(0, 4));
+    all.add(new ElectionMessage.BeatAck(3, 4));
+    return all;
+  }
+
+  @Test
+  void everyMessageRoundTrips() {
+    for (ElectionMessage m : every()) {
+      byte[] bytes = codec.encode(m);
+      assertEquals(ElectionCodec.VERSION, bytes[0], "version byte first");
+      assertEquals(m, codec.decode(bytes));
+    }
+  }
+
+  @Test
+  void truncatedTrailingVersionAndTypeAreTypedErrors() {
+    assertThrows(CodecException.class, () -> codec.decode(null));
+    assertThrows(CodecException.class, () -> codec.decode(new byte[0]));
+    assertThrows(CodecException.class, () -> codec.decode(new byte[] {ElectionCodec.VERSION}));
+    for (ElectionMessage m : every()) {
+      byte[] good = codec.encode(m);
+      for (int len = 2; len < good.length; len++) {
+        byte[] cut = Arrays.copyOf(good, len);
+        assertThrows(CodecException.class, () -> codec.decode(cut), m + " truncated to " + len);
+      }
+      byte[] trailing = Arrays.copyOf(good, good.length + 1);
+      assertTrue(assertThrows(CodecException.class, () -> codec.decode(trailing)).getMessage().contains("trailing"),
+          m.toString());
+      byte[] v = good.clone();
+      v[0] = 2;
+      assertTrue(assertThrows(CodecException.class, () -> codec.decode(v)).getMessage().contains("version"));
+    }
+    for (byte type : new byte[] {0, 7, 99, -1}) {
+      byte[] t = codec.encode(new ElectionMessage.Beat(1, 1));
+      t[1] = type;
+      assertTrue(assertThrows(CodecException.class, () -> codec.decode(t)).getMessage().contains("type"));
+    }
+  }
+
+  @Test
+  void badOrdinalsBooleansAndCountsAreTypedErrors() throws IOException {
+    // a vote reason past the last ordinal
+    CodecException e = assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.VOTE, o -> {
+      o.writeLong(1);
+      o.writeByte(ElectionMessage.Reason.values().length);
+      o.writeLong(1);
+      view(o, 0, List.of());
+    })));
+    assertTrue(e.getMessage().contains("reason"), e.getMessage());
+    // a boolean that is neither 0 nor 1
+    assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.HELLO, o -> {
+      o.writeLong(1);
+      o.writeByte(3);
+      o.writeInt(5);
+      o.writeByte(2);
+      o.writeLong(0);
+      view(o, 0, List.of());
+    })));
+    // more leaders than a view may have, with or without the bytes behind the count
+    List<String> seventeen = new ArrayList<>();
+    for (int i = 0; i <= ElectionSettings.MAX_LEADER_COUNT; i++) {
+      seventeen.add("n" + i);
+    }
+    e = assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.LEADERS, o -> view(o, 2,
+        seventeen))));
+    assertTrue(e.getMessage().contains("17 leaders"), e.getMessage());
+    assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.PROPOSE, o -> {
+      o.writeLong(2);
+      o.writeByte(255);
+    })));
+  }
+
+  @Test
+  void badNodeIdsAreTypedErrors() throws IOException {
+    byte[][] ids = {
+      new byte[0],                                       // empty
+      "x".repeat(256).getBytes(StandardCharsets.UTF_8),  // too long
+      {(byte) 0xC3, (byte) 0x28},                        // not UTF-8
+      {(byte) 0xED, (byte) 0xA0, (byte) 0x80},           // an encoded surrogate (CESU), not UTF-8
+      "a\nb".getBytes(StandardCharsets.UTF_8),           // a control character
+    };
+    for (byte[] id : ids) {
+      assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.LEADERS, o -> {
+        o.writeLong(2);
+        o.writeByte(1);
+        o.writeShort(id.length);
+        o.write(id);
+        o.writeLong(1);
+      })), () -> "id " + Arrays.toString(id));
+    }
+    // ids that cannot be encoded are refused on the way out, not garbled
+    for (String id : new String[] {"a\u0000", "x".repeat(256), "\uD800", "é".repeat(128)}) {
+      assertThrows(IllegalArgumentException.class,
+          () -> codec.encode(new ElectionMessage.Leaders(1, List.of(new Leader(id, 1)))), id);
+    }
+  }
+
+  @Test
+  void fieldsOutOfRangeAreTypedErrors() throws IOException {
+    List<byte[]> bad = new ArrayList<>();
+    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, -1, 1, 0, 0, 0, List.of())));                // incarnation
+    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 0, 0, 0, 0, List.of())));                 // priority 0
+    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 16, 0, 0, 0, List.of())));                // priority 16
+    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, 1 << 28, 0, 0, List.of())));           // random id
+    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, -1, 0, 0, List.of())));                // random id
+    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, 0, -1, 0, List.of())));                // highest term
+    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, 0, 0, 0, List.of("a"))));              // leaders, term 0
+    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, 0, 0, 3, List.of())));                 // term, no leaders
+    bad.add(raw(ElectionCodec.PROPOSE, o -> view(o, 0, List.of("a"))));                         // term 0
+    bad.add(raw(ElectionCodec.PROPOSE, o -> view(o, 4, List.of("a", "a"))));                    // repeated node
+    bad.add(raw(ElectionCodec.LEADERS, o -> view(o, 4, List.of())));                            // no leaders
+    bad.add(raw(ElectionCodec.LEADERS, o -> view(o, -4, List.of("a"))));                        // negative term
+    bad.add(raw(ElectionCodec.BEAT, o -> {                                                      // beat of term 0
+      o.writeLong(0);
+      o.writeLong(1);
+    }));
+    bad.add(raw(ElectionCodec.BEAT_ACK, o -> {                                                  // negative seq
+      o.writeLong(1);
+      o.writeLong(-1);
+    }));
+    bad.add(raw(ElectionCodec.LEADERS, o -> {                                                   // negative incarnation
+      o.writeLong(2);
+      o.writeByte(1);
+      o.writeShort(1);
+      o.writeByte('a');
+      o.writeLong(-7);
+    }));
+    for (byte[] b : bad) {
+      assertThrows(CodecException.class, () -> codec.decode(b), () -> Arrays.toString(b));
+    }
+  }
+
+  @Test
+  void randomBytesNeverEscapeAsAnythingButCodecException() {
+    SplittableRandom r = new SplittableRandom(42);
+    List<byte[]> goods = new ArrayList<>();
+    for (ElectionMessage m : every()) {
+      goods.add(codec.encode(m));
+    }
+    for (int i = 0; i < 20_000; i++) {
+      byte[] bytes;
+      if (r.nextBoolean()) {
+        bytes = new byte[r.nextInt(60)];
+        r.nextBytes(bytes);
+        if (bytes.length > 1) {
+          bytes[0] = ElectionCodec.VERSION;
+          bytes[1] = (byte) (1 + r.nextInt(6));
+        }
+      } else { // a valid message with a few bytes flipped
+        bytes = goods.get(r.nextInt(goods.size())).clone();
+        for (int k = 1 + r.nextInt(3); k > 0; k--) {
+          bytes[r.nextInt(bytes.length)] = (byte) r.nextInt(256);
+        }
+      }
+      try {
+        ElectionMessage m = codec.decode(bytes);
+        assertEquals(m, codec.decode(codec.encode(m)));
+      } catch (CodecException expected) {
+        // the only failure allowed
+      }
+    }
+  }
+
+  private interface Body {
+    void write(DataOutputStream out) throws IOException;
+  }
+
+  private static byte[] raw(byte type, Body body) throws IOException {
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    DataOutputStream out = new DataOutputStream(b);
+    out.writeByte(ElectionCodec.VERSION);
+    out.writeByte(type);
+    body.write(out);
+    return b.toByteArray();
+  }
+
+  private static void hello(DataOutputStream o, long incarnation, int priority, int randomId, long highest,
+      long term, List<String> ids) throws IOException {
+    o.writeLong(incarnation);
+    o.writeByte(priority);
+    o.writeInt(randomId);
+    o.writeByte(1);
+    o.writeLong(highest);
+    view(o, term, ids);
+  }
+
+  private static void view(DataOutputStream o, long term, List<String> ids) throws IOException {
+    o.writeLong(term);
+    o.writeByte(ids.size());
+    for (String id : ids) {
+      o.writeUTF(id); // ASCII ids: modified UTF-8 is UTF-8
+      o.writeLong(1);
+    }
+  }
+}
