@@ -1,0 +1,847 @@
+package dev.tumbler.peer.election;
+
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Leader;
+import dev.tumbler.peer.core.Observation;
+import dev.tumbler.peer.core.Output;
+import dev.tumbler.peer.core.ProtocolCore;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.random.RandomGenerator;
+
+/**
+ * Seed 003's election of leaders by priority, random id and address, wrapped in terms, majority votes and
+ * leader leases (NATIVE-ALGORITHMS §2.4), as a pure {@link ProtocolCore}. One core per node elects the
+ * leaders that {@code bakery} (three) and {@code lease} and {@code buckets} (one, the server) run on. Its
+ * only output to the rest of the node is {@link Observation.View}: the adopted view and, while this node is
+ * an active leader of it, until when it may act as one.
+ *
+ * <h2>What it guarantees</h2>
+ * <ul>
+ *   <li><b>V-1</b> At most one leader list per term, across all nodes and all time: a view is established
+ *       only with granted votes of a majority of all members, counted by distinct sender, and a node votes
+ *       for one proposal per term.
+ *   <li><b>V-2</b> A leader that the view of a later term drops has stopped being active (by its own clock)
+ *       before that view is established anywhere: a leader is active only until {@code leaderLease} after
+ *       the sending of a beat that a majority acknowledged, and a node that acknowledged a leader's beat
+ *       refuses for {@code leaderTimeout} to vote that leader out (and, having voted it out, acknowledges
+ *       none of its beats). This needs clock rates within {@value ElectionSettings#MAX_RATE_ERROR_PERCENT}%
+ *       of each other, which {@link ElectionSettings} checks the timings against; no bound on message delay.
+ *   <li>Terms adopted by a node only grow. Terms keep growing over restarts of any set of nodes as long as
+ *       one node that knows the highest established term stays up; a cluster where no member is informed
+ *       (all restarted) counts again from {@link ElectionSettings#initialTerm()}.
+ *   <li>Progress: with a majority of members connected, a view whose leaders are connected and active is
+ *       established within about {@code leaderTimeout + electionDelay} plus a few back-offs.
+ * </ul>
+ *
+ * <h2>The rules (E1–E11) and what this core adds to them</h2>
+ * Links: messages go only over links that are up; the first message on a link is {@link
+ * ElectionMessage.Hello} (R-4), and nothing else from a peer counts until its Hello on the current link
+ * arrived. A node is <em>connected</em> to a peer whose link is up and whose Hello it has.
+ * <ul>
+ *   <li>E1–E3: the conductor is the smallest id among this node and its connected informed peers; it
+ *       conducts while its view is not live, it is informed, and a quorum is connected (all members for a
+ *       cluster of at most 3 before its first view, else a majority); it waits {@code electionDelay} first,
+ *       cut short when all members are connected.
+ *   <li>E4: the proposal's term is one above the highest term this node has seen (and above
+ *       {@code initialTerm}); candidates are this node and its connected peers, sitting leaders at priority 0,
+ *       priority 15 only when fewer than {@code min(leaderCount, n)} others are connected; sorted by
+ *       (priority, random id, node id); the first {@code leaderCount} lead.
+ *   <li>E5: a vote is granted once per term and only for a term above every term the voter has seen, by an
+ *       informed voter that started at least {@code leaderTimeout} ago, to which every proposed leader is
+ *       connected, and that has acked no beat, within {@code leaderTimeout}, of a leader of its view that the
+ *       proposal drops. The same proposal asked again (after a link broke) gets the same vote.
+ *   <li>E6: with votes of a majority of all members the conductor adopts the view and sends
+ *       {@link ElectionMessage.Leaders} to every connected node. Any adopted view is established, so a node
+ *       adopts a higher view from a {@code Leaders}, a {@code Hello} or a {@code Vote}. A failed proposal
+ *       backs off for a random {@code [electionDelay/4, electionDelay/2]} (at least half a heartbeat).
+ *   <li>E7: each leader beats every {@code heartbeat}; a node acks a beat of its view's term from a leader of
+ *       its view when it is informed, the term is not below the highest term it knew when it became informed,
+ *       and it has not voted for a higher term that drops that leader. A leader is active until
+ *       {@code max(sentAt + leaderLease)} over the beats a majority (itself included) acked; a leader kept in
+ *       the next view keeps its lease.
+ *   <li>E8: the view is not live when there is none; a leader is silent for {@code leaderTimeout} and the
+ *       candidates now include someone outside the view; a leader's node came back as a new incarnation; a
+ *       majority of the leaders are unreachable for {@code leaderTimeout}; the view has fewer than
+ *       {@code min(leaderCount, n)} leaders and someone outside it is a candidate now; or a term higher than
+ *       the view's has been known for {@code leaderTimeout}.
+ *   <li>E9: a peer whose Hello, beat, ack or {@code Leaders} shows an older view is sent this node's view.
+ *   <li>E10: a {@link Output.Fact} of {@link Observation.View} whenever the view or this node's
+ *       {@code activeUntil} changes ({@link Long#MIN_VALUE} when not an active leader).
+ *   <li>E11: a node is informed once it has the Hellos of all its peers (the whole cluster; then terms count
+ *       from {@code initialTerm} if none is informed), or of a majority of members that are informed. A Hello
+ *       carries the sender's informed flag and highest term, and is sent again when either changes. An
+ *       uninformed node neither votes, conducts nor acks.
+ * </ul>
+ *
+ * <p>Client inputs ({@code Acquire}, {@code Release}, {@code Cancel}, {@code Renew}, {@code CloseSession})
+ * and {@link Input.View} are not for this core and are ignored. It uses one timer, {@link #TIMER}. The core
+ * starts its clock at its first input; a driver starts it with {@code TimerFired(TIMER)}, which a cluster of
+ * one member needs (no link ever comes up there to start it). Not thread safe, like every core.
+ */
+public final class ElectionCore implements ProtocolCore<ElectionMessage> {
+
+  /** The name {@link #algorithm()} returns. */
+  public static final String ALGORITHM = "election";
+
+  /**
+   * The id of the one timer this core uses: the earliest moment something may change without an input. A
+   * {@code TimerFired} of it at any time is harmless: the core re-evaluates and sets it again.
+   */
+  static final long TIMER = 1;
+
+  private static final long NONE = Long.MIN_VALUE;
+  private static final long NOT_ACTIVE = Long.MIN_VALUE;
+
+  private final String self;
+  private final ElectionSettings settings;
+  private final RandomGenerator random;
+  private final Leader me;
+  private final int randomId;
+  private final int members;
+  private final int majority;
+  private final Map<String, Peer> peers = new TreeMap<>();
+
+  private long startedAt = NONE;
+  private boolean informed;
+  /** The highest term known when this node became informed: it acks no beat of a lower term. */
+  private long ackFloor;
+  /** The highest term seen in any message, vote or view; never below {@link #term}. */
+  private long highest;
+  /** Since when {@link #highest} has been above the view's term; {@link #NONE} while it is not. */
+  private long newerTermSince = NONE;
+  private boolean helloChanged;
+  private boolean everAdopted;
+
+  private long term;
+  private List<Leader> leaders = List.of();
+  private long adoptedAt;
+  private Ballot votedFor;
+  /** Leaders of the view that a vote of this node dropped, with the highest such term: their beats get no ack. */
+  private final Map<Leader, Long> droppedByVote = new HashMap<>();
+  /** When this node last acked a beat of each leader of its view (its own beats included). */
+  private final Map<Leader, Long> lastAcked = new HashMap<>();
+  /** When each leader of the view last beat (absent: not since the view was adopted). */
+  private final Map<Leader, Long> lastBeat = new HashMap<>();
+
+  private long pauseUntil = NONE;
+  private long backoffUntil = NONE;
+  private Proposal proposal;
+
+  private long beatSeq;
+  private long nextBeatAt = NONE;
+  private final Map<Long, SentBeat> beats = new LinkedHashMap<>();
+  private long activeUntil = NOT_ACTIVE;
+
+  private long timerAt = NONE;
+  private Observation.View published;
+  private List<Output<ElectionMessage>> out;
+
+  /** Test-only mutation: E5 ignores {@link ElectionMessage.Reason#LEADER_ALIVE}. The simulator must catch it (V-2). */
+  boolean mutationVoteWithoutLease;
+
+  /** Test-only mutation: granted votes are counted per message, not per distinct sender. */
+  boolean mutationCountDuplicateVotes;
+
+  /**
+   * @param self this node's id
+   * @param peers the other members' ids (fixed membership)
+   * @param settings the election's settings, with this node's priority
+   * @param random the core's only source of randomness: its incarnation nonce, its random id, its back-offs
+   * @throws IllegalArgumentException if {@code peers} contains {@code self}, or an id cannot go on the wire
+   *     (empty, a control character, more than {@value ElectionCodec#MAX_ID_BYTES} UTF-8 bytes)
+   */
+  public ElectionCore(String self, Collection<String> peers, ElectionSettings settings, RandomGenerator random) {
+    this.self = Objects.requireNonNull(self, "self");
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.random = Objects.requireNonNull(random, "random");
+    TreeSet<String> ids = new TreeSet<>(peers);
+    if (ids.contains(self)) {
+      throw new IllegalArgumentException("peers must not contain self (" + self + ")");
+    }
+    ElectionCodec.requireEncodable(self);
+    for (String id : ids) {
+      ElectionCodec.requireEncodable(id);
+      this.peers.put(id, new Peer(id));
+    }
+    this.members = ids.size() + 1;
+    this.majority = members / 2 + 1;
+    this.me = new Leader(self, random.nextLong() & Long.MAX_VALUE);
+    this.randomId = random.nextInt(ElectionMessage.Hello.MAX_RANDOM_ID + 1);
+  }
+
+  @Override
+  public String self() {
+    return self;
+  }
+
+  @Override
+  public String algorithm() {
+    return ALGORITHM;
+  }
+
+  @Override
+  public List<Output<ElectionMessage>> step(long now, Input<ElectionMessage> input) {
+    Objects.requireNonNull(input, "input");
+    out = new ArrayList<>();
+    try {
+      if (startedAt == NONE) {
+        start(now);
+      }
+      switch (input) {
+        case Input.Message<ElectionMessage> m -> receive(now, m.from(), m.message());
+        case Input.TimerFired<ElectionMessage> t -> {
+          if (t.timerId() == TIMER) {
+            timerAt = NONE;
+          }
+        }
+        case Input.PeerUp<ElectionMessage> u -> up(now, u.peer());
+        case Input.PeerDown<ElectionMessage> d -> down(now, d.peer());
+        // client requests and views belong to the algorithm cores; the composite never routes them here
+        case Input.Acquire<ElectionMessage> a -> { }
+        case Input.Release<ElectionMessage> r -> { }
+        case Input.Cancel<ElectionMessage> c -> { }
+        case Input.Renew<ElectionMessage> r -> { }
+        case Input.CloseSession<ElectionMessage> s -> { }
+        case Input.View<ElectionMessage> v -> { }
+      }
+      settle(now);
+      return out;
+    } finally {
+      out = null;
+    }
+  }
+
+  // ---- accessors (tests, statistics)
+
+  /** This node as a leader: its id and the incarnation it drew when this core was made. */
+  public Leader leader() {
+    return me;
+  }
+
+  /** The adopted view, with this node's {@code activeUntil}; term 0 and no leaders before the first. */
+  public Observation.View view() {
+    return new Observation.View(term, leaders, activeUntil);
+  }
+
+  /** The adopted view's term; 0 before the first. */
+  public long term() {
+    return term;
+  }
+
+  /** Whether this node knows the cluster's highest term (E11): only then does it vote, conduct and ack. */
+  public boolean informed() {
+    return informed;
+  }
+
+  /** Whether this node is a leader of its view whose leader lease holds at {@code now}. */
+  public boolean isActiveLeader(long now) {
+    return activeUntil != NOT_ACTIVE && now < activeUntil;
+  }
+
+  /** The highest term this node has seen. */
+  long highestTerm() {
+    return highest;
+  }
+
+  /** This node's random id, its second sort key. */
+  int randomId() {
+    return randomId;
+  }
+
+  // ---- links
+
+  private void start(long now) {
+    startedAt = now;
+    adoptedAt = now;
+    for (Peer p : peers.values()) {
+      p.lostAt = now;
+    }
+  }
+
+  private void up(long now, String id) {
+    Peer p = peers.get(id);
+    if (p == null) {
+      return;
+    }
+    if (p.up) {
+      down(now, id); // a reconnect whose down we never saw: messages may have been lost all the same
+    }
+    p.up = true;
+    out.add(new Output.Send<>(id, hello())); // first on the link
+    if (p.helloed) {
+      joined(p); // its Hello came before the link was reported up (TCP connects the two directions apart)
+    }
+  }
+
+  private void down(long now, String id) {
+    Peer p = peers.get(id);
+    if (p == null) {
+      return;
+    }
+    p.up = false;
+    p.helloed = false;
+    p.lostAt = now;
+    if (proposal != null) {
+      proposal.pending.remove(id); // its vote may be lost; it is asked again when it is back
+    }
+  }
+
+  private void receive(long now, String from, ElectionMessage m) {
+    Peer p = peers.get(from);
+    if (p == null || !p.helloed && !(m instanceof ElectionMessage.Hello)) {
+      return; // not a member, or a message from before the peer's Hello on this link
+    }
+    switch (m) {
+      case ElectionMessage.Hello h -> hello(now, p, h);
+      case ElectionMessage.Propose pr -> onPropose(now, p, pr);
+      case ElectionMessage.Vote v -> onVote(now, p, v);
+      case ElectionMessage.Leaders l -> {
+        if (l.term() > term) {
+          adopt(now, l.term(), l.leaders());
+        } else if (l.term() < term) {
+          send(p, leadersMessage());
+        }
+      }
+      case ElectionMessage.Beat b -> onBeat(now, p, b);
+      case ElectionMessage.BeatAck a -> onBeatAck(now, p, a);
+    }
+  }
+
+  private void hello(long now, Peer p, ElectionMessage.Hello h) {
+    if (p.incarnation != h.incarnation()) {
+      if (p.incarnation >= 0) {
+        forget(new Leader(p.id, p.incarnation)); // that core is gone, and nothing it was can act any more
+      }
+      p.incarnation = h.incarnation();
+    }
+    p.priority = h.priority();
+    p.randomId = h.randomId();
+    p.informed = h.informed();
+    boolean wasConnected = connected(p);
+    p.helloed = true;
+    see(now, h.highestTerm());
+    if (h.viewTerm() > term) {
+      adopt(now, h.viewTerm(), h.viewLeaders());
+    } else if (h.viewTerm() < term) {
+      send(p, leadersMessage()); // E9: a late comer learns the view
+    }
+    if (!wasConnected && connected(p)) {
+      joined(p);
+    }
+  }
+
+  /** {@code p} just became connected. */
+  private void joined(Peer p) {
+    if (proposal != null) {
+      ask(p);
+    }
+  }
+
+  private void forget(Leader gone) {
+    lastAcked.remove(gone);
+    lastBeat.remove(gone);
+    droppedByVote.remove(gone);
+  }
+
+  // ---- votes (E4–E6)
+
+  private void onPropose(long now, Peer p, ElectionMessage.Propose pr) {
+    Leader conductor = new Leader(p.id, p.incarnation);
+    ElectionMessage.Reason reason = judge(now, conductor, pr.term(), pr.leaders());
+    if (reason == ElectionMessage.Reason.GRANTED) {
+      grant(conductor, pr.term(), pr.leaders());
+    }
+    see(now, pr.term());
+    send(p, new ElectionMessage.Vote(pr.term(), reason, highest, term, leaders));
+  }
+
+  /** E5: how this node answers {@code conductor}'s proposal that {@code list} lead term {@code t}. */
+  private ElectionMessage.Reason judge(long now, Leader conductor, long t, List<Leader> list) {
+    if (votedFor != null && votedFor.equals(new Ballot(t, conductor, list))) {
+      return ElectionMessage.Reason.GRANTED; // the same question again: the same answer
+    }
+    if (t <= highest) {
+      return ElectionMessage.Reason.STALE_TERM;
+    }
+    if (!informed) {
+      return ElectionMessage.Reason.UNINFORMED;
+    }
+    if (now - startedAt < settings.leaderTimeoutNanos()) {
+      return ElectionMessage.Reason.STARTING;
+    }
+    for (Leader l : list) {
+      if (!reachable(l)) {
+        return ElectionMessage.Reason.NOT_CONNECTED;
+      }
+    }
+    if (!mutationVoteWithoutLease && dropsALiveLeader(now, list)) {
+      return ElectionMessage.Reason.LEADER_ALIVE;
+    }
+    return ElectionMessage.Reason.GRANTED;
+  }
+
+  private boolean dropsALiveLeader(long now, List<Leader> list) {
+    for (Leader l : leaders) {
+      Long acked = lastAcked.get(l);
+      if (!list.contains(l) && acked != null && now - acked < settings.leaderTimeoutNanos()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void grant(Leader conductor, long t, List<Leader> list) {
+    votedFor = new Ballot(t, conductor, list);
+    for (Leader l : leaders) {
+      if (!list.contains(l)) {
+        droppedByVote.merge(l, t, Math::max);
+      }
+    }
+  }
+
+  private void onVote(long now, Peer p, ElectionMessage.Vote v) {
+    see(now, v.highestTerm());
+    if (v.viewTerm() > term) {
+      adopt(now, v.viewTerm(), v.viewLeaders());
+    }
+    Proposal pr = proposal;
+    if (pr != null && v.term() == pr.term && pr.pending.remove(p.id) && v.granted()) {
+      pr.granted.add(p.id);
+      pr.grantMessages++;
+    }
+  }
+
+  /** E1–E4: start a proposal if this node is the conductor and the time has come. */
+  private void conduct(long now) {
+    if (proposal != null) {
+      return;
+    }
+    int connected = 0;
+    boolean conductor = informed;
+    for (Peer p : peers.values()) {
+      if (connected(p)) {
+        connected++;
+        conductor &= !p.informed || p.id.compareTo(self) > 0;
+      }
+    }
+    int quorum = members <= 3 && !everAdopted ? members : majority;
+    if (!conductor || connected + 1 < quorum || live(now)) {
+      pauseUntil = NONE;
+      return;
+    }
+    if (pauseUntil == NONE) {
+      pauseUntil = now + settings.electionDelayNanos();
+    }
+    if (now < pauseUntil && connected + 1 < members || now < backoffUntil) {
+      return;
+    }
+    List<Leader> list = candidates();
+    long t = Math.max(highest, settings.initialTerm()) + 1;
+    if (judge(now, me, t, list) != ElectionMessage.Reason.GRANTED) {
+      return; // starting, or a leader it acked is still alive: the timer brings it back when that ends
+    }
+    grant(me, t, list);
+    see(now, t);
+    proposal = new Proposal(t, list);
+    proposal.granted.add(self);
+    proposal.grantMessages = 1;
+    for (Peer p : peers.values()) {
+      if (connected(p)) {
+        ask(p);
+      }
+    }
+  }
+
+  private void ask(Peer p) {
+    proposal.pending.add(p.id);
+    send(p, new ElectionMessage.Propose(proposal.term, proposal.leaders));
+  }
+
+  /** E6: establish the proposal once a majority granted it, give it up once it cannot get one. */
+  private void tally(long now) {
+    Proposal pr = proposal;
+    if (pr == null) {
+      return;
+    }
+    int votes = mutationCountDuplicateVotes ? pr.grantMessages : pr.granted.size();
+    if (votes >= majority) {
+      proposal = null;
+      adopt(now, pr.term, pr.leaders);
+      for (Peer p : peers.values()) {
+        if (connected(p)) {
+          send(p, leadersMessage());
+        }
+      }
+    } else if (votes + pr.pending.size() < majority) {
+      giveUp(now);
+    }
+  }
+
+  private void giveUp(long now) {
+    proposal = null;
+    long lo = Math.max(settings.electionDelayNanos() / 4, settings.heartbeatNanos() / 2);
+    long hi = Math.max(settings.electionDelayNanos() / 2, settings.heartbeatNanos());
+    backoffUntil = now + lo + random.nextLong(hi - lo + 1);
+  }
+
+  /** E4: this node and its connected peers, sitting leaders first; the first {@code leaderCount}. */
+  private List<Leader> candidates() {
+    List<Candidate> all = new ArrayList<>();
+    all.add(candidate(me, settings.priority(), randomId));
+    for (Peer p : peers.values()) {
+      if (connected(p)) {
+        all.add(candidate(new Leader(p.id, p.incarnation), p.priority, p.randomId));
+      }
+    }
+    List<Candidate> pool = new ArrayList<>();
+    for (Candidate c : all) {
+      if (c.priority < ElectionSettings.NEVER_LEADS) {
+        pool.add(c);
+      }
+    }
+    if (pool.size() < Math.min(settings.leaderCount(), members)) {
+      pool = all; // too few others: priority 15 leads after all
+    }
+    pool.sort(Candidate.ORDER);
+    List<Leader> list = new ArrayList<>();
+    for (int i = 0; i < pool.size() && i < settings.leaderCount(); i++) {
+      list.add(pool.get(i).leader);
+    }
+    return List.copyOf(list);
+  }
+
+  private Candidate candidate(Leader l, int priority, int id) {
+    return new Candidate(l, leaders.contains(l) ? 0 : priority, id);
+  }
+
+  /** E8: whether the view needs no election. */
+  private boolean live(long now) {
+    if (term == 0) {
+      return false;
+    }
+    long timeout = settings.leaderTimeoutNanos();
+    if (newerTermSince != NONE && now - newerTermSince >= timeout) {
+      return false; // (f) a newer term exists: nodes that know it ack nobody of this view
+    }
+    boolean silent = false;
+    int unreachable = 0;
+    for (Leader l : leaders) {
+      if (l.equals(me)) {
+        continue;
+      }
+      Peer p = peers.get(l.nodeId());
+      if (p == null || p.incarnation >= 0 && p.incarnation != l.incarnation()) {
+        return false; // (c) the leader's node restarted (this node, or a peer that said so in its Hello)
+      }
+      silent |= now - Math.max(adoptedAt, lastBeat.getOrDefault(l, NONE)) >= timeout;
+      if (!reachable(l) && now - Math.max(adoptedAt, p.lostAt) >= timeout) {
+        unreachable++;
+      }
+    }
+    if (unreachable > leaders.size() / 2) {
+      return false; // (d)
+    }
+    if (silent || leaders.size() < Math.min(settings.leaderCount(), members)) {
+      for (Leader c : candidates()) {
+        if (!leaders.contains(c)) {
+          return false; // (b) a silent leader and a replacement, or (e) room for one more
+        }
+      }
+    }
+    return true;
+  }
+
+  // ---- views and leases (E6, E7, E10)
+
+  private void adopt(long now, long t, List<Leader> list) {
+    if (t <= term) {
+      return;
+    }
+    for (Leader l : list) {
+      if (!l.nodeId().equals(self) && !peers.containsKey(l.nodeId())) {
+        return; // names a node that is not a member: not a view of this cluster
+      }
+    }
+    see(now, t);
+    boolean wasLeader = leaders.contains(me);
+    term = t;
+    leaders = list;
+    adoptedAt = now;
+    everAdopted = true;
+    newerTermSince = highest > term ? now : NONE;
+    droppedByVote.values().removeIf(votedUpTo -> votedUpTo <= t);
+    lastAcked.keySet().retainAll(list);
+    lastBeat.keySet().retainAll(list);
+    if (proposal != null && proposal.term <= t) {
+      giveUp(now); // a view at least as new exists
+    }
+    if (!leaders.contains(me)) {
+      beats.clear();
+      nextBeatAt = NONE;
+      activeUntil = NOT_ACTIVE;
+    } else if (!wasLeader) {
+      beats.clear();
+      nextBeatAt = now;
+    }
+  }
+
+  private void onBeat(long now, Peer p, ElectionMessage.Beat b) {
+    see(now, b.term());
+    Leader from = new Leader(p.id, p.incarnation);
+    if (b.term() > term) {
+      send(p, new ElectionMessage.BeatAck(term, b.seq())); // behind: the older term asks for the view
+    } else if (b.term() < term) {
+      send(p, leadersMessage());
+    } else if (leaders.contains(from)) {
+      lastBeat.put(from, now);
+      if (mayAck(from)) {
+        lastAcked.put(from, now);
+        send(p, new ElectionMessage.BeatAck(term, b.seq()));
+      }
+    }
+  }
+
+  private boolean mayAck(Leader l) {
+    return informed && term >= ackFloor && droppedByVote.getOrDefault(l, 0L) <= term;
+  }
+
+  private void onBeatAck(long now, Peer p, ElectionMessage.BeatAck a) {
+    SentBeat b = beats.get(a.seq());
+    if (b != null && b.term == a.term()) {
+      b.acks.add(p.id);
+      extend(now, b);
+    } else if (a.term() < term) {
+      send(p, leadersMessage());
+    }
+  }
+
+  private void beat(long now) {
+    if (nextBeatAt == NONE || now < nextBeatAt) {
+      return;
+    }
+    nextBeatAt = now + settings.heartbeatNanos();
+    beats.values().removeIf(old -> old.sentAt + settings.leaderLeaseNanos() <= now); // can extend nothing
+    SentBeat b = new SentBeat(term, now);
+    beats.put(++beatSeq, b);
+    if (mayAck(me)) {
+      b.acks.add(self);
+      lastAcked.put(me, now);
+    }
+    ElectionMessage.Beat m = new ElectionMessage.Beat(term, beatSeq);
+    for (Peer p : peers.values()) {
+      if (connected(p)) {
+        send(p, m);
+      }
+    }
+    extend(now, b);
+  }
+
+  private void extend(long now, SentBeat b) {
+    long until = b.sentAt + settings.leaderLeaseNanos();
+    if (b.acks.size() >= majority && until > now && until > activeUntil) {
+      activeUntil = until;
+    }
+  }
+
+  // ---- after every input
+
+  private void settle(long now) {
+    inform();
+    tally(now);
+    conduct(now);
+    tally(now); // a lone node establishes its proposal at once
+    if (activeUntil != NOT_ACTIVE && now >= activeUntil) {
+      activeUntil = NOT_ACTIVE;
+    }
+    beat(now);
+    if (helloChanged) {
+      helloChanged = false;
+      ElectionMessage.Hello h = hello();
+      for (Peer p : peers.values()) {
+        send(p, h);
+      }
+    }
+    publish();
+    schedule(now);
+  }
+
+  /** E11. */
+  private void inform() {
+    if (informed) {
+      return;
+    }
+    int heard = 0;
+    int informedPeers = 0;
+    for (Peer p : peers.values()) {
+      if (p.helloed) {
+        heard++;
+        informedPeers += p.informed ? 1 : 0;
+      }
+    }
+    if (heard == peers.size() || informedPeers >= majority) {
+      informed = true;
+      ackFloor = highest;
+      helloChanged = true;
+    }
+  }
+
+  private void publish() {
+    if (term == 0) {
+      return;
+    }
+    Observation.View v = new Observation.View(term, leaders, activeUntil);
+    if (!v.equals(published)) {
+      published = v;
+      out.add(new Output.Fact<>(v));
+    }
+  }
+
+  /** Sets the timer to the earliest deadline ahead, unless it is already due sooner (it then comes back). */
+  private void schedule(long now) {
+    long timeout = settings.leaderTimeoutNanos();
+    Deadline next = new Deadline(now);
+    next.consider(nextBeatAt);
+    next.consider(activeUntil);
+    next.consider(pauseUntil);
+    next.consider(backoffUntil);
+    next.consider(startedAt + timeout);
+    if (newerTermSince != NONE) {
+      next.consider(newerTermSince + timeout);
+    }
+    for (Leader l : leaders) {
+      Peer p = peers.get(l.nodeId());
+      if (p != null) {
+        next.consider(Math.max(adoptedAt, lastBeat.getOrDefault(l, NONE)) + timeout);
+        if (!reachable(l)) {
+          next.consider(Math.max(adoptedAt, p.lostAt) + timeout);
+        }
+      }
+      Long acked = lastAcked.get(l);
+      if (acked != null) {
+        next.consider(acked + timeout);
+      }
+    }
+    if (next.at != Long.MAX_VALUE && (timerAt == NONE || timerAt <= now || next.at < timerAt)) {
+      out.add(new Output.SetTimer<>(TIMER, next.at));
+      timerAt = next.at;
+    }
+  }
+
+  // ---- small helpers
+
+  private void see(long now, long t) {
+    if (t > highest) {
+      if (highest <= term && t > term) {
+        newerTermSince = now;
+      }
+      highest = t;
+      helloChanged = true;
+    }
+  }
+
+  private ElectionMessage.Hello hello() {
+    return new ElectionMessage.Hello(me.incarnation(), settings.priority(), randomId, informed, highest, term,
+        leaders);
+  }
+
+  private ElectionMessage.Leaders leadersMessage() {
+    return new ElectionMessage.Leaders(term, leaders);
+  }
+
+  private static boolean connected(Peer p) {
+    return p.up && p.helloed;
+  }
+
+  /** Whether {@code l} is this node, or a connected peer in the incarnation {@code l} names. */
+  private boolean reachable(Leader l) {
+    if (l.equals(me)) {
+      return true;
+    }
+    Peer p = peers.get(l.nodeId());
+    return p != null && connected(p) && p.incarnation == l.incarnation();
+  }
+
+  private void send(Peer p, ElectionMessage m) {
+    if (p.up) {
+      out.add(new Output.Send<>(p.id, m));
+    }
+  }
+
+  private static final class Peer {
+    final String id;
+    boolean up;
+    /** Its Hello arrived since the link was last reported down. */
+    boolean helloed;
+    /** From its latest Hello; -1 before the first. */
+    long incarnation = -1;
+    int priority;
+    int randomId;
+    boolean informed;
+    /** When it last stopped being connected (or this core started). */
+    long lostAt;
+
+    Peer(String id) {
+      this.id = id;
+    }
+  }
+
+  /** A vote granted: for term {@code term}, to {@code conductor}'s proposal of {@code leaders}. */
+  private record Ballot(long term, Leader conductor, List<Leader> leaders) {}
+
+  private static final class Proposal {
+    final long term;
+    final List<Leader> leaders;
+    final Set<String> granted = new HashSet<>();
+    final Set<String> pending = new HashSet<>();
+    int grantMessages;
+
+    Proposal(long term, List<Leader> leaders) {
+      this.term = term;
+      this.leaders = leaders;
+    }
+  }
+
+  private static final class SentBeat {
+    final long term;
+    final long sentAt;
+    final Set<String> acks = new HashSet<>();
+
+    SentBeat(long term, long sentAt) {
+      this.term = term;
+      this.sentAt = sentAt;
+    }
+  }
+
+  /** A candidate and its sort key (seed 003: priority, then random id, then address). */
+  private record Candidate(Leader leader, int priority, int randomId) {
+    static final Comparator<Candidate> ORDER = Comparator.comparingInt(Candidate::priority)
+        .thenComparingInt(Candidate::randomId).thenComparing(c -> c.leader.nodeId());
+  }
+
+  /** The earliest of some moments after {@code now}. */
+  private static final class Deadline {
+    final long now;
+    long at = Long.MAX_VALUE;
+
+    Deadline(long now) {
+      this.now = now;
+    }
+
+    void consider(long t) {
+      if (t != NONE && t > now && t < at) {
+        at = t;
+      }
+    }
+  }
+}
