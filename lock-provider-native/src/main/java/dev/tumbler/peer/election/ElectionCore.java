@@ -34,9 +34,10 @@ import java.util.random.RandomGenerator;
  *   <li><b>V-2</b> A leader that the view of a later term drops has stopped being active (by its own clock)
  *       before that view is established anywhere: a leader is active only until {@code leaderLease} after
  *       the sending of a beat that a majority acknowledged, and a node that acknowledged a leader's beat
- *       refuses for {@code leaderTimeout} to vote that leader out (and, having voted it out, acknowledges
- *       none of its beats). This needs clock rates within {@value ElectionSettings#MAX_RATE_ERROR_PERCENT}%
- *       of each other, which {@link ElectionSettings} checks the timings against; no bound on message delay.
+ *       refuses for {@code leaderTimeout} to vote that leader out (and, having voted for a higher term without
+ *       it, acknowledges none of its beats of a lower term). This needs clock rates within
+ *       {@value ElectionSettings#MAX_RATE_ERROR_PERCENT}% of each other, which {@link ElectionSettings} checks
+ *       the timings against; no bound on message delay.
  *   <li>Terms adopted by a node only grow. Terms keep growing over restarts of any set of nodes as long as
  *       one node that knows the highest established term stays up; a cluster where no member is informed
  *       (all restarted) counts again from {@link ElectionSettings#initialTerm()}.
@@ -67,7 +68,7 @@ import java.util.random.RandomGenerator;
  *       backs off for a random {@code [electionDelay/4, electionDelay/2]} (at least half a heartbeat).
  *   <li>E7: each leader beats every {@code heartbeat}; a node acks a beat of its view's term from a leader of
  *       its view when it is informed, the term is not below the highest term it knew when it became informed,
- *       and it has not voted for a higher term that drops that leader. A leader is active until
+ *       and every list it voted for in a higher term (not yet adopted) names that leader. A leader is active until
  *       {@code max(sentAt + leaderLease)} over the beats a majority (itself included) acked; a leader kept in
  *       the next view keeps its lease.
  *   <li>E8: the view is not live when there is none; a leader is silent for {@code leaderTimeout} and the
@@ -127,8 +128,12 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   private List<Leader> leaders = List.of();
   private long adoptedAt;
   private Ballot votedFor;
-  /** Leaders of the view that a vote of this node dropped, with the highest such term: their beats get no ack. */
-  private final Map<Leader, Long> droppedByVote = new HashMap<>();
+  /**
+   * The leader lists of the votes this node granted for terms above its view's: it acks a beat of its view
+   * only from a leader that is in every one of them (a vote for term T promises that nobody outside T's list
+   * stays active on this node's acks once T may exist).
+   */
+  private final TreeMap<Long, List<Leader>> votesAbove = new TreeMap<>();
   /** When this node last acked a beat of each leader of its view (its own beats included). */
   private final Map<Leader, Long> lastAcked = new HashMap<>();
   /** When each leader of the view last beat (absent: not since the view was adopted). */
@@ -351,7 +356,6 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   private void forget(Leader gone) {
     lastAcked.remove(gone);
     lastBeat.remove(gone);
-    droppedByVote.remove(gone);
   }
 
   // ---- votes (E4–E6)
@@ -403,11 +407,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
 
   private void grant(Leader conductor, long t, List<Leader> list) {
     votedFor = new Ballot(t, conductor, list);
-    for (Leader l : leaders) {
-      if (!list.contains(l)) {
-        droppedByVote.merge(l, t, Math::max);
-      }
-    }
+    votesAbove.put(t, list);
   }
 
   private void onVote(long now, Peer p, ElectionMessage.Vote v) {
@@ -580,7 +580,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     adoptedAt = now;
     everAdopted = true;
     newerTermSince = highest > term ? now : NONE;
-    droppedByVote.values().removeIf(votedUpTo -> votedUpTo <= t);
+    votesAbove.headMap(t, true).clear();
     lastAcked.keySet().retainAll(list);
     lastBeat.keySet().retainAll(list);
     if (proposal != null && proposal.term <= t) {
@@ -613,7 +613,15 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   }
 
   private boolean mayAck(Leader l) {
-    return informed && term >= ackFloor && droppedByVote.getOrDefault(l, 0L) <= term;
+    if (!informed || term < ackFloor) {
+      return false;
+    }
+    for (List<Leader> voted : votesAbove.values()) {
+      if (!voted.contains(l)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void onBeatAck(long now, Peer p, ElectionMessage.BeatAck a) {
