@@ -7,9 +7,12 @@ import dev.tumbler.peer.core.Output;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.function.Consumer;
@@ -30,7 +33,9 @@ import java.util.function.Consumer;
  *
  * <p>After every step: V-1, one leader list per term across all nodes and all time; V-2, when a term is first
  * adopted anywhere, no node that leads a view of an earlier term and is not in the new list is active (its
- * {@code activeUntil}, by its own clock, is past); terms adopted by one incarnation never decrease; only a leader
+ * {@code activeUntil}, by its own clock, is past); E6 by distinct senders (R-6), the node that first adopts a
+ * term (its conductor) has been delivered granted votes for it from a majority of the members, itself
+ * included, counted by distinct sender; terms adopted by one incarnation never decrease; only a leader
  * of its view is active; a core sends only over links it was told are up, a Hello first; every message
  * survives the codec.
  */
@@ -142,6 +147,8 @@ final class ElectionSimulation {
         Comparator.comparingLong(Event::at).thenComparingLong(Event::order));
     final ElectionCodec codec = new ElectionCodec();
     final TreeMap<Long, List<Leader>> termLeaders = new TreeMap<>();
+    /** The distinct senders of granted votes delivered, per (receiver, its life, term). */
+    final Map<List<Long>, Set<Integer>> grantsDelivered = new HashMap<>();
     long maxAdopted;
     long order;
     long now;
@@ -457,6 +464,9 @@ final class ElectionSimulation {
           if (traced && !(m instanceof ElectionMessage.Beat) && !(m instanceof ElectionMessage.BeatAck)) {
             log(ids[j] + " <- " + ids[i] + " " + m);
           }
+          if (m instanceof ElectionMessage.Vote v && v.granted()) {
+            grantsDelivered.computeIfAbsent(List.of((long) j, (long) life[j], v.term()), k -> new HashSet<>()).add(i);
+          }
           step(j, new Input.Message<>(ids[i], m));
           nemesis(i, j, m);
         }
@@ -481,7 +491,14 @@ final class ElectionSimulation {
       }
       lastView[i] = v;
       maxAdopted = Math.max(maxAdopted, v.term());
-      if (known == null) { // first adopted now: every leader it drops must be inactive already
+      if (known == null) { // first adopted now, by its conductor: it had a majority of distinct votes
+        int voters = 1 + grantsDelivered.getOrDefault(List.of((long) i, (long) life[i], v.term()), Set.of()).size();
+        if (voters < n / 2 + 1) {
+          throw new Violation("E6: " + ids[i] + " established term " + v.term() + " with granted votes from " + voters
+              + " distinct members of " + n);
+        }
+      }
+      if (known == null) { // and every leader it drops must be inactive already
         for (int y = 0; y < n; y++) {
           if (active(y) && lastView[y].term() < v.term() && !v.leaders().contains(cores[y].leader())) {
             throw new Violation("V-2: " + ids[y] + " leads term " + lastView[y].term() + " until "
