@@ -10,6 +10,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -129,11 +130,12 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   private long adoptedAt;
   private Ballot votedFor;
   /**
-   * The leader lists of the votes this node granted for terms above its view's: it acks a beat of its view
-   * only from a leader that is in every one of them (a vote for term T promises that nobody outside T's list
-   * stays active on this node's acks once T may exist).
+   * The votes this node granted for terms above its view's: term T → the leaders named by every vote for T or
+   * a higher term. It acks a beat of its view only from a leader of the first entry (a vote for T promises
+   * that nobody outside T's list stays active on this node's acks once T may exist). Entries naming the same
+   * leaders as the next one up are dropped, so there are at most 17 (one per list size).
    */
-  private final TreeMap<Long, List<Leader>> votesAbove = new TreeMap<>();
+  private final TreeMap<Long, Set<Leader>> votesAbove = new TreeMap<>();
   /** When this node last acked a beat of each leader of its view (its own beats included). */
   private final Map<Leader, Long> lastAcked = new HashMap<>();
   /** When each leader of the view last beat (absent: not since the view was adopted). */
@@ -407,7 +409,23 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
 
   private void grant(Leader conductor, long t, List<Leader> list) {
     votedFor = new Ballot(t, conductor, list);
-    votesAbove.put(t, list);
+    Set<Leader> named = Set.copyOf(list);
+    votesAbove.replaceAll((votedTerm, all) -> intersection(all, named));
+    votesAbove.put(t, named); // t is above every earlier vote
+    Set<Leader> above = null;
+    for (Iterator<Set<Leader>> it = votesAbove.descendingMap().values().iterator(); it.hasNext(); ) {
+      Set<Leader> all = it.next();
+      if (all.equals(above)) {
+        it.remove(); // the entry above answers for it
+      }
+      above = all;
+    }
+  }
+
+  private static Set<Leader> intersection(Set<Leader> a, Set<Leader> b) {
+    Set<Leader> both = new HashSet<>(a);
+    both.retainAll(b);
+    return Set.copyOf(both);
   }
 
   private void onVote(long now, Peer p, ElectionMessage.Vote v) {
@@ -613,15 +631,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   }
 
   private boolean mayAck(Leader l) {
-    if (!informed || term < ackFloor) {
-      return false;
-    }
-    for (List<Leader> voted : votesAbove.values()) {
-      if (!voted.contains(l)) {
-        return false;
-      }
-    }
-    return true;
+    return informed && term >= ackFloor && (votesAbove.isEmpty() || votesAbove.firstEntry().getValue().contains(l));
   }
 
   private void onBeatAck(long now, Peer p, ElectionMessage.BeatAck a) {

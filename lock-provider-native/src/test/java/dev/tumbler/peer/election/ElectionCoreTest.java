@@ -386,6 +386,47 @@ class ElectionCoreTest {
     assertEquals(List.of(c), net.agreed(), "the leader stays once the conductor hears it again");
   }
 
+  /**
+   * Two conductors on either side of a cut link each ask the same voter, for terms 2 and 3; the voter then
+   * adopts the lower view. Acking its leader would let it become active after term 3, which drops it, may
+   * exist (V-2; the simulation found it). A leader that term 3 keeps is acked.
+   */
+  @Test
+  void aVoterAcksNoLeaderOfALowerViewThatItsHigherVoteDrops() {
+    for (boolean kept : new boolean[] {false, true}) {
+      ElectionCore n3 = new ElectionCore("n3", List.of("n1", "n2", "n4"), settings(1), new SplittableRandom(3));
+      long now = 0;
+      Map<String, Leader> peer = Map.of("n1", new Leader("n1", 11), "n2", new Leader("n2", 22), "n4",
+          new Leader("n4", 44));
+      for (Leader p : peer.values()) {
+        n3.step(now, new Input.PeerUp<>(p.nodeId()));
+        n3.step(now, new Input.Message<>(p.nodeId(), new ElectionMessage.Hello(p.incarnation(), 1, 7, true, 0, 0,
+            List.of()))); // informed peers, n1 the smallest: n3 only votes
+      }
+      now += 45 * MS;
+      List<Leader> second = kept ? List.of(peer.get("n1")) : List.of(peer.get("n2"));
+      assertEquals(ElectionMessage.Reason.GRANTED, vote(n3.step(now, new Input.Message<>("n1",
+          new ElectionMessage.Propose(2, List.of(peer.get("n1")))))));
+      assertEquals(ElectionMessage.Reason.GRANTED, vote(n3.step(now, new Input.Message<>("n2",
+          new ElectionMessage.Propose(3, second)))));
+      n3.step(now, new Input.Message<>("n1", new ElectionMessage.Leaders(2, List.of(peer.get("n1")))));
+      assertEquals(2, n3.term());
+      List<Output<ElectionMessage>> answer = n3.step(now, new Input.Message<>("n1", new ElectionMessage.Beat(2, 1)));
+      assertEquals(kept, answer.stream().anyMatch(o -> o instanceof Output.Send<ElectionMessage> s
+          && s.message().equals(new ElectionMessage.BeatAck(2, 1))), kept ? "a kept leader is acked"
+          : "acked a leader that its vote for term 3 dropped");
+    }
+  }
+
+  private static ElectionMessage.Reason vote(List<Output<ElectionMessage>> outputs) {
+    for (Output<ElectionMessage> o : outputs) {
+      if (o instanceof Output.Send<ElectionMessage> s && s.message() instanceof ElectionMessage.Vote v) {
+        return v.reason();
+      }
+    }
+    throw new AssertionError("no vote in " + outputs);
+  }
+
   @Test
   void aSingleNodeElectsItselfAndStaysActive() {
     Net net = new Net(settings(3), Map.of("solo", 15));
