@@ -1,0 +1,31 @@
+package dev.tumbler.peer.election;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.tumbler.peer.core.CodecException;
+
+/**
+ * Fuzzes the election codec, bytes a peer controls once elections run on a node: any bytes decode to a
+ * message or fail with {@link CodecException}, and a decoded message survives encode and decode with a
+ * stable encoding. Without {@code JAZZER_FUZZ} it replays its kept inputs; {@code .ci/fuzz} runs it longer.
+ */
+class ElectionCodecFuzzTest {
+  private final ElectionCodec codec = new ElectionCodec();
+
+  @FuzzTest(maxDuration = "10s", maxExecutions = 100_000)
+  void decode(byte[] bytes) {
+    ElectionMessage m;
+    try {
+      m = codec.decode(bytes);
+    } catch (CodecException e) {
+      assertNotNull(e.getMessage(), "a CodecException without a message");
+      return;
+    }
+    byte[] again = codec.encode(m);
+    assertEquals(m, codec.decode(again), "a decoded message does not survive encode and decode");
+    assertArrayEquals(again, codec.encode(codec.decode(again)), "the encoding of a message is not stable");
+  }
+}
