@@ -21,7 +21,7 @@ import java.util.Objects;
  * <ul>
  *   <li>A peer's message goes to its envelope's channel; a timer to the channel that set it (timer ids are
  *       {@code channel << 56 | local id}).
- *   <li>{@code PeerUp}, {@code PeerDown} and {@code CloseSession} go to every core in channel order, the
+ *   <li>{@code Start}, {@code PeerUp}, {@code PeerDown} and {@code CloseSession} go to every core in channel order, the
  *       election first, so that its restatement opens a link before the others'.
  *   <li>A client's request goes to the core its claim is for: {@link Claim.Mode#PERMITS} to
  *       {@link Channel#BUCKETS}, a transaction's claim to {@link Channel#AGENT}, anything else to
@@ -100,6 +100,7 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
             deliver(now, c, new Input.TimerFired<>(t.timerId() & LOCAL_TIMER_MASK));
           }
         }
+        case Input.Start<Envelope> st -> everyCore(now, new Input.Start<>());
         case Input.PeerUp<Envelope> u -> everyCore(now, new Input.PeerUp<>(u.peer()));
         case Input.PeerDown<Envelope> d -> everyCore(now, new Input.PeerDown<>(d.peer()));
         case Input.CloseSession<Envelope> s -> {

@@ -23,6 +23,12 @@ public sealed interface Input<M extends PeerMessage> {
     }
   }
 
+  /**
+   * The node starts: the first input a core gets, before any link comes up. A core that must act on its own
+   * (set its first timer, as an election core of a one-member cluster must) does it here.
+   */
+  record Start<M extends PeerMessage>() implements Input<M> {}
+
   /** The timer {@code timerId} set by an earlier {@link Output.SetTimer} is due. */
   record TimerFired<M extends PeerMessage>(long timerId) implements Input<M> {}
 

@@ -88,8 +88,8 @@ import java.util.random.RandomGenerator;
  *
  * <p>Client inputs ({@code Acquire}, {@code Release}, {@code Cancel}, {@code Renew}, {@code CloseSession})
  * and {@link Input.View} are not for this core and are ignored. It uses one timer, {@link #TIMER}. The core
- * starts its clock at its first input; a driver starts it with {@code TimerFired(TIMER)}, which a cluster of
- * one member needs (no link ever comes up there to start it). Not thread safe, like every core.
+ * starts its clock at its first input, which drivers make {@link Input.Start} (a cluster of one member needs
+ * it: no link ever comes up there; a {@code TimerFired(TIMER)} does the same at any time). Not thread safe, like every core.
  */
 public final class ElectionCore implements ProtocolCore<ElectionMessage> {
 
@@ -212,6 +212,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
             timerAt = NONE;
           }
         }
+        case Input.Start<ElectionMessage> st -> { } // the clock starts and the timer is set below, as for any input
         case Input.PeerUp<ElectionMessage> u -> up(now, u.peer());
         case Input.PeerDown<ElectionMessage> d -> down(now, d.peer());
         // client requests and views belong to the algorithm cores; the composite never routes them here

@@ -169,6 +169,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     if (!started.compareAndSet(false, true)) {
       throw new IllegalStateException("node " + core.self() + " already started");
     }
+    submit(new Input.Start<>()); // queued before the transport can report a link or deliver a message
     transport.start(new Transport.Receiver() {
       @Override
       public void deliver(String peer, byte[] payload) {

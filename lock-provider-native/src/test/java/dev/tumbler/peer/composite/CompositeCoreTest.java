@@ -84,6 +84,9 @@ class CompositeCoreTest {
     CompositeCore c = new CompositeCore(cores);
     assertEquals("lock", c.algorithm());
 
+    c.step(0, new Input.Start<>());
+    assertEquals(List.of("election:Start", "lock:Start", "buckets:Start"), log, "every core starts, election first");
+    log.clear();
     List<Output<Envelope>> up = c.step(0, new Input.PeerUp<>("b"));
     assertEquals(List.of("election:PeerUp", "lock:PeerUp", "buckets:PeerUp"), log, "election first, then in order");
     List<Long> timers = new ArrayList<>();

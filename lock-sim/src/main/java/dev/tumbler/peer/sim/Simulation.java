@@ -408,6 +408,7 @@ public final class Simulation<M extends PeerMessage> {
           new SplittableRandom(seed ^ (node.index * 1_000_003L + node.incarnation)));
       node.timers.clear();
       java.util.Arrays.fill(reportsQueued[node.index], 0);
+      step(node, new Input.Start<>());
     }
 
     private void crash(Node node) {
