@@ -6,28 +6,24 @@ import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.cp.lock.FencedLock;
 import dev.tumbler.lock.Lock;
-import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
 import dev.tumbler.peer.node.NodeStats;
+import dev.tumbler.peer.provider.LoopbackCluster;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -222,49 +218,13 @@ public final class NativeBench {
     };
   }
 
-  /** A cluster of {@code n} native peers over TCP on loopback, opened in parallel (each waits for the others). */
+  /** A cluster of {@code n} native peers over TCP on loopback, every link up before timing starts. */
   private static List<LockService> nativeCluster(String algorithm, int n) throws Exception {
-    List<String> ids = new ArrayList<>();
-    for (int port : freePorts(n)) {
-      ids.add("127.0.0.1:" + port);
-    }
-    byte[] raw = new byte[24];
-    new SecureRandom().nextBytes(raw);
-    Properties props = new Properties();
-    props.setProperty("secret", Base64.getUrlEncoder().withoutPadding().encodeToString(raw));
-    List<CompletableFuture<LockService>> futures = new ArrayList<>();
-    for (String id : ids) {
-      List<String> others = new ArrayList<>(ids);
-      others.remove(id);
-      String url = "lock:native://" + id + "?peers=" + String.join(",", others) + "&algorithm=" + algorithm;
-      futures.add(CompletableFuture.supplyAsync(() -> LockProviders.connect(url, props)));
-    }
-    List<LockService> services = new ArrayList<>();
-    for (CompletableFuture<LockService> f : futures) {
-      services.add(f.get(60, TimeUnit.SECONDS));
-    }
-    // every link up before timing starts: one grant on each node
+    List<LockService> services = LoopbackCluster.start(algorithm, n);
     for (LockService s : services) {
-      s.lock("bench-warm").acquire().release();
+      s.lock("bench-warm").acquire().release(); // one grant on each node
     }
     return services;
-  }
-
-  private static List<Integer> freePorts(int n) throws IOException {
-    List<ServerSocket> sockets = new ArrayList<>();
-    try {
-      List<Integer> ports = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-        sockets.add(s);
-        ports.add(s.getLocalPort());
-      }
-      return ports;
-    } finally {
-      for (ServerSocket s : sockets) {
-        s.close();
-      }
-    }
   }
 
   private static Op curatorOnEnsemble(List<AutoCloseable> resources) throws Exception {
@@ -286,7 +246,7 @@ public final class NativeBench {
   }
 
   private static Op fencedLock(List<AutoCloseable> resources) throws Exception {
-    int base = freePorts(1).get(0);
+    int base = LoopbackCluster.freePorts(1).get(0);
     Config config = new Config();
     config.setClusterName("tumbler-bench-" + UUID.randomUUID());
     config.getNetworkConfig().setPort(base).setPortAutoIncrement(true).setPortCount(3);

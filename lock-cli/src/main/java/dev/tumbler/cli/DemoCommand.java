@@ -2,23 +2,16 @@ package dev.tumbler.cli;
 
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.Lock;
-import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.peer.algorithm.Algorithms;
 import dev.tumbler.peer.node.NodeStats;
-import java.io.IOException;
+import dev.tumbler.peer.provider.LoopbackCluster;
 import java.io.PrintWriter;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -197,82 +190,9 @@ final class DemoCommand implements Callable<Integer> {
     return "demo-" + i;
   }
 
-  /** Opens the peers in parallel: a peer may wait for the others while it connects. */
+  /** The peers of one algorithm's run, on free loopback ports with a fresh random secret. */
   private List<LockService> startCluster(String algo) throws Exception {
-    Throwable lastBindFailure = null;
-    for (int attempt = 0; attempt < 3; attempt++) {
-      List<String> ids = new ArrayList<>();
-      for (int port : freePorts(nodes)) {
-        ids.add("127.0.0.1:" + port);
-      }
-      byte[] raw = new byte[24];
-      new SecureRandom().nextBytes(raw);
-      Properties props = new Properties();
-      props.setProperty("secret", Base64.getUrlEncoder().withoutPadding().encodeToString(raw));
-      List<CompletableFuture<LockService>> futures = new ArrayList<>();
-      for (String id : ids) {
-        List<String> others = new ArrayList<>(ids);
-        others.remove(id);
-        String url = "lock:native://" + id + "?peers=" + String.join(",", others) + "&algorithm=" + algo;
-        CompletableFuture<LockService> f = new CompletableFuture<>();
-        Thread.ofVirtual().start(() -> {
-          try {
-            f.complete(LockProviders.connect(url, props));
-          } catch (Throwable t) {
-            f.completeExceptionally(t);
-          }
-        });
-        futures.add(f);
-      }
-      List<LockService> services = new ArrayList<>();
-      Throwable failure = null;
-      for (CompletableFuture<LockService> f : futures) {
-        try {
-          services.add(f.join());
-        } catch (RuntimeException e) {
-          failure = failure == null ? e.getCause() == null ? e : e.getCause() : failure;
-        }
-      }
-      if (failure == null) {
-        return services;
-      }
-      closeAll(services);
-      // a port picked as free may have been taken in between: try again with new ones
-      if (!isBindFailure(failure)) {
-        if (failure instanceof Exception ex) {
-          throw ex;
-        }
-        throw new IllegalStateException(failure);
-      }
-      lastBindFailure = failure;
-    }
-    throw new IllegalStateException("could not bind the demo's ports: " + lastBindFailure, lastBindFailure);
-  }
-
-  private static boolean isBindFailure(Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof java.net.BindException) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static List<Integer> freePorts(int n) throws IOException {
-    List<ServerSocket> held = new ArrayList<>();
-    try {
-      List<Integer> ports = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-        held.add(s);
-        ports.add(s.getLocalPort());
-      }
-      return ports;
-    } finally {
-      for (ServerSocket s : held) {
-        s.close();
-      }
-    }
+    return LoopbackCluster.start(algo, nodes);
   }
 
   /** One grant per node before measuring, so that connection set-up is not counted. */
@@ -311,18 +231,7 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   private static void closeAll(List<LockService> services) {
-    List<Thread> closers = new ArrayList<>();
-    for (LockService s : services) {
-      closers.add(Thread.ofVirtual().start(s::close));
-    }
-    for (Thread t : closers) {
-      try {
-        t.join(10_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
+    LoopbackCluster.close(services);
   }
 
   /**
