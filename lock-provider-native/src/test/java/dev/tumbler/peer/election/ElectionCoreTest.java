@@ -77,7 +77,7 @@ class ElectionCoreTest {
       others.remove(id);
       cores.put(id, new ElectionCore(id, others, settings.withPriority(priorities.get(id)),
           new SplittableRandom(random.nextLong())));
-      step(id, new Input.TimerFired<>(ElectionCore.TIMER)); // the driver's start
+      step(id, new Input.Start<>()); // the driver starts every node with it
       for (String o : others) {
         if (cores.containsKey(o) && !cut.contains(pair(id, o))) {
           connect(id, o);

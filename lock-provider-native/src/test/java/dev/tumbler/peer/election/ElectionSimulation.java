@@ -358,7 +358,7 @@ final class ElectionSimulation {
       cores[i] = c;
       lastTerm[i] = 0;
       log("start " + ids[i] + " as " + c.leader().incarnation());
-      step(i, new Input.TimerFired<>(ElectionCore.TIMER)); // the driver's start
+      step(i, new Input.Start<>()); // the driver starts every node with it
       for (int j = 0; j < n; j++) {
         if (j != i) {
           linkChanged(i, j);
