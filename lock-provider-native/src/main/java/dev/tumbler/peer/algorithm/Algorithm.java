@@ -5,6 +5,7 @@ import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.core.MessageCodec;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.election.ElectionSettings;
 import java.util.OptionalInt;
 import java.util.Set;
 
@@ -55,6 +56,23 @@ public interface Algorithm<M extends PeerMessage> {
 
   /** Its settings when the URL gives none: what the simulator runs. */
   AlgorithmSettings defaults();
+
+  /**
+   * Whether its nodes elect leaders (NATIVE-ALGORITHMS §2.4): then every node also runs an election core,
+   * made with {@link #election(CoreContext)}, whose views reach the lock core as {@code Input.View}.
+   */
+  default boolean elected() {
+    return false;
+  }
+
+  /**
+   * The election settings of the node {@code context} describes; called only when {@link #elected()}.
+   *
+   * @throws UnsupportedOperationException for an algorithm that elects no leaders
+   */
+  default ElectionSettings election(CoreContext context) {
+    throw new UnsupportedOperationException(name() + " elects no leaders");
+  }
 
   /** A core for one node, with empty state. */
   ProtocolCore<M> newCore(CoreContext context);
