@@ -2,6 +2,7 @@ package dev.tumbler.peer.algorithm;
 
 import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.MessageCodec;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
@@ -72,6 +73,14 @@ public interface Algorithm<M extends PeerMessage> {
    */
   default ElectionSettings election(CoreContext context) {
     throw new UnsupportedOperationException(name() + " elects no leaders");
+  }
+
+  /**
+   * The claim a write lock of this algorithm makes on {@code name} under {@code settings}: a hard writer,
+   * unless the algorithm's settings choose another writer mode.
+   */
+  default Claim writeClaim(String name, AlgorithmSettings settings) {
+    return Claim.write(name, Claim.Writer.HARD, 0);
   }
 
   /** A core for one node, with empty state. */

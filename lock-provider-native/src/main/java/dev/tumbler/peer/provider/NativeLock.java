@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * An exclusive lock handle on a native node.
+ * A lock handle on a native node: a plain lock, or one side of a read/write lock, as its claim says.
  *
  * <ul>
  *   <li><b>Timeout:</b> when the wait ends, the request is cancelled on the node; a grant that won the
@@ -37,10 +37,14 @@ final class NativeLock extends AbstractLock {
   /** What the core is asked for: the name it sees (namespace included), computed once. */
   private final Claim claim;
 
-  NativeLock(NativeLockService service, String name) {
+  /**
+   * @param name the lock's name, as the user gave it
+   * @param claim what the core is asked for (its name qualified with the namespace)
+   */
+  NativeLock(NativeLockService service, String name, Claim claim) {
     super(service, name);
     this.service = service;
-    this.claim = Claim.exclusive(service.nativeSettings().qualify(name));
+    this.claim = claim;
   }
 
   @Override
@@ -65,7 +69,12 @@ final class NativeLock extends AbstractLock {
       throw e;
     }
     if (outcome.granted()) {
-      return new NativeLease(name(), outcome.fencingToken(), service, p.requestId(), sent);
+      // a grant with a term is trusted from the request it answers (the echo rule), which may be a
+      // keep-alive sent long after the first request of a wait
+      NativeLease lease = new NativeLease(name(), outcome.fencingToken(), service, p.requestId(),
+          outcome.validUntil() == Long.MAX_VALUE ? sent : outcome.sentAt());
+      lease.bindLoss();
+      return lease;
     }
     return switch (outcome.failure()) {
       case CONTENDED, TIMED_OUT -> null;

@@ -26,11 +26,12 @@ import java.util.Set;
  * @param algorithm the lock algorithm
  * @param algorithmSettings its own settings
  * @param peerTimeout how long a request waits with a peer unreachable before it fails
- * @param namespace prefix of every lock name, possibly empty
+ * @param lease the grants' term and renewal mode when the algorithm's grants have a term
+ *     ({@code leaseTime}, {@code renew}); unbounded otherwise. Its namespace is the service's
  * @param tcp the TCP transport's settings, for {@link Kind#TCP}
  */
 record NativeSettings(Kind kind, String cluster, String self, List<String> peers, Algorithm<?> algorithm,
-    AlgorithmSettings algorithmSettings, Duration peerTimeout, String namespace, TcpTransportConfig tcp) {
+    AlgorithmSettings algorithmSettings, Duration peerTimeout, LeaseSettings lease, TcpTransportConfig tcp) {
 
   enum Kind { LOCAL, MEMORY, TCP }
 
@@ -42,8 +43,10 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
   /** Extra parameters of {@code lock:native:mem/<cluster>}. */
   static final Set<String> MEMORY = Set.of("node", "peers");
 
+  /** Extra parameters of a URL whose algorithm's grants have a term ({@link Algorithm#leased()}). */
+  static final Set<String> LEASED = Set.of("leaseTime", "renew");
+
   static NativeSettings fromUrl(LockUrl url, Properties info) {
-    String namespace = LeaseSettings.namespace(url);
     Duration peerTimeout = url.duration("peerTimeout", DEFAULT_PEER_TIMEOUT);
     if (peerTimeout.isZero()) {
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'peerTimeout' must be positive");
@@ -53,6 +56,18 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     AlgorithmSettings algorithmSettings = algorithm.settings(url);
     Set<String> common = new HashSet<>(COMMON);
     common.addAll(algorithm.parameters());
+    if (algorithm.leased()) {
+      common.addAll(LEASED);
+    } else {
+      for (String p : LEASED) {
+        if (url.parameter(p).isPresent()) {
+          throw new InvalidLockUrlException("lock URL " + url + ": parameter '" + p + "' does not apply to algorithm "
+              + algorithm.name() + ": its grants hold until released; leased algorithms: " + leasedNames());
+        }
+      }
+    }
+    LeaseSettings lease = algorithm.leased() ? LeaseSettings.fromUrl(url)
+        : LeaseSettings.unbounded(LeaseSettings.namespace(url));
     if (url.isHierarchical()) {
       Set<String> accepted = new HashSet<>(common);
       accepted.addAll(TcpTransportConfig.PARAMETERS);
@@ -67,13 +82,13 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
             + "listen port, as in lock:native://127.0.0.1:7701?peers=127.0.0.1:7702,127.0.0.1:7703");
       }
       return new NativeSettings(Kind.TCP, "", tcp.self(), tcp.peers(), algorithm, algorithmSettings, peerTimeout,
-          namespace, tcp);
+          lease, tcp);
     }
     String opaque = url.opaque();
     if (opaque.equals("local")) {
       url.requireKnownParameters(common);
       return new NativeSettings(Kind.LOCAL, "local", "local", List.of(), algorithm, algorithmSettings, peerTimeout,
-          namespace, null);
+          lease, null);
     }
     if (opaque.startsWith("mem/") && opaque.length() > 4) {
       Set<String> accepted = new HashSet<>(common);
@@ -99,10 +114,20 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
       }
       checkSize(url, algorithm, peers.size());
       return new NativeSettings(Kind.MEMORY, cluster, self, List.copyOf(peers), algorithm, algorithmSettings,
-          peerTimeout, namespace, null);
+          peerTimeout, lease, null);
     }
     throw new InvalidLockUrlException("lock URL " + url + ": expected lock:native:local, lock:native:mem/<cluster>"
         + "?node=<id>&peers=<id>,<id> or lock:native://host:port?peers=host:port,...&secret=...");
+  }
+
+  private static String leasedNames() {
+    List<String> names = new java.util.ArrayList<>();
+    for (Algorithm<?> a : Algorithms.all()) {
+      if (a.leased()) {
+        names.add(a.name());
+      }
+    }
+    return names.isEmpty() ? "none yet" : String.join(", ", names);
   }
 
   private static void checkSize(LockUrl url, Algorithm<?> algorithm, int peers) {
@@ -129,6 +154,10 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
       return java.util.Optional.of("'" + algorithmSettings.describe() + "', not '"
           + other.algorithmSettings.describe() + "'");
     }
+    if (!java.util.Objects.equals(lease.leaseTime(), other.lease.leaseTime())) {
+      return java.util.Optional.of("leaseTime " + lease.leaseTime().toMillis() + "ms, not "
+          + other.lease.leaseTime().toMillis() + "ms");
+    }
     if (!peerTimeout.equals(other.peerTimeout)) {
       return java.util.Optional.of("peerTimeout " + peerTimeout.toMillis() + "ms, not "
           + other.peerTimeout.toMillis() + "ms");
@@ -145,6 +174,16 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     };
   }
 
+  /** The prefix of every lock name, possibly empty. */
+  String namespace() {
+    return lease.namespace();
+  }
+
+  /** The grants' term in nanoseconds, for the core; 0 when grants hold until released. */
+  long leaseNanos() {
+    return lease.expires() ? lease.leaseTime().toNanos() : 0;
+  }
+
   /**
    * The lock name the core sees: the namespace's length, a colon, the namespace, a slash, then the name
    * ({@code 1:a/b/c} for namespace {@code a} and name {@code b/c}; {@code 0:/a/b/c} for no namespace and
@@ -154,6 +193,6 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
    * the Lamport codec carries.
    */
   String qualify(String name) {
-    return namespace.length() + ":" + namespace + "/" + name;
+    return namespace().length() + ":" + namespace() + "/" + name;
   }
 }

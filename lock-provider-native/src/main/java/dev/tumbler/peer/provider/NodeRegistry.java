@@ -103,8 +103,8 @@ final class NodeRegistry {
     long micros = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
     // the transport's id, not the configured one: a TCP node on port 0 (allowed only without peers) is
     // known by the port it bound
-    CoreContext context = new CoreContext(transport.self(), settings.peers(), settings.peerTimeout().toNanos(), 0,
-        micros, new SplittableRandom(), settings.algorithmSettings());
+    CoreContext context = new CoreContext(transport.self(), settings.peers(), settings.peerTimeout().toNanos(),
+        settings.leaseNanos(), micros, new SplittableRandom(), settings.algorithmSettings());
     PeerNode<Envelope> node = new PeerNode<>(Hosting.core(settings.algorithm(), context),
         Hosting.codec(settings.algorithm()), transport, Ticker.system());
     try {
