@@ -47,6 +47,11 @@ final class NodeRegistry {
     synchronized (NODES) {
       String key = settings.nodeKey();
       Shared s = NODES.get(key);
+      if (s != null && s.node.isClosed()) {
+        // closed under its services (a crash, in tests): a new service starts a new node, as after a restart
+        NODES.remove(key);
+        s = null;
+      }
       if (s != null) {
         java.util.Optional<String> mismatch = s.settings.mismatch(settings);
         if (mismatch.isPresent()) {

@@ -1,17 +1,23 @@
 package dev.tumbler.peer.provider;
 
+import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.tck.FaultInjector;
 import dev.tumbler.lock.tck.TckTarget;
 import dev.tumbler.lock.tck.TcpProxy;
 import dev.tumbler.peer.TestPorts;
+import dev.tumbler.peer.algorithm.Algorithm;
+import dev.tumbler.peer.algorithm.Algorithms;
 import dev.tumbler.peer.node.NodeStats;
 import dev.tumbler.peer.node.PeerNode;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import dev.tumbler.peer.transport.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,13 +81,32 @@ final class NativeTargets {
     private final Map<String, TcpProxy> proxies;
     private final List<LockService> anchors = new ArrayList<>();
     private final AtomicInteger next = new AtomicInteger();
+    private final Set<Fault> supported;
+    private final Duration leaseTime;
+    /** The node a minority fault stopped or cut off, or -1. */
+    private int minority = -1;
     volatile Cut cut = Cut.PARTITION;
 
-    /** @param memoryCluster the in-memory cluster's name, or null for TCP */
-    Cluster(List<String> ids, List<String> urls, String memoryCluster, Map<String, TcpProxy> proxies) {
+    /**
+     * @param algorithm what the nodes run: a fault-tolerant one also takes minority faults, a leased one
+     *     paused renewals
+     * @param memoryCluster the in-memory cluster's name, or null for TCP
+     */
+    Cluster(Algorithm<?> algorithm, List<String> ids, List<String> urls, String memoryCluster,
+        Map<String, TcpProxy> proxies) {
       this.ids = ids;
       this.urls = urls;
       this.proxies = proxies;
+      EnumSet<Fault> faults = EnumSet.of(Fault.CUT_OFF_CLIENT, Fault.CRASH_BACKEND);
+      if (algorithm.capabilities().contains(Capability.FAULT_TOLERANT)) {
+        faults.add(Fault.CRASH_MINORITY);
+        faults.add(Fault.PARTITION_MINORITY);
+      }
+      if (algorithm.leased()) {
+        faults.add(Fault.PAUSE_RENEWALS);
+      }
+      this.supported = Set.copyOf(faults);
+      this.leaseTime = algorithm.leased() ? LEASE_TIME : Duration.ofSeconds(2);
       try {
         for (String url : urls) {
           anchors.add(LockProviders.connect(url));
@@ -106,7 +131,7 @@ final class NativeTargets {
 
     @Override
     public Duration leaseTime() {
-      return Duration.ofSeconds(2);
+      return leaseTime;
     }
 
     @Override
@@ -121,7 +146,50 @@ final class NativeTargets {
 
     @Override
     public Set<Fault> supported() {
-      return Set.of(Fault.CUT_OFF_CLIENT, Fault.CRASH_BACKEND);
+      return supported;
+    }
+
+    /** Stops a node no spared client runs on, at once and whatever uses it: a crash. */
+    @Override
+    public synchronized void crashMinority(Collection<LockService> spare) {
+      minority = unspared(spare);
+      anchors.get(minority).unwrap(PeerNode.class).close();
+      awaitLinks(minority, false);
+    }
+
+    /** Starts the crashed node again: a new incarnation with empty state, on its address. */
+    @Override
+    public synchronized void restartMinority() {
+      anchors.get(minority).close();
+      startNode(minority);
+      awaitLinks(minority, true);
+      minority = -1;
+    }
+
+    @Override
+    public synchronized void partitionMinority(Collection<LockService> spare) {
+      minority = unspared(spare);
+      cutOff(minority);
+    }
+
+    @Override
+    public synchronized void healMinority() {
+      heal(minority);
+      minority = -1;
+    }
+
+    /** The last node that no client of {@code spare} runs on. */
+    private int unspared(Collection<LockService> spare) {
+      Set<String> used = new HashSet<>();
+      for (LockService s : spare) {
+        used.add(s.unwrap(NodeStats.class).nodeId());
+      }
+      for (int k = ids.size() - 1; k >= 0; k--) {
+        if (!used.contains(ids.get(k))) {
+          return k;
+        }
+      }
+      throw new IllegalStateException("every node runs a spared client: " + used);
     }
 
     /**
@@ -247,6 +315,9 @@ final class NativeTargets {
     }
   }
 
+  /** The term of a leased algorithm's grants in these clusters. */
+  static final Duration LEASE_TIME = Duration.ofSeconds(2);
+
   /** How long a fault injector waits for the nodes to see a cut or a heal. */
   static final Duration LINK_WAIT = Duration.ofSeconds(30);
 
@@ -259,6 +330,19 @@ final class NativeTargets {
     }
   }
 
+  /**
+   * What a cluster's URLs add for {@code algorithm}: the lease term of a leased one, and elections quick
+   * enough for tests (an election delay of 100 ms, a leader lease of 300 ms) for one with elected leaders.
+   */
+  private static String parameters(Algorithm<?> algorithm) {
+    return (algorithm.leased() ? "&leaseTime=" + LEASE_TIME.toMillis() + "ms" : "")
+        + (algorithm.elected() ? "&electionDelay=100ms&leaderLease=300ms" : "");
+  }
+
+  private static Algorithm<?> algorithm(String name) {
+    return Algorithms.byName(name).orElseThrow(() -> new IllegalArgumentException("no algorithm " + name));
+  }
+
   /** Three nodes a, b, c of a fresh in-memory cluster. */
   static Cluster memory(String algorithm) {
     String cluster = "tck-" + UUID.randomUUID().toString().substring(0, 8);
@@ -268,9 +352,9 @@ final class NativeTargets {
       List<String> peers = new ArrayList<>(ids);
       peers.remove(id);
       urls.add("lock:native:mem/" + cluster + "?node=" + id + "&peers=" + String.join(",", peers) + "&algorithm="
-          + algorithm + "&peerTimeout=5s");
+          + algorithm + "&peerTimeout=5s" + parameters(algorithm(algorithm)));
     }
-    return new Cluster(ids, urls, cluster, Map.of());
+    return new Cluster(algorithm(algorithm), ids, urls, cluster, Map.of());
   }
 
   /** Three peers on loopback over TCP, each link through its own proxy. */
@@ -304,12 +388,12 @@ final class NativeTargets {
         }
         urls.add("lock:native://" + ids.get(i) + "?peers=" + String.join(",", peers) + "&algorithm=" + algorithm
             + "&peerTimeout=" + peerTimeout.toMillis() + "ms&idleTimeout=2s&backoffMin=50ms&backoffMax=500ms"
-            + "&dialAddresses=" + String.join(",", dial) + "&secret=" + SECRET);
+            + "&dialAddresses=" + String.join(",", dial) + "&secret=" + SECRET + parameters(algorithm(algorithm)));
       }
     } catch (RuntimeException e) {
       proxies.values().forEach(TcpProxy::close);
       throw e;
     }
-    return new Cluster(ids, urls, null, proxies);
+    return new Cluster(algorithm(algorithm), ids, urls, null, proxies);
   }
 }
