@@ -35,9 +35,10 @@ import java.util.random.RandomGenerator;
  *       {@link Input.PeerDown}; when it comes back both ends are told {@link Input.PeerUp}, ordered
  *       before anything sent over the new link (TCP semantics, as the real transports give).
  *   <li>A crash throws the node's core away with its sessions (their holders die with them); a restart
- *       gives it a new core with empty state. The last live <em>informed</em> node (up since the start,
- *       or told by an informed node since its restart) is never crashed: a cluster that loses every such
- *       node has forgotten every fencing token.
+ *       gives it a new core with empty state, made with its wall clock at the restart (the simulation's
+ *       time, in microseconds), from which Lamport clocks start as on a real node. The last live
+ *       <em>informed</em> node (up since the start, or told by an informed node since its restart) is never
+ *       crashed: terms and tickets live only in memory.
  *   <li>A pause ({@link Op.Pause}, a GC pause) stops a node for a while: messages, timers and its clients'
  *       calls wait and are handled in order when it ends, by a clock that ran on meanwhile.
  *   <li>Clients acquire, hold for a while and release; give up after a wait ({@link Input.Cancel}); make
@@ -68,8 +69,12 @@ public final class Simulation<M extends PeerMessage> {
      * @param peers the other nodes' ids
      * @param incarnation 0 at first start, then 1, 2, ... after each restart
      * @param random a seeded generator for the core's randomness, if it needs any
+     * @param wallMicros the node's wall clock when it starts, in microseconds: the simulation's time, as a
+     *     real node reads the wall clock when it starts (algorithms that keep tokens in memory start their
+     *     clocks or terms from it, so that a restarted node's tokens stay above the old ones)
      */
-    ProtocolCore<M> create(String self, List<String> peers, int incarnation, RandomGenerator random);
+    ProtocolCore<M> create(String self, List<String> peers, int incarnation, RandomGenerator random,
+        long wallMicros);
   }
 
   /**
@@ -127,9 +132,9 @@ public final class Simulation<M extends PeerMessage> {
    */
   public static Simulation<Envelope> of(SimulationConfig config, Algorithm<?> algorithm, long peerTimeoutNanos,
       java.util.function.Consumer<CompositeCore> tweak) {
-    return new Simulation<>(config, (self, peers, incarnation, random) -> {
-      CompositeCore core = Hosting.core(algorithm, new CoreContext(self, peers, peerTimeoutNanos, 0, 0, random,
-          algorithm.defaults()));
+    return new Simulation<>(config, (self, peers, incarnation, random, wallMicros) -> {
+      CompositeCore core = Hosting.core(algorithm, new CoreContext(self, peers, peerTimeoutNanos, 0, wallMicros,
+          random, algorithm.defaults()));
       tweak.accept(core);
       return core;
     }, Hosting.codec(algorithm));
@@ -405,7 +410,7 @@ public final class Simulation<M extends PeerMessage> {
         }
       }
       node.core = factory.create(node.id, peers, node.incarnation,
-          new SplittableRandom(seed ^ (node.index * 1_000_003L + node.incarnation)));
+          new SplittableRandom(seed ^ (node.index * 1_000_003L + node.incarnation)), now / 1_000);
       node.timers.clear();
       java.util.Arrays.fill(reportsQueued[node.index], 0);
       step(node, new Input.Start<>());
