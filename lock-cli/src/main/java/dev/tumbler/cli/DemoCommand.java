@@ -1,15 +1,18 @@
 package dev.tumbler.cli;
 
+import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.Lease;
-import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
+import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.node.NodeStats;
 import dev.tumbler.peer.provider.LoopbackCluster;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -17,6 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -24,15 +28,18 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code tumbler demo}: a native cluster of three peers over TCP on loopback, in this process; contending
- * workers on each peer for a while, then a table of what happened. Each algorithm runs on a fresh cluster
+ * workers on each peer for a while, then a table of what happened. A fault-tolerant algorithm loses its
+ * last peer for the middle third of the run, and must keep granting. Each algorithm runs on a fresh cluster
  * with fresh ports and a fresh random secret.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = {"Runs contending workers on a native cluster over TCP on loopback, then prints a table.",
         "The table shows grants per node, acquire latency (mean, p99), protocol messages per lock entry",
         "beside what the algorithm should cost (3(N-1) for Lamport, 2(N-1) for Ricart-Agrawala), whether",
-        "fencing tokens strictly increased, and whether one holder held a lock at a time. Each algorithm runs",
-        "on a fresh cluster with a random secret."})
+        "fencing tokens strictly increased, and whether one holder held a lock at a time. For a fault-tolerant",
+        "algorithm the last peer is killed a third of the way in and started again at two thirds, and the table",
+        "shows the grants the others received meanwhile. Each algorithm runs on a fresh cluster with a random",
+        "secret."})
 final class DemoCommand implements Callable<Integer> {
   private static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(30);
 
@@ -92,8 +99,12 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   private DemoReport runOne(String algo, PrintWriter err) throws Exception {
-    List<LockService> services = startCluster(algo);
-    try {
+    Algorithm<?> algorithm = Algorithms.byName(algo).orElseThrow();
+    // a fault-tolerant algorithm shows it: the last member is killed a third of the way in, and started again
+    // at two thirds; the others must keep granting meanwhile
+    boolean kill = algorithm.capabilities().contains(Capability.FAULT_TOLERANT);
+    try (LoopbackCluster cluster = LoopbackCluster.open(algo, nodes, "")) {
+      List<LockService> services = cluster.services();
       List<NodeStats> stats = new ArrayList<>();
       for (LockService s : services) {
         stats.add(statsOf(s));
@@ -111,6 +122,8 @@ final class DemoCommand implements Callable<Integer> {
       }
       AtomicBoolean exclusion = new AtomicBoolean(true);
       AtomicLong timeouts = new AtomicLong();
+      // each node's service while it is up; null while it is down
+      AtomicReferenceArray<LockService> live = new AtomicReferenceArray<>(services.toArray(new LockService[0]));
       long start = System.nanoTime();
       long deadline = start + duration.toNanos();
 
@@ -119,17 +132,25 @@ final class DemoCommand implements Callable<Integer> {
         for (int w = 0; w < workers; w++) {
           int node = n;
           int lockIndex = (n * workers + w) % locks;
-          Lock lock = services.get(n).lock(lockName(lockIndex));
           threads.add(Thread.ofVirtual().name("demo-worker-" + n + "-" + w).start(() -> {
             while (System.nanoTime() < deadline && !Thread.currentThread().isInterrupted()) {
+              LockService service = live.get(node);
+              if (service == null) {
+                if (!pause(10)) {
+                  return;
+                }
+                continue;
+              }
               long t0 = System.nanoTime();
               Optional<Lease> lease;
               try {
-                lease = lock.tryAcquire(ACQUIRE_TIMEOUT);
+                lease = service.lock(lockName(lockIndex)).tryAcquire(ACQUIRE_TIMEOUT);
               } catch (InterruptedException e) {
                 return;
               } catch (RuntimeException e) {
-                timeouts.incrementAndGet();
+                if (live.get(node) == service) {
+                  timeouts.incrementAndGet(); // not its own node's death: a failure to count
+                }
                 continue;
               }
               if (lease.isEmpty()) {
@@ -149,6 +170,8 @@ final class DemoCommand implements Callable<Integer> {
                 }
                 grants.incrementAndGet(node);
                 inside.decrementAndGet();
+              } catch (RuntimeException e) {
+                // the lease was lost with its node: nothing to give back
               }
             }
           }));
@@ -156,6 +179,10 @@ final class DemoCommand implements Callable<Integer> {
       }
       Progress progress = new Progress(err, algo, start, deadline, grants);
       Thread ticker = Thread.ofVirtual().name("demo-progress").start(progress::run);
+      DemoReport.Outage outage = null;
+      if (kill) {
+        outage = outage(cluster, live, grants, start);
+      }
       for (Thread t : threads) {
         t.join(ACQUIRE_TIMEOUT.toMillis() + duration.toMillis() + 10_000);
         if (t.isAlive()) {
@@ -167,7 +194,10 @@ final class DemoCommand implements Callable<Integer> {
       progress.finish();
       // releases are sent asynchronously by some algorithms: let them leave before counting
       Thread.sleep(300);
-      long messages = messagesBefore < 0 ? -1 : messagesSent(stats) - messagesBefore;
+      if (kill) {
+        stats.set(nodes - 1, null); // the restarted node's counters started again from zero
+      }
+      long messages = messagesBefore < 0 || kill ? -1 : messagesSent(stats) - messagesBefore;
 
       List<Long> perNode = new ArrayList<>();
       for (int n = 0; n < nodes; n++) {
@@ -180,19 +210,56 @@ final class DemoCommand implements Callable<Integer> {
         }
       }
       long[] lat = latencies.stream().mapToLong(Long::longValue).toArray();
-      return new DemoReport(algo, perNode, messages, lat, increasing, exclusion.get(), timeouts.get());
-    } finally {
-      closeAll(services);
+      return new DemoReport(algo, perNode, messages, lat, increasing, exclusion.get(), timeouts.get(), outage);
+    }
+  }
+
+  /**
+   * Kills the last member a third of the way into the run and starts it again at two thirds, counting the
+   * grants the others received meanwhile.
+   */
+  private DemoReport.Outage outage(LoopbackCluster cluster, AtomicReferenceArray<LockService> live,
+      AtomicLongArray grants, long start) throws InterruptedException {
+    int victim = nodes - 1;
+    long third = duration.toNanos() / 3;
+    sleepUntil(start + third);
+    long before = othersGrants(grants, victim);
+    long downAt = System.nanoTime();
+    live.set(victim, null);
+    cluster.crash(victim);
+    sleepUntil(start + 2 * third);
+    long meanwhile = othersGrants(grants, victim) - before;
+    long upAt = System.nanoTime();
+    live.set(victim, cluster.restart(victim));
+    return new DemoReport.Outage(victim + 1, (downAt - start) / 1_000_000, (upAt - downAt) / 1_000_000, meanwhile);
+  }
+
+  private static long othersGrants(AtomicLongArray grants, int except) {
+    long sum = 0;
+    for (int n = 0; n < grants.length(); n++) {
+      sum += n == except ? 0 : grants.get(n);
+    }
+    return sum;
+  }
+
+  private static void sleepUntil(long nanoTime) throws InterruptedException {
+    long left = nanoTime - System.nanoTime();
+    if (left > 0) {
+      Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
+    }
+  }
+
+  private static boolean pause(long millis) {
+    try {
+      Thread.sleep(millis);
+      return true;
+    } catch (InterruptedException e) {
+      return false;
     }
   }
 
   private static String lockName(int i) {
     return "demo-" + i;
-  }
-
-  /** The peers of one algorithm's run, on free loopback ports with a fresh random secret. */
-  private List<LockService> startCluster(String algo) throws Exception {
-    return LoopbackCluster.start(algo, nodes);
   }
 
   /** One grant per node before measuring, so that connection set-up is not counted. */
@@ -218,20 +285,22 @@ final class DemoCommand implements Callable<Integer> {
     }
   }
 
-  /** Messages sent by all nodes, or -1 if some node has no statistics. */
+  /**
+   * Lock messages sent by all nodes, or -1 if some node has no statistics. The election's messages are
+   * left out: they keep the leaders' leases whether locks are taken or not, so they are not a cost per entry.
+   */
   private static long messagesSent(List<NodeStats> stats) {
     long sum = 0;
+    String election = Channel.ELECTION.label() + "/";
     for (NodeStats s : stats) {
       if (s == null) {
         return -1;
       }
-      sum += s.messagesSent();
+      for (Map.Entry<String, Long> e : s.messagesSentByType().entrySet()) {
+        sum += e.getKey().startsWith(election) ? 0 : e.getValue();
+      }
     }
     return sum;
-  }
-
-  private static void closeAll(List<LockService> services) {
-    LoopbackCluster.close(services);
   }
 
   /**

@@ -19,9 +19,25 @@ import java.util.OptionalInt;
  * @param tokensIncreasing whether, for every lock name, fencing tokens strictly increased in grant order
  * @param exclusionHeld whether no two workers ever held the same lock at once
  * @param timeouts acquire attempts that gave up
+ * @param outage the member stopped midway, for a fault-tolerant algorithm; null when none was
  */
 record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent, long[] latenciesNanos,
-    boolean tokensIncreasing, boolean exclusionHeld, long timeouts) {
+    boolean tokensIncreasing, boolean exclusionHeld, long timeouts, Outage outage) {
+
+  /**
+   * A member killed while the workers ran, and started again later.
+   *
+   * @param node the member, counted from 1
+   * @param atMillis when it was killed, from the start of the run
+   * @param forMillis how long it stayed down
+   * @param grantsMeanwhile grants the other members' workers received while it was down
+   */
+  record Outage(int node, long atMillis, long forMillis, long grantsMeanwhile) {}
+
+  DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent, long[] latenciesNanos,
+      boolean tokensIncreasing, boolean exclusionHeld, long timeouts) {
+    this(algorithm, grantsPerNode, messagesSent, latenciesNanos, tokensIncreasing, exclusionHeld, timeouts, null);
+  }
 
   DemoReport {
     Objects.requireNonNull(algorithm, "algorithm");
@@ -68,8 +84,9 @@ record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent,
     return Algorithms.byName(algorithm).map(a -> a.messagesPerEntry(nodes())).orElse(OptionalInt.empty());
   }
 
+  /** Fencing and exclusion held, and the others kept being granted while a member was down. */
   boolean passed() {
-    return tokensIncreasing && exclusionHeld;
+    return tokensIncreasing && exclusionHeld && (outage == null || outage.grantsMeanwhile() > 0);
   }
 
   /** Whether {@code tokens}, in grant order, strictly increase. */
@@ -99,12 +116,19 @@ record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent,
       String s = Double.isNaN(m) ? "n/a" : String.format(Locale.ROOT, "%.2f", m);
       OptionalInt e = r.expectedMessagesPerEntry();
       if (e.isPresent()) {
-        s += " (" + (r.algorithm.equals("lamport") ? "3" : "2") + "(N-1) = " + e.getAsInt() + ")";
+        String formula = Algorithms.byName(r.algorithm).map(a -> a.messagesPerEntryFormula()).orElse("");
+        s += " (" + (formula.isEmpty() ? "expected" : formula + " =") + " " + e.getAsInt() + ")";
       }
       return s;
     }));
     rows.add(row(reports, "fencing tokens strictly increasing", r -> r.tokensIncreasing ? "yes" : "NO"));
     rows.add(row(reports, "one holder at a time", r -> r.exclusionHeld ? "yes" : "NO"));
+    if (reports.stream().anyMatch(r -> r.outage != null)) {
+      rows.add(row(reports, "node killed midway", r -> r.outage == null ? "" : String.format(Locale.ROOT,
+          "node %d at %.1f s, for %.1f s", r.outage.node(), r.outage.atMillis() / 1e3, r.outage.forMillis() / 1e3)));
+      rows.add(row(reports, "grants by the others meanwhile", r -> r.outage == null ? ""
+          : r.outage.grantsMeanwhile() + (r.outage.grantsMeanwhile() > 0 ? "" : " (NONE)")));
+    }
     if (reports.stream().anyMatch(r -> r.timeouts > 0)) {
       rows.add(row(reports, "acquire attempts timed out", r -> Long.toString(r.timeouts)));
     }
@@ -155,7 +179,8 @@ record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent,
   public boolean equals(Object o) {
     return o instanceof DemoReport r && algorithm.equals(r.algorithm) && grantsPerNode.equals(r.grantsPerNode)
         && messagesSent == r.messagesSent && Arrays.equals(latenciesNanos, r.latenciesNanos)
-        && tokensIncreasing == r.tokensIncreasing && exclusionHeld == r.exclusionHeld && timeouts == r.timeouts;
+        && tokensIncreasing == r.tokensIncreasing && exclusionHeld == r.exclusionHeld && timeouts == r.timeouts
+        && Objects.equals(outage, r.outage);
   }
 
   @Override

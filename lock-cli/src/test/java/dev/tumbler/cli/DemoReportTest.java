@@ -69,4 +69,21 @@ class DemoReportTest {
     assertTrue(l.passed());
     assertFalse(ra.passed());
   }
+
+  @Test
+  void aKilledMemberIsShownAndTheOthersMustHaveKeptGranting() {
+    DemoReport kept = new DemoReport("lamport", List.of(40L, 30L, 30L), -1, millis(1, 100), true, true, 0,
+        new DemoReport.Outage(3, 1700, 1600, 812));
+    DemoReport stalled = new DemoReport("ricart-agrawala", List.of(40L, 30L, 30L), -1, millis(1, 100), true, true,
+        0, new DemoReport.Outage(3, 1700, 1600, 0));
+    DemoReport none = new DemoReport("lamport", List.of(40L, 30L, 30L), 600, millis(1, 100), true, true, 0);
+    String table = DemoReport.table(List.of(kept, stalled, none));
+    assertTrue(table.matches("(?s).*node killed midway\\s+node 3 at 1\\.7 s, for 1\\.6 s\\s+node 3 at 1\\.7 s.*"),
+        table);
+    assertTrue(table.matches("(?s).*grants by the others meanwhile\\s+812\\s+0 \\(NONE\\).*"), table);
+    assertTrue(kept.passed());
+    assertFalse(stalled.passed(), "no grant while a member was down: not fault tolerant");
+    assertTrue(none.passed());
+    assertFalse(DemoReport.table(List.of(none)).contains("killed"), "no outage row when nothing was killed");
+  }
 }

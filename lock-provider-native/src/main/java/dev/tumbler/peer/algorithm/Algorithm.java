@@ -91,4 +91,9 @@ public interface Algorithm<M extends PeerMessage> {
    * {@code nodes} members, averaged over the nodes a client may sit on; empty when it is not a constant.
    */
   OptionalInt messagesPerEntry(int nodes);
+
+  /** {@link #messagesPerEntry} as a formula for tables ({@code 3(N-1)}); empty when there is none to show. */
+  default String messagesPerEntryFormula() {
+    return "";
+  }
 }

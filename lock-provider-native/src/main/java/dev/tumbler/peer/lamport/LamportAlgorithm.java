@@ -107,6 +107,11 @@ public final class LamportAlgorithm implements Algorithm<LamportMessage> {
   }
 
   @Override
+  public String messagesPerEntryFormula() {
+    return messagesPerPeer + "(N-1)";
+  }
+
+  @Override
   public String toString() {
     return name();
   }
