@@ -505,6 +505,10 @@ public final class Simulation<M extends PeerMessage> {
             }
           }
         }
+        // the core sees the link change now: from here on it restates what the new link needs, so the send
+        // guard lets its messages to that peer pass again (the node runtime counts the same way)
+        case Input.PeerUp<M> u -> reportsQueued[node.index][indexOf(u.peer())]--;
+        case Input.PeerDown<M> d -> reportsQueued[node.index][indexOf(d.peer())]--;
         default -> { }
       }
       List<Output<M>> outs = node.core.step(local(node), input);
@@ -704,7 +708,7 @@ public final class Simulation<M extends PeerMessage> {
       reportsQueued[to][from]++;
       schedule(at, () -> {
         if (dest.alive && dest.incarnation == inc) {
-          reportsQueued[to][from]--;
+          // still queued for the core until it steps it: a paused node defers it (see step)
           step(dest, up ? new Input.PeerUp<>(peer) : new Input.PeerDown<>(peer));
         }
       });
