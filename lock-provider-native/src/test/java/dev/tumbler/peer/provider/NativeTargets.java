@@ -38,20 +38,31 @@ final class NativeTargets {
 
   /** {@code lock:native:local}: every open() is a new session on the one local node. */
   static TckTarget local() {
+    return local(Algorithms.defaultAlgorithm().name());
+  }
+
+  /**
+   * {@code lock:native:local} running {@code algorithm}: every open() is a new session on the one local
+   * node, which takes no fault (it has no peer to lose).
+   */
+  static TckTarget local(String algorithm) {
+    Algorithm<?> a = algorithm(algorithm);
+    String url = "lock:native:local" + (a == Algorithms.defaultAlgorithm() ? ""
+        : "?algorithm=" + a.name() + parameters(a));
     return new TckTarget() {
       @Override
       public LockService open() {
-        return LockProviders.connect("lock:native:local");
+        return LockProviders.connect(url);
       }
 
       @Override
       public Duration leaseTime() {
-        return Duration.ofSeconds(2);
+        return a.leased() ? LEASE_TIME : Duration.ofSeconds(2);
       }
 
       @Override
       public Optional<String> url() {
-        return Optional.of("lock:native:local");
+        return Optional.of(url);
       }
     };
   }
