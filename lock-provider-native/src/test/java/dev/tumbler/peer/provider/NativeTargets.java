@@ -64,6 +64,12 @@ final class NativeTargets {
       public Optional<String> url() {
         return Optional.of(url);
       }
+
+      /** A leased algorithm's renewals can be paused (the SPI's renewer): its leases then expire. */
+      @Override
+      public Optional<FaultInjector> faults() {
+        return a.leased() ? Optional.of(() -> Set.of(FaultInjector.Fault.PAUSE_RENEWALS)) : Optional.empty();
+      }
     };
   }
 
