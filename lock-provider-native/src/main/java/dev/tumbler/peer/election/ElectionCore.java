@@ -1,5 +1,6 @@
 package dev.tumbler.peer.election;
 
+import dev.tumbler.peer.core.Acks;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Leader;
 import dev.tumbler.peer.core.Observation;
@@ -112,6 +113,8 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   private final int randomId;
   private final int members;
   private final int majority;
+  /** Every member's id, this node's included: who may vote and ack. */
+  private final Set<String> memberIds;
   private final Map<String, Peer> peers = new TreeMap<>();
 
   private long startedAt = NONE;
@@ -183,6 +186,9 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     }
     this.members = ids.size() + 1;
     this.majority = members / 2 + 1;
+    TreeSet<String> all = new TreeSet<>(ids);
+    all.add(self);
+    this.memberIds = Set.copyOf(all);
     this.me = new Leader(self, random.nextLong() & Long.MAX_VALUE);
     this.randomId = random.nextInt(ElectionMessage.Hello.MAX_RANDOM_ID + 1);
   }
@@ -436,7 +442,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     }
     Proposal pr = proposal;
     if (pr != null && v.term() == pr.term && pr.pending.remove(p.id) && v.granted()) {
-      pr.granted.add(p.id);
+      pr.votes.add(v.term(), p.id);
       pr.grantMessages++;
     }
   }
@@ -472,8 +478,8 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     }
     grant(me, t, list);
     see(now, t);
-    proposal = new Proposal(t, list);
-    proposal.granted.add(self);
+    proposal = new Proposal(t, list, memberIds, majority);
+    proposal.votes.add(t, self);
     proposal.grantMessages = 1;
     for (Peer p : peers.values()) {
       if (connected(p)) {
@@ -493,7 +499,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     if (pr == null) {
       return;
     }
-    int votes = mutationCountDuplicateVotes ? pr.grantMessages : pr.granted.size();
+    int votes = mutationCountDuplicateVotes ? pr.grantMessages : pr.votes.count();
     if (votes >= majority) {
       proposal = null;
       adopt(now, pr.term, pr.leaders);
@@ -637,9 +643,10 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
 
   private void onBeatAck(long now, Peer p, ElectionMessage.BeatAck a) {
     SentBeat b = beats.get(a.seq());
-    if (b != null && b.term == a.term()) {
-      b.acks.add(p.id);
-      extend(now, b);
+    if (b != null && b.term() == a.term()) {
+      if (b.acks.add(a.term(), p.id)) {
+        extend(now, b);
+      }
     } else if (a.term() < term) {
       send(p, leadersMessage());
     }
@@ -650,11 +657,11 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
       return;
     }
     nextBeatAt = now + settings.heartbeatNanos();
-    beats.values().removeIf(old -> old.sentAt + settings.leaderLeaseNanos() <= now); // can extend nothing
-    SentBeat b = new SentBeat(term, now);
+    beats.values().removeIf(old -> old.sentAt() + settings.leaderLeaseNanos() <= now); // can extend nothing
+    SentBeat b = new SentBeat(new Acks(term, memberIds, majority), now);
     beats.put(++beatSeq, b);
     if (mayAck(me)) {
-      b.acks.add(self);
+      b.acks.add(term, self);
       lastAcked.put(me, now);
     }
     ElectionMessage.Beat m = new ElectionMessage.Beat(term, beatSeq);
@@ -667,8 +674,8 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   }
 
   private void extend(long now, SentBeat b) {
-    long until = b.sentAt + settings.leaderLeaseNanos();
-    if (b.acks.size() >= majority && until > now && until > activeUntil) {
+    long until = b.sentAt() + settings.leaderLeaseNanos();
+    if (b.acks.reached() && until > now && until > activeUntil) {
       activeUntil = until;
     }
   }
@@ -821,24 +828,23 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   private static final class Proposal {
     final long term;
     final List<Leader> leaders;
-    final Set<String> granted = new HashSet<>();
+    /** Granted votes, one per distinct member of the term (E6, R-6). */
+    final Acks votes;
+    /** Asked, and not answered yet. */
     final Set<String> pending = new HashSet<>();
     int grantMessages;
 
-    Proposal(long term, List<Leader> leaders) {
+    Proposal(long term, List<Leader> leaders, Set<String> members, int majority) {
       this.term = term;
       this.leaders = leaders;
+      this.votes = new Acks(term, members, majority);
     }
   }
 
-  private static final class SentBeat {
-    final long term;
-    final long sentAt;
-    final Set<String> acks = new HashSet<>();
-
-    SentBeat(long term, long sentAt) {
-      this.term = term;
-      this.sentAt = sentAt;
+  /** A beat this leader sent, and the distinct members that acked it in its term. */
+  private record SentBeat(Acks acks, long sentAt) {
+    long term() {
+      return acks.term();
     }
   }
 
