@@ -653,6 +653,12 @@ public final class Simulation<M extends PeerMessage> {
             r.endDelivered = true;
           }
         }
+        case Input.Release<M> rl -> {
+          Req r = reqs.get(rl.requestId());
+          if (r != null) {
+            r.endDelivered = true;
+          }
+        }
         case Input.CloseSession<M> cs -> {
           for (Req r : reqs.values()) {
             if (r.session.equals(cs.session())) {
@@ -719,6 +725,9 @@ public final class Simulation<M extends PeerMessage> {
       if (r == null || r.node != node.index) {
         throw new Violation(node.id + " granted unknown request " + g.requestId());
       }
+      if (r.granted) {
+        throw new Violation("bookkeeping: " + node.id + " granted request " + r + " a second time");
+      }
       if (r.state == State.ENDED && !r.endDelivered && r.endSentToCore) {
         // the client gave up (timeout, session closed) and the core has not seen it yet, as when a paused
         // node catches up: the grant is the core's until that input releases it, and nobody uses it
@@ -748,6 +757,7 @@ public final class Simulation<M extends PeerMessage> {
       schedule(now + r.hold, () -> {
         if (r.state == State.HELD && node.alive && node.incarnation == inc) {
           end(r, "released");
+          r.endSentToCore = true;
           step(node, new Input.Release<>(r.id));
         }
       });
@@ -778,6 +788,11 @@ public final class Simulation<M extends PeerMessage> {
     private void renewed(Node node, Output.Renewed<M> rn) {
       log(node.id + " RENEWED " + rn + window(node, rn.validUntil()));
       Req r = reqs.get(rn.requestId());
+      if (r != null && r.node == node.index && r.state == State.ENDED && r.endSentToCore && !r.endDelivered) {
+        // released (or given up) while its node was paused: the core has not seen it yet, as with a grant
+        log(node.id + " renewal of " + r + " came after its client ended it: dropped");
+        return;
+      }
       if (r == null || r.node != node.index || r.state != State.HELD) {
         throw new Violation("renewal: " + node.id + " renewed request " + rn.requestId() + " which it does not hold");
       }
@@ -1175,7 +1190,7 @@ public final class Simulation<M extends PeerMessage> {
     String endReason;
     boolean mustGrant;
     boolean granted;
-    /** The client ended the request and the input telling the core (Cancel, CloseSession) was issued. */
+    /** The client ended the request and the input telling the core (Release, Cancel, CloseSession) was issued. */
     boolean endSentToCore;
     /** The core has stepped that input. */
     boolean endDelivered;
