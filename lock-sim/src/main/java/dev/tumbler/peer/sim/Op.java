@@ -1,5 +1,8 @@
 package dev.tumbler.peer.sim;
 
+import dev.tumbler.peer.core.Claim;
+import java.util.Objects;
+
 /**
  * One scheduled client operation or fault of a {@link Simulation}, at a real (simulation) time in
  * nanoseconds. A run is its seed plus its list of ops, which is what the shrinker cuts down.
@@ -10,12 +13,25 @@ public sealed interface Op {
   long at();
 
   /**
-   * A client of {@code node}'s session slot {@code session} asks for {@code name}; it holds a grant for
+   * A client of {@code node}'s session slot {@code session} asks for {@code claim}; it holds a grant for
    * {@code holdNanos} and gives up after {@code waitNanos} ({@code -1}: never; the core's peer timeout
-   * still ends it). {@code attempt} asks for a single attempt.
+   * still ends it). {@code attempt} asks for a single attempt. A holder that {@code renews} has a leased
+   * grant renewed as the SPI's renewer does (every T/3); one that does not loses it when its window closes.
    */
-  record Acquire(long at, int node, int session, String name, long holdNanos, long waitNanos, boolean attempt)
-      implements Op {}
+  record Acquire(long at, int node, int session, Claim claim, long holdNanos, long waitNanos, boolean attempt,
+      boolean renews) implements Op {
+    public Acquire {
+      Objects.requireNonNull(claim, "claim");
+    }
+
+    @Override
+    public String toString() {
+      return "Acquire[at=" + at + ", node=" + node + ", session=" + session + ", " + claim.mode()
+          + (claim.writer() == Claim.Writer.HARD ? "" : "/" + claim.writer()) + " "
+          + claim.name() + ", hold=" + holdNanos + ", wait=" + waitNanos + (attempt ? ", attempt" : "")
+          + (renews ? "" : ", never renews") + "]";
+    }
+  }
 
   /** The session closes: its grants are released and its waits end. */
   record CloseSession(long at, int node, int session) implements Op {}

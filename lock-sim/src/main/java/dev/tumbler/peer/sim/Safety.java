@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Predicate;
 
 /**
@@ -29,6 +30,13 @@ import java.util.function.Predicate;
  * For names only ever locked exclusively, F1–F3 are exactly "tokens strictly increase". Which grants are
  * valid is the caller's to say (a simulator knows clocks, crashes and windows): a grant stops counting
  * when it ends, or earlier when the predicate given to {@link #granted} says it is no longer valid.
+ *
+ * <p>Times. A grant of an echo-rule algorithm (NATIVE-ALGORITHMS §2.3) counts from the moment its client
+ * sent the message the grant answers ({@link Grant#madeAt()}, which precedes the server's decision), not
+ * from the moment the client heard of it: F2 compares its token with the grants that had ended before
+ * that moment. A grant whose report travelled slowly is not blamed for a shared grant that the server
+ * made, and that ended, while the report was on its way. Callers that judge no windows leave both times
+ * out: a grant is then made after every grant ended so far.
  * Violations are thrown as {@link IllegalStateException}s whose message starts with the rule's name
  * ({@code exclusion:}, {@code permits:}, {@code fencing:}). Not thread safe.
  */
@@ -42,11 +50,18 @@ public final class Safety {
    * @param claim what was granted
    * @param token its fencing token
    * @param permits the permits granted
+   * @param madeAt when the grant started to count, on the caller's time line ({@link Long#MAX_VALUE}: after
+   *     every end reported so far)
    */
-  public record Grant(long requestId, String holder, Claim claim, long token, int permits) {
+  public record Grant(long requestId, String holder, Claim claim, long token, int permits, long madeAt) {
     public Grant {
       Objects.requireNonNull(holder, "holder");
       Objects.requireNonNull(claim, "claim");
+    }
+
+    /** A grant made after every grant that ended so far. */
+    public Grant(long requestId, String holder, Claim claim, long token, int permits) {
+      this(requestId, holder, claim, token, permits, Long.MAX_VALUE);
     }
 
     @Override
@@ -60,7 +75,20 @@ public final class Safety {
   private static final class History {
     final Set<Long> tokens = new HashSet<>();
     long highest = Long.MIN_VALUE;
-    long highestEnded = Long.MIN_VALUE;
+    /** End time → the highest token of the grants that ended then or before (ends come in time order). */
+    final TreeMap<Long, Long> endedBy = new TreeMap<>();
+
+    long highestEndedBefore(long at) {
+      Map.Entry<Long, Long> e = endedBy.lowerEntry(at);
+      return e == null ? Long.MIN_VALUE : e.getValue();
+    }
+
+    void ended(long at, long token) {
+      Map.Entry<Long, Long> last = endedBy.lastEntry();
+      long stamp = last == null ? at : Math.max(at, last.getKey()); // never back: ends are reported in order
+      long highest = last == null ? token : Math.max(last.getValue(), token);
+      endedBy.put(stamp, highest);
+    }
   }
 
   private final Map<Long, Grant> live = new LinkedHashMap<>();
@@ -93,8 +121,9 @@ public final class Safety {
     if (!h.tokens.add(g.token())) {
       throw new IllegalStateException("fencing: " + g + " reuses a token already granted on " + g.claim().name());
     }
-    if (g.token() <= h.highestEnded) {
-      throw new IllegalStateException("fencing: " + g + " is not above token " + h.highestEnded
+    long highestEnded = h.highestEndedBefore(g.madeAt());
+    if (g.token() <= highestEnded) {
+      throw new IllegalStateException("fencing: " + g + " is not above token " + highestEnded
           + " of a grant of " + g.claim().name() + " that had ended before it");
     }
     boolean exclusive = g.claim().mode() == Claim.Mode.EXCLUSIVE || g.claim().mode() == Claim.Mode.WRITE;
@@ -106,12 +135,23 @@ public final class Safety {
     live.put(g.requestId(), g);
   }
 
-  /** The grant of {@code requestId} ended (released, lost, expired, or its holder died); unknown ids are ignored. */
+  /**
+   * The grant of {@code requestId} ended (released, lost, expired, or its holder died) before every grant
+   * made from now on; unknown ids are ignored.
+   */
   public void ended(long requestId) {
+    ended(requestId, Long.MIN_VALUE);
+  }
+
+  /**
+   * The grant of {@code requestId} ended at {@code at} (released, lost, expired, or its holder died): it
+   * counts for F2 of every grant made after {@code at}. Unknown ids are ignored. Ends are reported in time
+   * order; one reported earlier than the one before is taken as at that one's time.
+   */
+  public void ended(long requestId, long at) {
     Grant g = live.remove(requestId);
     if (g != null) {
-      History h = histories.get(key(g.claim()));
-      h.highestEnded = Math.max(h.highestEnded, g.token());
+      histories.get(key(g.claim())).ended(at, g.token());
     }
   }
 

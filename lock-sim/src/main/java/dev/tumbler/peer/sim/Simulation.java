@@ -2,29 +2,35 @@ package dev.tumbler.peer.sim;
 
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.composite.CompositeCore;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.composite.Hosting;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.MessageCodec;
+import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.election.ElectionCore;
+import dev.tumbler.peer.election.ElectionSettings;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.random.RandomGenerator;
 
 /**
  * The deterministic simulator: runs the {@link ProtocolCore}s of a cluster under a seeded scheduler and
- * checks the lock invariants after every step.
+ * checks the lock invariants after every step (NATIVE-ALGORITHMS §2.10).
  *
  * <h2>The world</h2>
  * <ul>
@@ -33,29 +39,47 @@ import java.util.random.RandomGenerator;
  *   <li>Each directed link delivers in FIFO order with a random delay. A link breaks on a cut, a
  *       partition or a crash: messages in flight on it are lost and both ends are told
  *       {@link Input.PeerDown}; when it comes back both ends are told {@link Input.PeerUp}, ordered
- *       before anything sent over the new link (TCP semantics, as the real transports give).
+ *       before anything sent over the new link (TCP semantics, as the real transports give). Half the runs
+ *       report links as TCP does (each end on its own schedule, one direction breaking alone); not those of
+ *       an elected algorithm, whose election core needs both ends told of a break (see {@code execute}).
  *   <li>A crash throws the node's core away with its sessions (their holders die with them); a restart
  *       gives it a new core with empty state, made with its wall clock at the restart (the simulation's
  *       time, in microseconds), from which Lamport clocks start as on a real node. The last live
- *       <em>informed</em> node (up since the start, or told by an informed node since its restart) is never
- *       crashed: terms and tickets live only in memory.
+ *       <em>informed</em> node is never crashed: for the Lamport family one up since the start, or told by an
+ *       informed node since its restart; for an elected algorithm one whose election core is informed and
+ *       has adopted the highest term adopted anywhere (E11). Terms and tickets live only in memory. A
+ *       crashed node of an elected algorithm stays down at least 10 ms.
  *   <li>A pause ({@link Op.Pause}, a GC pause) stops a node for a while: messages, timers and its clients'
- *       calls wait and are handled in order when it ends, by a clock that ran on meanwhile.
- *   <li>Clients acquire, hold for a while and release; give up after a wait ({@link Input.Cancel}); make
- *       single attempts; close their sessions. Every message goes through the codec and back.
+ *       calls wait and are handled in order when it ends, by a clock that ran on meanwhile; its renewer
+ *       waits too.
+ *   <li>Clients ask for the claims of the config's {@link Workload}, hold for a while and release; give up
+ *       after a wait ({@link Input.Cancel}); make single attempts; close their sessions. A holder of a
+ *       leased grant that renews gets {@link Input.Renew} every T/3, and every T/12 while unanswered (the
+ *       SPI's renewer); one that does not loses the grant. Every message goes through the codec and back.
  * </ul>
  *
  * <h2>Invariants, after every step</h2>
- * Compatibility and fencing as {@link Safety} judges them (no conflicting valid grants; fencing F1–F3,
- * which for exclusive grants is a token larger than every earlier grant's of the name), no grant for a
- * request that is unknown, already ended (cancelled, closed, crashed) or already granted, no failure of a held request, codec round trips; and at the end,
- * once every fault has healed and the run is quiet, every request ended, and probes (one request per
- * node and name, made a second after the last fault healed) were all granted.
+ * Violations name their rule.
+ * <ul>
+ *   <li>I-1, I-2: compatibility and fencing as {@link Safety} judges them: no conflicting <em>valid</em>
+ *       grants (held, node alive, window open by the holder's clock), fencing F1–F3;
+ *   <li>I-3: no grant for a request that is unknown, already ended (cancelled, closed, crashed) or already
+ *       granted, no failure of a held request, no renewal or loss of a request that was never granted;
+ *   <li>I-4: windows and renewals as {@link Leases} judges them ({@code lease:}, {@code renewal:});
+ *   <li>I-5 ({@code timely loss:}): a held leased request of a live node that is not paused ends (released or
+ *       lost) no later than the first step after its window closed;
+ *   <li>the views of an elected algorithm as {@link Views} judges them (V-1, V-2);
+ *   <li>codec round trips.
+ * </ul>
+ * At the end, once every fault has healed and the run is quiet, every request ended, and probes (one
+ * request per node and name, made {@link SimulationConfig#probeDelayNanos()} after the last fault healed)
+ * were all granted. A run of an elected algorithm ends once every request ended after the probes (its
+ * leaders beat for ever).
  *
  * <h2>On failure</h2>
- * {@link #check} shrinks the op list (delta debugging), replays the smallest failing list with a trace,
- * and reports the seed, the shrunk ops, the trace's tail and the command that replays it. Single-threaded;
- * one instance per run.
+ * {@link #check} shrinks the op list (delta debugging), replays the smallest failing list with a trace
+ * (facts included: views when their term, leaders or activity change), and reports the seed, the shrunk
+ * ops, the trace's tail and the command that replays it. Single-threaded; one instance per run.
  *
  * @param <M> the algorithm's message type
  */
@@ -86,11 +110,25 @@ public final class Simulation<M extends PeerMessage> {
    * @param grants grants made
    * @param requests acquires issued
    * @param events steps run
-   * @param messagesByType messages sent, by {@link PeerMessage#typeName()} ({@code lock/Request})
+   * @param messagesByType messages sent, by {@link PeerMessage#typeName()}: {@code channel/Type}, as in
+   *     {@code lock/Request}
    * @param trace the events, when traced; else empty
    */
   public record Result(long seed, String violation, List<Op> ops, long grants, long requests, long events,
       Map<String, Long> messagesByType, List<String> trace) {
+
+    /**
+     * The message types that are not part of any one entry (NATIVE-ALGORITHMS §2.10): the election
+     * channel's, restatements, keep-alives of waiting requests, and renewals with their answers.
+     */
+    public static final Set<String> BACKGROUND_TYPES = Set.of("Sync", "Restate", "Waiting", "Renew", "Renewed",
+        "RenewDenied", "SessionRenew", "SessionRenewed", "RenewTicket", "TicketRenewed");
+
+    /** Whether messages of {@code type} ({@code channel/Type}) are background, not part of an entry. */
+    public static boolean background(String type) {
+      int slash = type.indexOf('/');
+      return type.startsWith(Channel.ELECTION.label() + "/") || BACKGROUND_TYPES.contains(type.substring(slash + 1));
+    }
 
     /** Whether no invariant failed. */
     public boolean ok() {
@@ -101,26 +139,54 @@ public final class Simulation<M extends PeerMessage> {
     public long messages() {
       return messagesByType.values().stream().mapToLong(Long::longValue).sum();
     }
+
+    /** Messages of the types that serve entries: {@link #messages()} less the {@linkplain #background background}. */
+    public long entryMessages() {
+      return messagesByType.entrySet().stream().filter(e -> !background(e.getKey())).mapToLong(Map.Entry::getValue)
+          .sum();
+    }
+
+    /** {@link #entryMessages()} per grant; 0 for a run without grants. */
+    public double messagesPerEntry() {
+      return grants == 0 ? 0 : (double) entryMessages() / grants;
+    }
   }
 
   private static final long MS = 1_000_000L;
 
-  /** How long after the fault phase the probes ask: time for every link to come back and resync. */
-  private static final long PROBE_DELAY = 1_000 * MS;
+  /**
+   * How long a crashed node of an elected algorithm stays down at least: longer than any message delay, as
+   * the election's informed rule (E11) assumes of a restart.
+   */
+  private static final long MIN_RESTART = 10 * MS;
 
   private final SimulationConfig config;
   private final CoreFactory<M> factory;
   private final MessageCodec<M> codec;
+  private final long leaseNanos;
 
   /**
+   * A simulation of cores whose grants have no term.
+   *
    * @param config the shape of runs
    * @param factory makes cores
    * @param codec the algorithm's codec; every message is encoded and decoded on its way
    */
   public Simulation(SimulationConfig config, CoreFactory<M> factory, MessageCodec<M> codec) {
+    this(config, factory, codec, 0);
+  }
+
+  /**
+   * @param config the shape of runs
+   * @param factory makes cores
+   * @param codec the algorithm's codec; every message is encoded and decoded on its way
+   * @param leaseNanos the term {@code T} the cores were given for their grants; 0 when grants have none
+   */
+  public Simulation(SimulationConfig config, CoreFactory<M> factory, MessageCodec<M> codec, long leaseNanos) {
     this.config = config;
     this.factory = factory;
     this.codec = codec;
+    this.leaseNanos = leaseNanos;
   }
 
   /**
@@ -128,16 +194,33 @@ public final class Simulation<M extends PeerMessage> {
    * composite as the node runtime hosts them; {@code tweak} sees every core made (to switch on a test
    * mutation in one of its channel cores).
    *
+   * A leased algorithm's cores get {@link SimulationConfig#leaseNanos()} as their term; an elected
+   * algorithm's runs need a probe delay long enough for an election and a server's grace.
+   *
    * @param peerTimeoutNanos the cores' peer timeout, in simulation nanoseconds
+   * @throws IllegalArgumentException if the config's probe delay is too short for the algorithm's election
    */
   public static Simulation<Envelope> of(SimulationConfig config, Algorithm<?> algorithm, long peerTimeoutNanos,
       java.util.function.Consumer<CompositeCore> tweak) {
+    long lease = algorithm.leased() ? config.leaseNanos() : 0;
+    if (algorithm.leased() && lease <= 0) {
+      throw new IllegalArgumentException("leaseNanos must be positive for the leased algorithm " + algorithm.name());
+    }
+    if (algorithm.elected()) {
+      ElectionSettings e = algorithm.election(new CoreContext("n0", List.of(), peerTimeoutNanos, lease, 0,
+          new SplittableRandom(0), algorithm.defaults()));
+      long least = e.electionDelayNanos() + 3 * e.leaderTimeoutNanos() + lease;
+      if (config.probeDelayNanos() < least) {
+        throw new IllegalArgumentException("probeDelayNanos (" + config.probeDelayNanos() + ") must be at least "
+            + "electionDelay + 2·leaderTimeout + T + leaderTimeout = " + least + " for " + algorithm.name());
+      }
+    }
     return new Simulation<>(config, (self, peers, incarnation, random, wallMicros) -> {
-      CompositeCore core = Hosting.core(algorithm, new CoreContext(self, peers, peerTimeoutNanos, 0, wallMicros,
-          random, algorithm.defaults()));
+      CompositeCore core = Hosting.core(algorithm, new CoreContext(self, peers, peerTimeoutNanos, lease,
+          wallMicros, random, algorithm.defaults()));
       tweak.accept(core);
       return core;
-    }, Hosting.codec(algorithm));
+    }, Hosting.codec(algorithm), lease);
   }
 
   // ---- generating ops
@@ -155,16 +238,18 @@ public final class Simulation<M extends PeerMessage> {
     int count = config.minOps() + r.nextInt(config.maxOps() - config.minOps() + 1);
     int names = 1 + r.nextInt(config.names());
     List<Op> ops = new ArrayList<>();
+    long start = config.workloadStartNanos();
+    long span = config.faultPhaseNanos() - start;
     // Half the ops crowd around a few hot moments, a few delays wide: races between a fault and the
     // messages around it need several things to happen within milliseconds of each other.
     long[] hot = new long[1 + r.nextInt(4)];
     for (int i = 0; i < hot.length; i++) {
-      hot[i] = r.nextLong(config.faultPhaseNanos());
+      hot[i] = start + r.nextLong(span);
     }
     for (int i = 0; i < count; i++) {
-      long at = r.nextBoolean() ? r.nextLong(config.faultPhaseNanos())
+      long at = r.nextBoolean() ? start + r.nextLong(span)
           : Math.clamp(hot[r.nextInt(hot.length)] + r.nextLong(-4 * config.maxDelayNanos(), 4 * config.maxDelayNanos()),
-              0, config.faultPhaseNanos() - 1);
+              start, config.faultPhaseNanos() - 1);
       int node = r.nextInt(nodes);
       int dice = r.nextInt(100);
       if (config.faults() && nodes > 1 && dice < 30) {
@@ -185,7 +270,8 @@ public final class Simulation<M extends PeerMessage> {
         ops.add(new Op.CloseSession(at, node, r.nextInt(config.sessionsPerNode())));
       } else {
         String name = "L" + r.nextInt(names);
-        long hold = (1 + r.nextInt(40)) * MS;
+        Claim claim = config.workload().claim(r, name);
+        long hold = config.workload().hold(r, leaseNanos);
         long wait = -1;
         boolean attempt = false;
         if (config.timeouts()) {
@@ -197,7 +283,8 @@ public final class Simulation<M extends PeerMessage> {
             attempt = true;
           }
         }
-        ops.add(new Op.Acquire(at, node, r.nextInt(config.sessionsPerNode()), name, hold, wait, attempt));
+        int session = r.nextInt(config.sessionsPerNode());
+        ops.add(new Op.Acquire(at, node, session, claim, hold, wait, attempt, config.workload().renews(r)));
       }
     }
     ops.sort(Comparator.comparingLong(Op::at));
@@ -316,7 +403,7 @@ public final class Simulation<M extends PeerMessage> {
     // TCP-like link reports: each node learns of its links on its own schedule, not in line with the
     // data from the peer; one direction can break alone; and the node runtime's guard is modelled (sends
     // to a peer are dropped while a report about that peer is on its way to the core)
-    private final boolean tcpLike;
+    private boolean tcpLike;
     private final long[][] notifyAt;
     private final int[][] reportsQueued;
     private final long[][] oneWayFlap; // token of the one-way flap in effect on from -> to, or 0
@@ -324,12 +411,21 @@ public final class Simulation<M extends PeerMessage> {
     private int partition; // bit set: side A
     private final Map<Long, Req> reqs = new LinkedHashMap<>();
     private final Safety safety = new Safety();
+    private final Leases leases = new Leases(leaseNanos);
+    private final Views views = new Views();
+    /** Held requests with a window: I-5 watches them after every step. */
+    private final Set<Req> heldLeased = new LinkedHashSet<>();
     private final Map<String, Long> messages = new TreeMap<>();
     private long now;
     private long seq;
     private long nextRequestId = 1;
     private long grants;
     private long events;
+    /** Requests not ended yet. */
+    private int open;
+    private boolean probing;
+    /** Whether the nodes run an election core (found at the first start). */
+    private boolean elected;
 
     Run(long seed, int n, List<Op> ops, boolean traced) {
       this.seed = seed;
@@ -354,12 +450,18 @@ public final class Simulation<M extends PeerMessage> {
 
     Result execute() {
       String violation = null;
-      log(n + " nodes, " + (tcpLike ? "TCP-like link reports (independent per node, one-way breaks, send guard)"
-          : "link reports in line with the data (no send guard)"));
       try {
         for (Node node : nodes) {
           start(node);
         }
+        // An election core counts a peer's messages only after that peer's Hello on the current link, and
+        // starts the exchange again only on the link breaks it is told of. With TCP-like reports the end that
+        // is not told of a one-way break, or that hears of a break after the Hello of the new link, ignores the
+        // other end for good, and a leader can stay inactive or a proposal wait for ever (a liveness limit of
+        // ElectionCore, reported to its owners): elected runs report links in line with the data.
+        tcpLike &= !elected;
+        log(n + " nodes, " + (tcpLike ? "TCP-like link reports (independent per node, one-way breaks, send guard)"
+            : "link reports in line with the data (no send guard)"));
         relink();
         for (Op op : ops) {
           schedule(op.at(), () -> apply(op));
@@ -378,11 +480,15 @@ public final class Simulation<M extends PeerMessage> {
           if (events > config.maxEvents()) {
             throw new Violation("no quiescence after " + events + " events (livelock?)");
           }
+          if (elected && probing && open == 0) {
+            log("every request ended after the probes: the run is over (the election beats on for ever)");
+            break;
+          }
         }
         for (Req r : reqs.values()) {
           if (r.mustGrant && !r.granted) {
-            throw new Violation("probe " + r + " asked " + (PROBE_DELAY / MS) + "ms after every fault healed was "
-                + (r.state == State.PENDING ? "never granted" : "not granted: " + r.endReason));
+            throw new Violation("probe " + r + " asked " + (config.probeDelayNanos() / MS) + "ms after every fault "
+                + "healed was " + (r.state == State.PENDING ? "never granted" : "not granted: " + r.endReason));
           }
           if (r.state == State.PENDING) {
             throw new Violation("request " + r + " never ended although every fault healed "
@@ -411,6 +517,8 @@ public final class Simulation<M extends PeerMessage> {
       }
       node.core = factory.create(node.id, peers, node.incarnation,
           new SplittableRandom(seed ^ (node.index * 1_000_003L + node.incarnation)), now / 1_000);
+      elected |= election(node) != null;
+      node.loggedView = null;
       node.timers.clear();
       java.util.Arrays.fill(reportsQueued[node.index], 0);
       step(node, new Input.Start<>());
@@ -420,16 +528,20 @@ public final class Simulation<M extends PeerMessage> {
       // The cluster's memory (clocks past every granted request, hence increasing fencing tokens) lives
       // in informed nodes: up since the start, or told by an informed node since their restart. Losing
       // the last of them is losing the whole cluster at once, which no Lamport node survives with its
-      // tokens (the node runtime starts clocks from wall-clock microseconds for that case).
-      boolean otherInformed = false;
-      for (Node o : nodes) {
-        otherInformed |= o != node && o.alive && o.informed;
+      // tokens (the node runtime starts clocks from wall-clock microseconds for that case). An elected
+      // algorithm's memory is its terms: informed election cores that adopted the highest term (E11).
+      if (!node.alive) {
+        return;
       }
-      if (!node.alive || !otherInformed) {
+      if (elected ? lastKnower(node) : !otherInformed(node)) {
         log(node.id + " crash skipped: it is the last informed live node");
         return;
       }
       log(node.id + " CRASH");
+      node.crashedAt = now;
+      if (elected) {
+        views.down(node.id);
+      }
       node.alive = false;
       node.core = null;
       node.incarnation++;
@@ -465,8 +577,48 @@ public final class Simulation<M extends PeerMessage> {
       });
     }
 
+    private boolean otherInformed(Node node) {
+      for (Node o : nodes) {
+        if (o != node && o.alive && o.informed) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** Whether {@code node} is the last live node whose election core is informed and knows the highest term. */
+    private boolean lastKnower(Node node) {
+      if (!knower(node)) {
+        return false;
+      }
+      for (Node o : nodes) {
+        if (o != node && knower(o)) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private boolean knower(Node node) {
+      ElectionCore e = node.alive ? election(node) : null;
+      return e != null && e.informed() && e.view().term() >= views.highestTerm();
+    }
+
+    private ElectionCore election(Node node) {
+      return node.core instanceof CompositeCore c && c.core(Channel.ELECTION) instanceof ElectionCore e ? e : null;
+    }
+
     private void restart(Node node) {
       if (node.alive) {
+        return;
+      }
+      if (elected && now < node.crashedAt + MIN_RESTART) {
+        int inc = node.incarnation;
+        schedule(node.crashedAt + MIN_RESTART, () -> {
+          if (!node.alive && node.incarnation == inc) {
+            restart(node);
+          }
+        });
         return;
       }
       log(node.id + " RESTART incarnation " + node.incarnation);
@@ -490,10 +642,31 @@ public final class Simulation<M extends PeerMessage> {
         node.deferred.add(input); // handled in order when the pause ends
         return;
       }
-      log(node.id + " <- " + input);
+      if (trace != null && !(input instanceof Input.Message<M> m && isBeat(m.message()))) {
+        log(node.id + " <- " + input);
+      }
+      // the core sees the link change now: from here on it restates what the new link needs, so the send
+      // guard lets its messages to that peer pass again, this step's first (the node runtime counts the same way)
+      switch (input) {
+        case Input.PeerUp<M> u -> reportsQueued[node.index][indexOf(u.peer())]--;
+        case Input.PeerDown<M> d -> reportsQueued[node.index][indexOf(d.peer())]--;
+        default -> { }
+      }
+      List<Output<M>> outs = node.core.step(local(node), input);
+      for (Output<M> o : outs) {
+        handle(node, o);
+      }
+      // only now has the core seen the end: a composite core may hand a view to its lock core, which may then
+      // grant, before that core gets the Cancel or CloseSession of the same step
       switch (input) {
         case Input.Cancel<M> c -> {
           Req r = reqs.get(c.requestId());
+          if (r != null) {
+            r.endDelivered = true;
+          }
+        }
+        case Input.Release<M> rl -> {
+          Req r = reqs.get(rl.requestId());
           if (r != null) {
             r.endDelivered = true;
           }
@@ -505,15 +678,7 @@ public final class Simulation<M extends PeerMessage> {
             }
           }
         }
-        // the core sees the link change now: from here on it restates what the new link needs, so the send
-        // guard lets its messages to that peer pass again (the node runtime counts the same way)
-        case Input.PeerUp<M> u -> reportsQueued[node.index][indexOf(u.peer())]--;
-        case Input.PeerDown<M> d -> reportsQueued[node.index][indexOf(d.peer())]--;
         default -> { }
-      }
-      List<Output<M>> outs = node.core.step(local(node), input);
-      for (Output<M> o : outs) {
-        handle(node, o);
       }
     }
 
@@ -548,18 +713,18 @@ public final class Simulation<M extends PeerMessage> {
             end(r, "failed " + f.failure());
           }
         }
-        case Output.Fact<M> f -> log(node.id + " FACT " + f.observation());
-        case Output.Renewed<M> rn -> {
-          log(node.id + " RENEWED " + rn);
-          Req r = reqs.get(rn.requestId());
-          if (r == null || r.node != node.index || r.state != State.HELD) {
-            throw new Violation(node.id + " renewed request " + rn.requestId() + " which it does not hold");
-          }
-        }
+        case Output.Fact<M> f -> fact(node, f.observation());
+        case Output.Renewed<M> rn -> renewed(node, rn);
         case Output.Lost<M> l -> {
           log(node.id + " LOST " + l);
           Req r = reqs.get(l.requestId());
-          if (r != null && r.state == State.HELD) {
+          if (r == null || r.node != node.index) {
+            throw new Violation("bookkeeping: " + node.id + " lost unknown request " + l.requestId());
+          }
+          if (r.state == State.PENDING) {
+            throw new Violation("bookkeeping: " + node.id + " lost request " + r + ", which it never granted");
+          }
+          if (r.state == State.HELD) {
             end(r, "lost " + l.reason());
           }
         }
@@ -568,52 +733,155 @@ public final class Simulation<M extends PeerMessage> {
 
     private void granted(Node node, Output.Granted<M> g) {
       Req r = reqs.get(g.requestId());
-      log(node.id + " GRANTED " + g);
+      log(node.id + " GRANTED " + g + window(node, g.validUntil()));
       if (r == null || r.node != node.index) {
         throw new Violation(node.id + " granted unknown request " + g.requestId());
+      }
+      if (r.granted) {
+        throw new Violation("bookkeeping: " + node.id + " granted request " + r + " a second time");
       }
       if (r.state == State.ENDED && !r.endDelivered && r.endSentToCore) {
         // the client gave up (timeout, session closed) and the core has not seen it yet, as when a paused
         // node catches up: the grant is the core's until that input releases it, and nobody uses it
         log(node.id + " grant of " + r + " arrived after its client gave up: dropped, released by what follows");
-        judge(r, g);
-        safety.ended(r.id);
+        judge(node, r, g);
+        safety.ended(r.id, now);
+        leases.ended(r.id);
         return;
       }
       if (r.state != State.PENDING) {
         throw new Violation(node.id + " granted request " + r + " whose client is gone (" + r.endReason + ")");
       }
-      if (!r.name.equals(g.name())) {
+      if (!r.claim.name().equals(g.name())) {
         throw new Violation(node.id + " granted request " + r + " on the wrong name " + g.name());
       }
-      judge(r, g);
+      judge(node, r, g);
       r.state = State.HELD;
       r.granted = true;
       grants++;
       int inc = node.incarnation;
+      if (!g.unbounded()) {
+        heldLeased.add(r);
+        if (r.renews) {
+          renewAt(node, r, realFor(node, local(node) + leaseNanos / 3));
+        }
+      }
       schedule(now + r.hold, () -> {
         if (r.state == State.HELD && node.alive && node.incarnation == inc) {
           end(r, "released");
+          r.endSentToCore = true;
           step(node, new Input.Release<>(r.id));
         }
       });
     }
 
-    /** Hands a grant to the safety checker: a grant counts while its request is held on a live node. */
-    private void judge(Req r, Output.Granted<M> g) {
+    /**
+     * Hands a grant to the checkers: its window to {@link Leases}, then the grant to {@link Safety}, for which
+     * a grant counts while its request is held on a live node and its window is open by that node's clock;
+     * an echo-rule grant was made when its client sent the message it answers.
+     */
+    private void judge(Node node, Req r, Output.Granted<M> g) {
       try {
-        safety.granted(new Safety.Grant(r.id, r.session, r.claim, g.fencingToken(), g.permits()), other -> {
-          Req o = reqs.get(other.requestId());
-          return o.state == State.HELD && nodes.get(o.node).alive;
-        });
+        leases.granted(r.id, local(node), g.sentAt(), g.validUntil());
+        long madeAt = g.unbounded() ? now : Math.min(now, realFor(node, g.sentAt()));
+        safety.granted(new Safety.Grant(r.id, r.session, r.claim, g.fencingToken(), g.permits(), madeAt),
+            other -> valid(reqs.get(other.requestId())));
       } catch (IllegalStateException e) {
         throw new Violation(e.getMessage());
       }
     }
 
+    /** Whether the grant of {@code r} is valid now: held, its node alive, its window open by its clock. */
+    private boolean valid(Req r) {
+      Node node = nodes.get(r.node);
+      return r.state == State.HELD && node.alive && leases.window(r.id).validAt(local(node));
+    }
+
+    private void renewed(Node node, Output.Renewed<M> rn) {
+      log(node.id + " RENEWED " + rn + window(node, rn.validUntil()));
+      Req r = reqs.get(rn.requestId());
+      if (r != null && r.node == node.index && r.state == State.ENDED && r.endSentToCore && !r.endDelivered) {
+        // released (or given up) while its node was paused: the core has not seen it yet, as with a grant
+        log(node.id + " renewal of " + r + " came after its client ended it: dropped");
+        return;
+      }
+      if (r == null || r.node != node.index || r.state != State.HELD) {
+        throw new Violation("renewal: " + node.id + " renewed request " + rn.requestId() + " which it does not hold");
+      }
+      try {
+        leases.renewed(r.id, local(node), rn.sentAt(), rn.validUntil());
+      } catch (IllegalStateException e) {
+        throw new Violation(e.getMessage());
+      }
+      if (r.renews && leaseNanos > 0) {
+        renewAt(node, r, realFor(node, local(node) + leaseNanos / 3));
+      }
+    }
+
+    /**
+     * The SPI's renewer: at {@code at}, and every T/12 after while unanswered, {@code Renew} for a held
+     * request; a paused node's renewer is paused too. A later call replaces an earlier one.
+     */
+    private void renewAt(Node node, Req r, long at) {
+      long gen = ++r.renewals;
+      int inc = node.incarnation;
+      schedule(at, () -> {
+        if (r.renewals != gen || r.state != State.HELD || !node.alive || node.incarnation != inc) {
+          return;
+        }
+        renewAt(node, r, now + Math.max(1, leaseNanos / 12));
+        if (!node.paused) {
+          step(node, new Input.Renew<>(r.id));
+        }
+      });
+    }
+
+    private void fact(Node node, Observation o) {
+      if (o instanceof Observation.View v) {
+        ElectionCore e = election(node);
+        if (e != null) {
+          try {
+            views.published(node.id, e.leader(), v, id -> local(nodes.get(indexOf(id))));
+          } catch (IllegalStateException ex) {
+            throw new Violation(ex.getMessage());
+          }
+        }
+        // a leader's lease is extended at every beat: the trace shows only changes of the view and of activity
+        Observation.View before = node.loggedView;
+        boolean active = v.activeUntil() > local(node);
+        if (before == null || before.term() != v.term() || !before.leaders().equals(v.leaders())
+            || active != node.loggedActive) {
+          log(node.id + " FACT " + v + (active ? " (active for " + (v.activeUntil() - local(node)) / 1000 + "us)"
+              : ""));
+        }
+        node.loggedView = v;
+        node.loggedActive = active;
+        return;
+      }
+      log(node.id + " FACT " + o);
+    }
+
+    private String window(Node node, long validUntil) {
+      return validUntil == Long.MAX_VALUE ? "" : " (valid for " + (validUntil - local(node)) / 1000 + "us)";
+    }
+
+    private boolean isBeat(M message) {
+      String type = message.typeName();
+      return type.endsWith("/Beat") || type.endsWith("/BeatAck");
+    }
+
     private void end(Req r, String why) {
       if (r.state == State.HELD) {
-        safety.ended(r.id);
+        Node node = nodes.get(r.node);
+        long validUntil = leases.window(r.id).validUntil();
+        // a grant whose window closed before its end was reported ended when it closed
+        long at = validUntil == Long.MAX_VALUE ? now : Math.min(now, realFor(node, validUntil));
+        safety.ended(r.id, at);
+        leases.ended(r.id);
+        heldLeased.remove(r);
+      }
+      if (r.state != State.ENDED) {
+        open--;
       }
       r.state = State.ENDED;
       r.endReason = why;
@@ -811,13 +1079,13 @@ public final class Simulation<M extends PeerMessage> {
       }
       relink();
       // every fault is over: a little later, one client per node asks for every name and must get it
-      schedule(now + PROBE_DELAY, () -> {
+      schedule(now + config.probeDelayNanos(), () -> {
         log("PROBES: every node asks for every name; each must be granted");
+        probing = true;
         for (Node node : nodes) {
           for (int i = 0; i < config.names(); i++) {
-            Req r = new Req(nextRequestId++, node.index, node.id + "/probe." + node.incarnation, "L" + i, MS);
+            Req r = newReq(node, node.id + "/probe." + node.incarnation, config.workload().probe("L" + i), MS, true);
             r.mustGrant = true;
-            reqs.put(r.id, r);
             step(node, new Input.Acquire<>(r.id, r.session, r.claim, false));
           }
         }
@@ -829,8 +1097,7 @@ public final class Simulation<M extends PeerMessage> {
       if (!node.alive) {
         return;
       }
-      Req r = new Req(nextRequestId++, node.index, sessionId(node, a.session()), a.name(), a.holdNanos());
-      reqs.put(r.id, r);
+      Req r = newReq(node, sessionId(node, a.session()), a.claim(), a.holdNanos(), a.renews());
       step(node, new Input.Acquire<>(r.id, r.session, r.claim, a.attempt()));
       if (a.waitNanos() >= 0 && !a.attempt()) {
         int inc = node.incarnation;
@@ -844,6 +1111,13 @@ public final class Simulation<M extends PeerMessage> {
       }
     }
 
+    private Req newReq(Node node, String session, Claim claim, long hold, boolean renews) {
+      Req r = new Req(nextRequestId++, node.index, session, claim, hold, renews);
+      reqs.put(r.id, r);
+      open++;
+      return r;
+    }
+
     private String sessionId(Node node, int slot) {
       return node.id + "/s" + slot + "." + node.incarnation + "." + node.sessionGen.getOrDefault(slot, 0);
     }
@@ -855,6 +1129,15 @@ public final class Simulation<M extends PeerMessage> {
         Req h = reqs.get(g.requestId());
         if (h.state != State.HELD || !nodes.get(h.node).alive) {
           throw new Violation("bookkeeping: holder " + h + " of " + g.claim().name() + " is not live");
+        }
+      }
+      // I-5: a live, running holder hears of the end of its window no later than the first step after it
+      for (Req r : heldLeased) {
+        Node node = nodes.get(r.node);
+        long validUntil = leases.window(r.id).validUntil();
+        if (node.alive && !node.paused && now > realFor(node, validUntil)) {
+          throw new Violation("timely loss: " + node.id + " still holds " + r + " " + (local(node) - validUntil) / 1000
+              + "us after its window closed (validUntil " + validUntil + ") without a Lost");
         }
       }
     }
@@ -895,6 +1178,10 @@ public final class Simulation<M extends PeerMessage> {
     boolean informed;
     int incarnation;
     long timerTokens;
+    long crashedAt = Long.MIN_VALUE / 2;
+    /** The last view traced, and whether it was active then. */
+    Observation.View loggedView;
+    boolean loggedActive;
 
     Node(int index, String id, double rate, long offset) {
       this.index = index;
@@ -908,30 +1195,33 @@ public final class Simulation<M extends PeerMessage> {
     final long id;
     final int node;
     final String session;
-    final String name;
     final Claim claim;
     final long hold;
+    final boolean renews;
     State state = State.PENDING;
     String endReason;
     boolean mustGrant;
     boolean granted;
-    /** The client ended the request and the input telling the core (Cancel, CloseSession) was issued. */
+    /** The client ended the request and the input telling the core (Release, Cancel, CloseSession) was issued. */
     boolean endSentToCore;
     /** The core has stepped that input. */
     boolean endDelivered;
+    /** The renewer's generation: a scheduled renewal of an older one does nothing. */
+    long renewals;
 
-    Req(long id, int node, String session, String name, long hold) {
+    Req(long id, int node, String session, Claim claim, long hold, boolean renews) {
       this.id = id;
       this.node = node;
       this.session = session;
-      this.name = name;
-      this.claim = Claim.exclusive(name);
+      this.claim = claim;
       this.hold = hold;
+      this.renews = renews;
     }
 
     @Override
     public String toString() {
-      return "#" + id + "@n" + node + "(" + name + ", " + session + ")";
+      return "#" + id + "@n" + node + "(" + (claim.mode() == Claim.Mode.EXCLUSIVE ? "" : claim.mode() + " ")
+          + claim.name() + ", " + session + ")";
     }
   }
 

@@ -3,6 +3,7 @@ package dev.tumbler.peer.lamport;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.peer.composite.Envelope;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.sim.Op;
 import dev.tumbler.peer.sim.Simulation;
 import dev.tumbler.peer.sim.SimulationConfig;
@@ -46,15 +47,15 @@ class PausesTest {
   @Test
   void linkReportsDeferredByAPauseStillHoldTheSendGuard() {
     List<Op> ops = List.of(
-        new Op.Acquire(239803670L, 0, 1, "L0", 8000000L, -1L, false),
-        new Op.Acquire(271560511L, 0, 0, "L0", 36000000L, -1L, false),
-        new Op.Acquire(536883123L, 1, 0, "L0", 17000000L, 0L, true),
-        new Op.Acquire(547894046L, 0, 1, "L0", 25000000L, -1L, false),
+        new Op.Acquire(239803670L, 0, 1, Claim.exclusive("L0"), 8000000L, -1L, false, true),
+        new Op.Acquire(271560511L, 0, 0, Claim.exclusive("L0"), 36000000L, -1L, false, true),
+        new Op.Acquire(536883123L, 1, 0, Claim.exclusive("L0"), 17000000L, 0L, true, true),
+        new Op.Acquire(547894046L, 0, 1, Claim.exclusive("L0"), 25000000L, -1L, false, true),
         new Op.Crash(605534580L, 0),
         new Op.Restart(793233009L, 0),
-        new Op.Acquire(1656247310L, 0, 1, "L0", 20000000L, -1L, false),
-        new Op.Acquire(2382813114L, 1, 0, "L0", 17000000L, -1L, false),
-        new Op.Acquire(2383159627L, 0, 0, "L0", 31000000L, -1L, false),
+        new Op.Acquire(1656247310L, 0, 1, Claim.exclusive("L0"), 20000000L, -1L, false, true),
+        new Op.Acquire(2382813114L, 1, 0, Claim.exclusive("L0"), 17000000L, -1L, false, true),
+        new Op.Acquire(2383159627L, 0, 0, Claim.exclusive("L0"), 31000000L, -1L, false, true),
         new Op.Pause(2385977521L, 0, 34634966L),
         new Op.OneWayFlap(2386297620L, 0, 1, 2507056L));
     Simulation<Envelope> sim = SimulationRunner.simulation(LamportAlgorithm.LAMPORT, SimulationConfig.standard(),

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.composite.Hosting;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.sim.Op;
 import dev.tumbler.peer.sim.Simulation;
 import dev.tumbler.peer.sim.SimulationConfig;
@@ -27,18 +28,18 @@ class RestartClockTest {
 
   /** The shrunk run of seed 86787. */
   private static final List<Op> OPS = List.of(
-      new Op.Acquire(810172119L, 0, 0, "L1", 3000000L, 0L, true),
-      new Op.Acquire(816338621L, 1, 1, "L0", 3000000L, 149000000L, false),
-      new Op.Acquire(822148269L, 2, 0, "L1", 4000000L, 0L, true),
-      new Op.Acquire(823275221L, 3, 0, "L1", 40000000L, 26000000L, false),
-      new Op.Acquire(825618287L, 1, 1, "L0", 8000000L, -1L, false),
+      new Op.Acquire(810172119L, 0, 0, Claim.exclusive("L1"), 3000000L, 0L, true, true),
+      new Op.Acquire(816338621L, 1, 1, Claim.exclusive("L0"), 3000000L, 149000000L, false, true),
+      new Op.Acquire(822148269L, 2, 0, Claim.exclusive("L1"), 4000000L, 0L, true, true),
+      new Op.Acquire(823275221L, 3, 0, Claim.exclusive("L1"), 40000000L, 26000000L, false, true),
+      new Op.Acquire(825618287L, 1, 1, Claim.exclusive("L0"), 8000000L, -1L, false, true),
       new Op.Crash(828417377L, 2),
-      new Op.Acquire(828485548L, 3, 0, "L0", 4000000L, 0L, true),
+      new Op.Acquire(828485548L, 3, 0, Claim.exclusive("L0"), 4000000L, 0L, true, true),
       new Op.Crash(832495085L, 3),
       new Op.Cut(843277301L, 2, 0),
       new Op.Crash(843931369L, 1),
       new Op.Restart(845950974L, 2),
-      new Op.Acquire(2395224598L, 0, 1, "L0", 24000000L, -1L, false),
+      new Op.Acquire(2395224598L, 0, 1, Claim.exclusive("L0"), 24000000L, -1L, false, true),
       new Op.Restart(2457575354L, 1),
       new Op.Crash(2787840918L, 0));
 

@@ -97,6 +97,21 @@ class SafetyTest {
   }
 
   @Test
+  void aGrantCountsFromWhenItWasMadeForF2() {
+    // an echo-rule grant made at 100 (its client's send time) and reported later: a shared grant that the
+    // server made after it, and that ended at 150 before the report, does not make it late
+    safety.granted(new Safety.Grant(1, "n1", Claim.read("r"), 10, 1, 90), g -> true);
+    safety.granted(new Safety.Grant(2, "n2", Claim.read("r"), 12, 1, 110), g -> true);
+    safety.ended(2, 150);
+    safety.granted(new Safety.Grant(3, "n3", Claim.read("r"), 11, 1, 100), g -> true);
+    // but one made after that end is judged against it
+    refused("fencing", () -> safety.granted(new Safety.Grant(4, "n4", Claim.read("r"), 11, 1, 151), g -> true));
+    // an exclusive grant is above every earlier grant whenever it was made (F3)
+    refused("fencing", () -> safety.granted(new Safety.Grant(5, "n5", Claim.write("r", Claim.Writer.HARD, 0), 12, 1,
+        0), g -> false));
+  }
+
+  @Test
   void aRequestGrantedTwiceIsABookkeepingError() {
     grant(1, Claim.exclusive("x"), 1);
     refused("bookkeeping", () -> grant(1, Claim.exclusive("z"), 2));

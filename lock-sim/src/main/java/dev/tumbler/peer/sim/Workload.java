@@ -1,0 +1,93 @@
+package dev.tumbler.peer.sim;
+
+import dev.tumbler.peer.core.Claim;
+import java.util.SplittableRandom;
+
+/**
+ * What the clients of a {@link Simulation} ask for (NATIVE-ALGORITHMS §2.10): the claims of their acquires,
+ * how long they hold, whether they renew, and what the end-of-run probes ask for.
+ */
+public enum Workload {
+
+  /**
+   * Plain locks: exclusive claims, holds of 1–40 ms, every holder renews (the runs of the Lamport family
+   * are exactly those of before workloads existed).
+   */
+  MUTEX {
+    @Override
+    Claim claim(SplittableRandom r, String name) {
+      return Claim.exclusive(name);
+    }
+
+    @Override
+    long hold(SplittableRandom r, long leaseNanos) {
+      return (1 + r.nextInt(40)) * MS;
+    }
+
+    @Override
+    boolean renews(SplittableRandom r) {
+      return true;
+    }
+
+    @Override
+    Claim probe(String name) {
+      return Claim.exclusive(name);
+    }
+  },
+
+  /**
+   * Read/write locks: half the claims read, the others write as hard, soft or timed-soft writers (a quiet
+   * period of 1–20 ms), and a few plain exclusive claims; holds of 1–40 ms, and one in four from a quarter
+   * to three lease terms (so that leased grants are renewed, or lost); one holder in eight never renews.
+   * Attempts and timeouts as the config says. The probes write.
+   */
+  READ_WRITE {
+    @Override
+    Claim claim(SplittableRandom r, String name) {
+      int dice = r.nextInt(20);
+      if (dice < 10) {
+        return Claim.read(name);
+      } else if (dice < 14) {
+        return Claim.write(name, Claim.Writer.HARD, 0);
+      } else if (dice < 17) {
+        return Claim.write(name, Claim.Writer.SOFT, 0);
+      } else if (dice < 19) {
+        return Claim.write(name, Claim.Writer.TIMED_SOFT, (1 + r.nextInt(20)) * MS);
+      }
+      return Claim.exclusive(name);
+    }
+
+    @Override
+    long hold(SplittableRandom r, long leaseNanos) {
+      if (r.nextInt(4) > 0) {
+        return (1 + r.nextInt(40)) * MS;
+      }
+      long term = leaseNanos > 0 ? leaseNanos : 120 * MS;
+      return term / 4 + r.nextLong(term * 11 / 4);
+    }
+
+    @Override
+    boolean renews(SplittableRandom r) {
+      return r.nextInt(8) > 0;
+    }
+
+    @Override
+    Claim probe(String name) {
+      return Claim.write(name, Claim.Writer.HARD, 0);
+    }
+  };
+
+  private static final long MS = 1_000_000L;
+
+  /** The claim of one acquire on {@code name}. */
+  abstract Claim claim(SplittableRandom r, String name);
+
+  /** How long a granted claim is held (by the holder's intent: a leased grant may be lost before). */
+  abstract long hold(SplittableRandom r, long leaseNanos);
+
+  /** Whether the holder renews (a leased grant of a holder that does not is lost once its window closes). */
+  abstract boolean renews(SplittableRandom r);
+
+  /** What the end-of-run probe of {@code name} asks for: a claim that excludes every other. */
+  abstract Claim probe(String name);
+}
