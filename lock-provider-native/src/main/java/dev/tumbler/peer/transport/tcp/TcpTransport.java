@@ -335,8 +335,7 @@ public final class TcpTransport implements Transport {
       }
       LOG.debug("{}: inbound link from {} ({}) up", self, peer, remote);
       s.setSoTimeout(millis(config.idleTimeout()));
-      Inbound reading = conn;
-      onPlatformThread("tumbler-tcp-read-" + peer, s, () -> readLoop(reading, in, new FrameSealer(a.sessionKey)));
+      readLoop(conn, in, new FrameSealer(a.sessionKey));
     } catch (TcpProtocolException e) {
       if (state == State.STARTED && (peer != null || handshakeLog.allow(e.reason().name()))) {
         LOG.warn("{}: closing connection from {}{}: {}", self, remote, peer == null ? "" : " (" + peer + ")",
@@ -469,58 +468,6 @@ public final class TcpTransport implements Transport {
     out.flush();
     return new Accepted(hello.dialer(),
         Frames.proof(secret, Frames.SESSION_KEY, hello.dialer(), self, hello.nonce(), nonce));
-  }
-
-  /** Blocking I/O that may fail. */
-  @FunctionalInterface
-  private interface IoTask {
-    void run() throws IOException;
-  }
-
-  /**
-   * Runs {@code task} on a platform thread of its own and waits for it, passing on how it failed. The read
-   * loop of an authenticated connection runs there: a platform thread blocked in a read is woken by the
-   * kernel directly, where a virtual thread's read goes through the poller and the scheduler, two more
-   * thread hand-offs per payload. There is one such thread per member connected, never one per
-   * unauthenticated connection. An interrupt of the waiting thread closes {@code s}, which ends the task.
-   */
-  private void onPlatformThread(String name, Socket s, IoTask task) throws IOException {
-    Throwable[] failure = new Throwable[1];
-    Thread t = Thread.ofPlatform().daemon().name(name + "#" + threadCount.incrementAndGet()).unstarted(() -> {
-      try {
-        task.run();
-      } catch (IOException | RuntimeException | Error e) {
-        failure[0] = e;
-      } finally {
-        threads.remove(Thread.currentThread());
-      }
-    });
-    threads.add(t);
-    if (state != State.STARTED) {
-      threads.remove(t);
-      throw new IOException("transport closed");
-    }
-    t.start();
-    boolean interrupted = false;
-    while (true) {
-      try {
-        t.join();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-        closeQuietly(s);
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-    switch (failure[0]) {
-      case null -> { }
-      case IOException e -> throw e;
-      case RuntimeException e -> throw e;
-      case Error e -> throw e;
-      default -> throw new IllegalStateException(failure[0]);
-    }
   }
 
   private void readLoop(Inbound conn, DataInputStream in, FrameSealer sealer) throws IOException {
