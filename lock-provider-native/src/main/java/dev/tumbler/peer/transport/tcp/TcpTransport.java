@@ -46,7 +46,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link Transport} of a native cluster over TCP, optionally TLS, with blocking I/O on virtual threads.
+ * The {@link Transport} of a native cluster over TCP, optionally TLS: blocking reads on virtual threads, one
+ * platform thread per peer that dials it and writes what {@link #send} does not write itself (see
+ * {@code Outbound}).
  *
  * <h2>Connections</h2>
  * Every node dials every peer (at its id, or at its {@linkplain TcpTransportConfig#dialAddress dial
