@@ -33,6 +33,23 @@ public abstract class AbstractLock implements Lock {
    */
   protected abstract AbstractLease doAcquire(Deadline deadline) throws InterruptedException;
 
+  /**
+   * Whether {@link #doAcquire} bounds its own waits, so that a timed acquire may run it on the caller's
+   * thread. A provider answers true only if, for every deadline, {@code doAcquire} returns or throws within
+   * the deadline plus {@link AbstractLockService#ANSWER_GRACE_MILLIS} even when the backend stops answering,
+   * and leaves nothing held on the backend when it returns empty, throws or is interrupted (a grant that
+   * arrives after it gave up is given back). A timed acquire then skips the worker thread it otherwise
+   * runs the attempt on, and the two thread hand-offs around it; the service's other guarantees (close
+   * ends the wait, an interrupt stays an {@link InterruptedException}) hold as for an acquire without
+   * deadline, which always runs on the caller's thread.
+   *
+   * @return false by default: the service bounds the wait (and abandons an attempt the backend leaves
+   *     unanswered)
+   */
+  protected boolean boundsItsOwnWait() {
+    return false;
+  }
+
   /** The service this handle belongs to. */
   protected final AbstractLockService service() {
     return service;
@@ -56,7 +73,7 @@ public abstract class AbstractLock implements Lock {
   }
 
   private Optional<Lease> acquire(Deadline deadline) throws InterruptedException {
-    return service.acquire(deadline, () -> doAcquire(deadline));
+    return service.acquire(deadline, () -> doAcquire(deadline), boundsItsOwnWait());
   }
 
   @Override

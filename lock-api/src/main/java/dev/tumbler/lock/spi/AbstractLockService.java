@@ -313,8 +313,19 @@ public abstract class AbstractLockService implements LockService {
    * @throws ServiceClosedException if the service is or gets closed
    */
   final Optional<Lease> acquire(Deadline deadline, BlockingCall<AbstractLease> attempt) throws InterruptedException {
+    return acquire(deadline, attempt, false);
+  }
+
+  /**
+   * As {@link #acquire(Deadline, BlockingCall)}; when {@code boundsItsOwnWait} (see
+   * {@link AbstractLock#boundsItsOwnWait()}), a timed acquire runs its attempts on the caller's thread, as an
+   * acquire without deadline does, since the attempt itself ends within the deadline plus the grace.
+   */
+  final Optional<Lease> acquire(Deadline deadline, BlockingCall<AbstractLease> attempt, boolean boundsItsOwnWait)
+      throws InterruptedException {
     checkOpen();
-    AbstractLease lease = deadline.isNone() ? blocking(() -> attemptUntil(deadline, attempt)) : bounded(deadline, attempt);
+    AbstractLease lease = deadline.isNone() || boundsItsOwnWait ? blocking(() -> attemptUntil(deadline, attempt))
+        : bounded(deadline, attempt);
     return lease == null ? Optional.empty() : Optional.of(register(lease));
   }
 

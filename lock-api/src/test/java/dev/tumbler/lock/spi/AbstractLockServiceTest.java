@@ -296,6 +296,56 @@ class AbstractLockServiceTest {
     service.close();
   }
 
+  /**
+   * A lock that bounds its own wait has its timed acquire run on the caller's thread; other locks on a worker
+   * thread. Either way a provider that gives up early is asked again for the full wait, ZERO makes one attempt,
+   * and close ends the wait with ServiceClosedException.
+   */
+  @Test
+  void aLockThatBoundsItsOwnWaitIsAttemptedOnTheCallersThread() throws Exception {
+    for (boolean bounds : new boolean[] {true, false}) {
+      TestBackend.TestService s = backend.open(LeaseSettings.defaults(), Ticker.system());
+      java.util.List<Thread> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
+      AbstractLock lock = new AbstractLock(s, "own-" + bounds) {
+        @Override
+        protected AbstractLease doAcquire(Deadline deadline) {
+          threads.add(Thread.currentThread());
+          return null; // gives up at once, whatever the deadline
+        }
+
+        @Override
+        protected boolean boundsItsOwnWait() {
+          return bounds;
+        }
+      };
+      long start = System.nanoTime();
+      assertTrue(lock.tryAcquire(Duration.ofMillis(100)).isEmpty());
+      assertTrue(System.nanoTime() - start >= 100_000_000L, "returned early");
+      assertTrue(threads.size() > 1, "asked again: " + threads.size());
+      for (Thread t : threads) {
+        assertEquals(bounds, t == Thread.currentThread(), "bounds=" + bounds + ", attempted on " + t);
+      }
+      threads.clear();
+      assertTrue(lock.tryAcquire(Duration.ZERO).isEmpty());
+      assertEquals(1, threads.size(), "ZERO makes exactly one attempt");
+
+      CompletableFuture<Throwable> waiter = new CompletableFuture<>();
+      Thread.ofPlatform().start(() -> {
+        try {
+          lock.tryAcquire(Duration.ofSeconds(30));
+          waiter.complete(null);
+        } catch (Throwable t) {
+          waiter.complete(t);
+        }
+      });
+      Thread.sleep(100);
+      s.close();
+      Throwable t = waiter.get(5, TimeUnit.SECONDS);
+      assertTrue(t instanceof ServiceClosedException, String.valueOf(t));
+    }
+    service.close();
+  }
+
   /** A provider that stamps a lease with the start of a long wait hands over a dead lease: it is retried. */
   @Test
   void leaseBornExpiredIsGivenBackAndRetried() throws Exception {

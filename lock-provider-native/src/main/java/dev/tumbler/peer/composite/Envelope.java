@@ -15,9 +15,28 @@ public record Envelope(Channel channel, PeerMessage body) implements PeerMessage
     Objects.requireNonNull(body, "body");
   }
 
-  /** {@code channel/BodyType}, as in {@code lock/Request}. */
+  /** Per body class, the type name on each channel (by ordinal), filled in as first sent. */
+  private static final ClassValue<String[]> TYPE_NAMES = new ClassValue<>() {
+    @Override
+    protected String[] computeValue(Class<?> type) {
+      return new String[Channel.values().length];
+    }
+  };
+
+  /**
+   * {@code channel/BodyType}, as in {@code lock/Request}. Counted on every send, so it is built once per
+   * channel and body class (a message's type name depends on its class only); two threads that build the
+   * same name at once store equal strings.
+   */
   @Override
   public String typeName() {
-    return channel.label() + "/" + body.typeName();
+    String[] names = TYPE_NAMES.get(body.getClass());
+    int i = channel.ordinal();
+    String name = names[i];
+    if (name == null) {
+      name = channel.label() + "/" + body.typeName();
+      names[i] = name;
+    }
+    return name;
   }
 }

@@ -3,7 +3,6 @@ package dev.tumbler.peer.composite;
 import dev.tumbler.peer.core.CodecException;
 import dev.tumbler.peer.core.MessageCodec;
 import dev.tumbler.peer.core.PeerMessage;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.Map;
 
@@ -17,6 +16,8 @@ public final class EnvelopeCodec implements MessageCodec<Envelope> {
 
   /** The envelope encoding version this codec writes and reads. */
   public static final byte VERSION = 1;
+  /** The version and channel bytes in front of the body. */
+  private static final int HEADER = 2;
 
   private final Map<Channel, MessageCodec<? extends PeerMessage>> codecs;
 
@@ -27,11 +28,9 @@ public final class EnvelopeCodec implements MessageCodec<Envelope> {
 
   @Override
   public byte[] encode(Envelope message) {
-    byte[] body = encodeBody(codec(message.channel()), message.body());
-    byte[] out = new byte[body.length + 2];
+    byte[] out = encodeBody(codec(message.channel()), message.body(), HEADER);
     out[0] = VERSION;
     out[1] = message.channel().number();
-    System.arraycopy(body, 0, out, 2, body.length);
     return out;
   }
 
@@ -48,7 +47,7 @@ public final class EnvelopeCodec implements MessageCodec<Envelope> {
     if (codec == null) {
       throw new CodecException("envelope for channel " + bytes[1] + ", which this node does not host");
     }
-    return new Envelope(channel, codec.decode(Arrays.copyOfRange(bytes, 2, bytes.length)));
+    return new Envelope(channel, codec.decode(bytes, HEADER));
   }
 
   private MessageCodec<? extends PeerMessage> codec(Channel channel) {
@@ -60,7 +59,8 @@ public final class EnvelopeCodec implements MessageCodec<Envelope> {
   }
 
   @SuppressWarnings("unchecked")
-  private static <M extends PeerMessage> byte[] encodeBody(MessageCodec<M> codec, PeerMessage body) {
-    return codec.encode((M) body); // a core's sends are its own message type (checked by the composite)
+  private static <M extends PeerMessage> byte[] encodeBody(MessageCodec<M> codec, PeerMessage body, int headroom) {
+    // a core's sends are its own message type (checked by the composite)
+    return codec.encode((M) body, headroom);
   }
 }

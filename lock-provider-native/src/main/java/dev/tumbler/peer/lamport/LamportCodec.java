@@ -37,8 +37,14 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
 
   @Override
   public byte[] encode(LamportMessage message) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(32);
+    return encode(message, 0);
+  }
+
+  @Override
+  public byte[] encode(LamportMessage message, int headroom) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(headroom + 32);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.write(new byte[headroom]);
       out.writeByte(VERSION);
       switch (message) {
         case LamportMessage.Request r -> {
@@ -89,10 +95,16 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
 
   @Override
   public LamportMessage decode(byte[] bytes) {
-    if (bytes == null || bytes.length < 2) {
-      throw new CodecException("lamport message too short: " + (bytes == null ? "null" : bytes.length + " bytes"));
+    return decode(bytes, 0);
+  }
+
+  @Override
+  public LamportMessage decode(byte[] bytes, int offset) {
+    if (bytes == null || offset < 0 || bytes.length - offset < 2) {
+      throw new CodecException("lamport message too short: " + (bytes == null ? "null"
+          : Math.max(0, bytes.length - offset) + " bytes"));
     }
-    DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
+    DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes, offset, bytes.length - offset));
     try {
       byte version = in.readByte();
       if (version != VERSION) {
@@ -126,7 +138,7 @@ public final class LamportCodec implements MessageCodec<LamportMessage> {
       }
       return m;
     } catch (EOFException e) {
-      throw new CodecException("truncated lamport message (" + bytes.length + " bytes)", e);
+      throw new CodecException("truncated lamport message (" + (bytes.length - offset) + " bytes)", e);
     } catch (IOException e) {
       throw new CodecException("malformed lamport message: " + e.getMessage(), e);
     }

@@ -20,7 +20,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -28,21 +27,27 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The node runtime: drives one {@link ProtocolCore} with a {@link Transport}, a real monotonic clock and
  * real timers. Every input — a payload or link change from the transport, a timer, a client call — is
- * handed to one serial executor, so the core is never called concurrently and sees inputs in one order;
- * the core's outputs are carried out on that same thread (sends go to the transport, which never blocks;
- * timers go to the executor's scheduler; grants and failures complete the client's future).
+ * stepped on the thread that brings it (the transport's reader, the timer thread, the client), under one
+ * step lock, so the core is never called concurrently and sees inputs in one order (the order they take
+ * the lock; a peer's payloads in the order the transport delivers them, since it delivers one at a time
+ * per peer). The core's outputs are carried out under that lock too (sends go to the transport, which never
+ * blocks; timers go to a scheduler whose thread steps them under the same lock), except the completion of
+ * clients' futures: those run once the lock is released, so that code chained to a future never runs with
+ * the core held. No hand-off to another thread lies between an input and the sends it causes: that is what
+ * keeps an acquire close to one network round trip.
  *
  * <p>Payloads are decoded on the transport's thread, so bytes that are not a valid message throw
  * {@link dev.tumbler.peer.core.CodecException} back into the transport (the TCP transport then closes that
  * connection) instead of reaching the core.
  *
- * <p>Thread safe. {@link #close()} first lets the inputs already queued run (so releases reach the
+ * <p>Thread safe. {@link #close()} first waits for the step in progress (so releases reach the
  * transport), then closes the transport and fails every pending request's future with
  * {@link NodeClosedException}.
  *
@@ -92,7 +97,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
    */
   public record Renewal(boolean renewed, long sentAt, long validUntil, Output.LostReason lost, String detail) {}
 
-  /** Told when a grant is lost; run on a thread of its own, never on the node's executor. */
+  /** Told when a grant is lost; run on a thread of its own, never on a thread stepping the core. */
   @FunctionalInterface
   public interface LostListener {
     /** The grant is lost for {@code reason}. */
@@ -115,14 +120,17 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final MessageCodec<M> codec;
   private final Transport transport;
   private final Ticker ticker;
-  private final ScheduledThreadPoolExecutor executor;
+  /** Runs timers only; a timer that fires steps the core under {@link #stepLock} like every input. */
+  private final ScheduledThreadPoolExecutor timerExecutor;
+  /** Held while the core steps and its outputs are carried out; reentrant for the follow-ups of a step. */
+  private final ReentrantLock stepLock = new ReentrantLock();
   private final Map<Long, Waiting> waiting = new ConcurrentHashMap<>();
   private final Map<Long, LostListener> lostListeners = new ConcurrentHashMap<>();
   private final Map<Long, List<CompletableFuture<Renewal>>> renewals = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> sentByType = new ConcurrentHashMap<>();
-  // link callbacks handed to the executor and not yet seen by the core, per peer
+  // link callbacks made by the transport and not yet seen by the core, per peer
   private final Map<String, AtomicInteger> linkEventsQueued = new ConcurrentHashMap<>();
-  private final Map<Long, ScheduledFuture<?>> timers = new HashMap<>(); // executor thread only
+  private final Map<Long, ScheduledFuture<?>> timers = new HashMap<>(); // under stepLock
   private final AtomicLong nextRequestId = new AtomicLong(1);
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong received = new AtomicLong();
@@ -130,7 +138,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final AtomicLong lost = new AtomicLong();
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean closed = new AtomicBoolean();
-  private long lastNow = Long.MIN_VALUE; // executor thread only
+  private long lastNow = Long.MIN_VALUE; // under stepLock
+  // completions of clients' futures the current step made, run once stepLock is released (under stepLock)
+  private List<Runnable> completions = new ArrayList<>();
   private volatile Observation.View view;
 
   /**
@@ -159,9 +169,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     if (!core.self().equals(transport.self())) {
       throw new IllegalArgumentException("core is " + core.self() + " but transport is " + transport.self());
     }
-    this.executor = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().daemon()
-        .name("tumbler-node-" + core.self()).factory());
-    this.executor.setRemoveOnCancelPolicy(true);
+    this.timerExecutor = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().daemon()
+        .name("tumbler-node-timers-" + core.self()).factory());
+    this.timerExecutor.setRemoveOnCancelPolicy(true);
   }
 
   /** Connects to the peers and starts handling inputs. Called once. */
@@ -169,7 +179,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     if (!started.compareAndSet(false, true)) {
       throw new IllegalStateException("node " + core.self() + " already started");
     }
-    submit(new Input.Start<>()); // queued before the transport can report a link or deliver a message
+    submit(new Input.Start<>()); // stepped before the transport can report a link or deliver a message
     transport.start(new Transport.Receiver() {
       @Override
       public void deliver(String peer, byte[] payload) {
@@ -283,23 +293,33 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     if (closed.get()) {
       return;
     }
-    // Let the inputs already queued (releases, session closes) run, so that their messages reach the
-    // transport before it closes: a graceful stop should not leave peers with stale queue entries.
+    // Let the step in progress (a release, a session close) finish, so that its messages reach the
+    // transport before it closes: a graceful stop should not leave peers with stale queue entries. Inputs
+    // already handed to the node were stepped when they were handed over; none is left queued.
+    boolean locked = false;
     try {
-      executor.submit(() -> { }).get(2, TimeUnit.SECONDS);
+      locked = stepLock.tryLock(2, TimeUnit.SECONDS);
+      if (!locked) {
+        LOG.debug("native node {}: the step in progress did not end within 2s of close", core.self());
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
-        | RejectedExecutionException e) {
-      LOG.debug("native node {}: inputs not drained before close", core.self(), e);
     }
-    if (!closed.compareAndSet(false, true)) {
+    boolean first;
+    try {
+      first = closed.compareAndSet(false, true); // under the lock: no step starts after it
+    } finally {
+      if (locked) {
+        stepLock.unlock();
+      }
+    }
+    if (!first) {
       return;
     }
     transport.close();
-    executor.shutdownNow();
+    timerExecutor.shutdownNow();
     try {
-      executor.awaitTermination(5, TimeUnit.SECONDS);
+      timerExecutor.awaitTermination(5, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -323,11 +343,12 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
   }
 
+  /** Under the step lock: the renewals of {@code requestId} complete with {@code r} once it is released. */
   private void completeRenewals(long requestId, Renewal r) {
     List<CompletableFuture<Renewal>> l = renewals.remove(requestId);
     if (l != null) {
       for (CompletableFuture<Renewal> f : l) {
-        f.complete(r);
+        completeLater(f, r);
       }
     }
   }
@@ -380,23 +401,52 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     return Collections.unmodifiableMap(m);
   }
 
-  // ---- the serial loop
+  // ---- stepping
 
+  /** Steps {@code input} on this thread, unless the node is closed. */
   private void submit(Input<M> input) {
     if (closed.get()) {
       return;
     }
+    locked(() -> step(input));
+  }
+
+  /**
+   * Runs {@code stepping} under the step lock, then, with the lock released, the completions of clients'
+   * futures it made, in order, on this thread.
+   */
+  private void locked(Runnable stepping) {
+    List<Runnable> done;
+    stepLock.lock();
     try {
-      executor.execute(() -> step(input));
-    } catch (RejectedExecutionException e) {
-      // closed meanwhile
+      stepping.run();
+    } finally {
+      done = List.of();
+      if (stepLock.getHoldCount() == 1 && !completions.isEmpty()) {
+        done = completions;
+        completions = new ArrayList<>();
+      }
+      stepLock.unlock();
     }
+    for (Runnable r : done) {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        LOG.warn("native node {}: completing a client's future failed", core.self(), e);
+      }
+    }
+  }
+
+  /** Completes {@code future} with {@code value} once the step lock is released. */
+  private <T> void completeLater(CompletableFuture<T> future, T value) {
+    completions.add(() -> future.complete(value));
   }
 
   private AtomicInteger linkEvent(String peer) {
     return linkEventsQueued.computeIfAbsent(peer, k -> new AtomicInteger());
   }
 
+  /** One input to the core, and its outputs carried out. Under {@link #stepLock}. */
   private void step(Input<M> input) {
     if (closed.get()) {
       return;
@@ -439,12 +489,13 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           long delay = Math.max(0, t.at() - ticker.read());
           long id = t.timerId();
           ScheduledFuture<?>[] self = new ScheduledFuture<?>[1];
-          self[0] = executor.schedule(() -> {
+          // the task needs the step lock, held here until self[0] and the map entry are set
+          self[0] = timerExecutor.schedule(() -> locked(() -> {
             if (timers.get(id) == self[0]) {
               timers.remove(id);
               step(new Input.TimerFired<>(id));
             }
-          }, delay, TimeUnit.NANOSECONDS);
+          }), delay, TimeUnit.NANOSECONDS);
           timers.put(id, self[0]);
         }
         case Output.CancelTimer<M> t -> {
@@ -457,18 +508,30 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           grants.incrementAndGet();
           Waiting w = waiting.remove(g.requestId());
           if (w != null && !w.decided().compareAndSet(false, true)) {
-            // the client gave up first: its Cancel, queued behind this step, releases the grant in the core
-            w.future().complete(Outcome.failed(g.requestId(), g.name(), Output.Failure.CANCELLED, Set.of(), ""));
-          } else if (w == null || !w.future().complete(Outcome.granted(g))) {
+            // the client gave up first: its Cancel, stepped after this step, releases the grant in the core
+            completeLater(w.future(), Outcome.failed(g.requestId(), g.name(), Output.Failure.CANCELLED, Set.of(),
+                ""));
+          } else if (w == null) {
             // nobody waits for it any more (session closed under it): give it straight back
             followUps = followUps.isEmpty() ? new ArrayList<>() : followUps;
             followUps.add(new Input.Release<>(g.requestId()));
+          } else {
+            Outcome granted = Outcome.granted(g);
+            long id = g.requestId();
+            completions.add(() -> {
+              if (!w.future().complete(granted)) {
+                // the future was completed by someone else meanwhile (its holder cancelled it): nobody
+                // takes this grant, so it is given back
+                submit(new Input.Release<>(id));
+              }
+            });
           }
         }
         case Output.Failed<M> f -> {
           Waiting w = waiting.remove(f.requestId());
           if (w != null) {
-            w.future().complete(Outcome.failed(f.requestId(), f.name(), f.failure(), f.missingPeers(), f.detail()));
+            completeLater(w.future(), Outcome.failed(f.requestId(), f.name(), f.failure(), f.missingPeers(),
+                f.detail()));
           }
         }
         case Output.Fact<M> f -> {
@@ -486,7 +549,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
             lost.incrementAndGet();
             LOG.debug("native node {}: grant {} on '{}' lost: {} {}", core.self(), l.requestId(), l.name(),
                 l.reason(), l.detail());
-            // listeners run user code: never on the node's executor
+            // listeners run user code: never on a stepping thread
             Thread.ofVirtual().name("tumbler-lost-" + l.requestId())
                 .start(() -> listener.lost(l.reason(), l.detail()));
           }

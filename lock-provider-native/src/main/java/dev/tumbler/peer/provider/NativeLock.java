@@ -4,10 +4,10 @@ import dev.tumbler.lock.ServiceClosedException;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.AbstractLease;
 import dev.tumbler.lock.spi.AbstractLock;
+import dev.tumbler.lock.spi.AbstractLockService;
 import dev.tumbler.lock.spi.Deadline;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.node.PeerNode;
-import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
@@ -29,9 +29,15 @@ import java.util.concurrent.TimeoutException;
  *   <li><b>Interrupt:</b> the request is cancelled, a grant that raced it released, and
  *       {@link InterruptedException} thrown; nothing stays held.
  * </ul>
- * Thread safe.
+ * Every timed wait (zero included) ends within its deadline plus
+ * {@link AbstractLockService#ANSWER_GRACE_MILLIS}: the node answers a cancel at once (it steps it on the
+ * cancelling thread), and should it not, the wait fails with {@link ServiceUnavailableException} and a
+ * grant that comes later is given back. So the lock {@linkplain #boundsItsOwnWait() bounds its own wait}
+ * and a timed acquire runs on the caller's thread. Thread safe.
  */
 final class NativeLock extends AbstractLock {
+
+  private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(AbstractLockService.ANSWER_GRACE_MILLIS);
 
   private final NativeLockService service;
   /** What the core is asked for: the name it sees (namespace included), computed once. */
@@ -48,17 +54,26 @@ final class NativeLock extends AbstractLock {
   }
 
   @Override
+  protected boolean boundsItsOwnWait() {
+    return true;
+  }
+
+  @Override
   protected AbstractLease doAcquire(Deadline deadline) throws InterruptedException {
     PeerNode<?> node = service.node();
     boolean attempt = !deadline.isNone() && deadline.isExpired();
     long sent = service.ticker().read();
+    // a timed wait, an attempt included, ends by then (the caller's deadline plus the grace for an answer)
+    long answerBy = deadline.isNone() ? 0 : System.nanoTime() + Math.max(0, deadline.remainingNanos()) + GRACE_NANOS;
     PeerNode.Pending p = node.acquire(service.session(), claim, attempt);
     PeerNode.Outcome outcome;
     try {
-      outcome = deadline.isNone() || attempt ? await(p, -1) : await(p, deadline.remainingNanos());
+      outcome = deadline.isNone() ? await(p, -1)
+          : await(p, attempt ? answerBy - System.nanoTime() : deadline.remainingNanos());
       if (outcome == null) {
         node.cancel(p.requestId());
-        outcome = settle(p);
+        outcome = settle(p, answerBy, attempt ? "at the attempt" : "when the wait of "
+            + deadline.total().toMillis() + "ms ended");
       }
     } catch (InterruptedException e) {
       node.cancel(p.requestId());
@@ -98,10 +113,10 @@ final class NativeLock extends AbstractLock {
         + (peers.isEmpty() && detail.isEmpty() ? ": " + outcome.failure() + " " + when : ""));
   }
 
-  /** The outcome, or null when {@code nanos} (not negative) passed first. */
+  /** The outcome, or null when {@code nanos} passed first; negative: no limit. */
   private PeerNode.Outcome await(PeerNode.Pending p, long nanos) throws InterruptedException {
     try {
-      return nanos < 0 ? p.outcome().get() : p.outcome().get(nanos, TimeUnit.NANOSECONDS);
+      return nanos < 0 ? p.outcome().get() : p.outcome().get(Math.max(1, nanos), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       return null;
     } catch (ExecutionException | CancellationException e) {
@@ -109,28 +124,37 @@ final class NativeLock extends AbstractLock {
     }
   }
 
-  /** After a cancel: the node answers at once (failure, or the grant that won the race). */
-  private PeerNode.Outcome settle(PeerNode.Pending p) throws InterruptedException {
+  /**
+   * After a cancel: the node answers at once (the failure, stepped on this thread, or the grant that won
+   * the race, completed by the thread that stepped it). Waits until {@code answerBy} at most; past it, a
+   * grant that still comes is given back and the wait fails.
+   */
+  private PeerNode.Outcome settle(PeerNode.Pending p, long answerBy, String when) throws InterruptedException {
     try {
-      return p.outcome().get(30, TimeUnit.SECONDS);
+      return p.outcome().get(Math.max(0, answerBy - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
+      releaseWhenGranted(p);
       throw new ServiceUnavailableException("lock '" + name() + "' on " + service.info().url()
-          + ": the node did not answer a cancel within 30s");
+          + ": the native node did not answer " + when + " within the grace of " + GRACE_NANOS / 1_000_000 + "ms");
     } catch (ExecutionException | CancellationException e) {
       throw closed(e);
     }
   }
 
+  /** After an interrupt and a cancel: the outcome if it comes within the grace, else null (see settle). */
   private PeerNode.Outcome settleQuietly(PeerNode.Pending p) {
     boolean interrupted = false;
     try {
-      long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      long end = System.nanoTime() + GRACE_NANOS;
       while (true) {
         try {
           return p.outcome().get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
           interrupted = true;
-        } catch (TimeoutException | ExecutionException | CancellationException e) {
+        } catch (TimeoutException e) {
+          releaseWhenGranted(p);
+          return null;
+        } catch (ExecutionException | CancellationException e) {
           return null;
         }
       }
@@ -139,6 +163,16 @@ final class NativeLock extends AbstractLock {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /** A grant that completes {@code p} after its caller gave up waiting is given back. */
+  private void releaseWhenGranted(PeerNode.Pending p) {
+    PeerNode<?> node = service.node();
+    p.outcome().thenAccept(o -> {
+      if (o.granted()) {
+        node.release(p.requestId());
+      }
+    });
   }
 
   private RuntimeException closed(Exception e) {

@@ -50,6 +50,8 @@ final class Frames {
   /** No handshake frame is longer: an unauthenticated peer cannot make the node allocate more. */
   static final int MAX_HANDSHAKE_FRAME = 1024;
   static final int MAX_ID_BYTES = 255;
+  /** The payload of a PING. */
+  static final byte[] EMPTY = new byte[0];
 
   private static final String HMAC = "HmacSHA256";
 
@@ -205,6 +207,18 @@ final class Frames {
 
     FrameSealer(byte[] sessionKey) {
       this.mac = mac(sessionKey);
+    }
+
+    /**
+     * The whole frame of {@code type} carrying {@code payload} sealed: length, type, payload, tag, in one
+     * array, as {@link Frames#write} would write {@code seal(type, payload)}.
+     */
+    byte[] frame(byte type, byte[] payload) {
+      byte[] tag = tag(type, payload, 0, payload.length);
+      int length = 1 + payload.length + TAG_BYTES;
+      byte[] out = new byte[4 + length];
+      ByteBuffer.wrap(out).putInt(length).put(type).put(payload).put(tag, 0, TAG_BYTES);
+      return out;
     }
 
     /** {@code payload} followed by its tag. */

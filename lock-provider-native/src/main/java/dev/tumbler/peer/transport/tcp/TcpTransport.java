@@ -18,6 +18,11 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,7 +46,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link Transport} of a native cluster over TCP, optionally TLS, with blocking I/O on virtual threads.
+ * The {@link Transport} of a native cluster over TCP, optionally TLS: blocking reads on virtual threads, one
+ * platform thread per peer that dials it and writes what {@link #send} does not write itself (see
+ * {@code Outbound}).
  *
  * <h2>Connections</h2>
  * Every node dials every peer (at its id, or at its {@linkplain TcpTransportConfig#dialAddress dial
@@ -218,7 +225,8 @@ public final class TcpTransport implements Transport {
       state = State.STARTED;
       spawn("tumbler-tcp-accept-" + self, this::acceptLoop);
       for (Outbound o : outbound.values()) {
-        spawn("tumbler-tcp-dial-" + o.peer, o::run);
+        // a platform thread: one per peer, and on plain TCP it waits in a selector (see Outbound)
+        spawnPlatform("tumbler-tcp-dial-" + o.peer, o::run);
       }
     }
     LOG.info("{}: listening on port {}{}, peers {}", self, port(), config.tls() ? " (TLS)" : "", peers);
@@ -507,6 +515,15 @@ public final class TcpTransport implements Transport {
 
   // ---------------------------------------------------------------- outbound side
 
+  /**
+   * The sending end of one peer. On TLS, the dialer thread writes every frame, taking them from a queue. On
+   * plain TCP the connection is a non-blocking {@link SocketChannel} after its handshake, and {@link #send}
+   * writes a frame itself when nothing is queued or half written before it, and the socket takes it whole
+   * at once: the usual case, which spares the hand-off to the dialer thread. Whatever the socket does not
+   * take is left to the dialer thread, which waits in a selector until the socket is writable; later frames
+   * queue behind it. So a send never blocks, and a peer that stops reading fills the queue until the link
+   * is closed, as on TLS.
+   */
   private final class Outbound {
     private record Item(long generation, byte[] payload) {}
 
@@ -518,6 +535,8 @@ public final class TcpTransport implements Transport {
     /** Non-zero while the link is up: the id of the current connection. */
     volatile long generation;
     volatile Socket socket;
+    /** The current plain TCP connection, which {@link #send} may write to; null on TLS and while down. */
+    volatile Direct direct;
 
     Outbound(String peer) {
       this.peer = peer;
@@ -529,12 +548,19 @@ public final class TcpTransport implements Transport {
         LOG.trace("{}: link to {} down, payload dropped", self, peer);
         return;
       }
+      Direct d = direct;
+      if (d != null && d.generation == g && d.tryWrite(payload)) {
+        return;
+      }
       if (queuedBytes.addAndGet(payload.length) > sendQueueLimit) {
         queuedBytes.addAndGet(-payload.length);
         breakLink("more than " + sendQueueLimit + " bytes queued");
         return;
       }
       queue.add(new Item(g, payload));
+      if (d != null) {
+        d.selector.wakeup();
+      }
     }
 
     /** Ends the current connection, if any; the dialer reports peerDown and reconnects. */
@@ -544,13 +570,139 @@ public final class TcpTransport implements Transport {
         LOG.info("{}: closing link to {}: {}", self, peer, why);
         closeQuietly(s);
         queue.add(WAKE);
+        Direct d = direct;
+        if (d != null) {
+          d.selector.wakeup();
+        }
+      }
+    }
+
+    /**
+     * A plain TCP connection in non-blocking mode, after its handshake. Frames are sealed and written
+     * under {@link #lock}, by {@link #send} or by the dialer thread, so that their sequence numbers follow
+     * the order they reach the socket; the dialer thread takes queued items only under it too, so a frame
+     * written directly never overtakes one queued before it.
+     */
+    private final class Direct {
+      final long generation;
+      final SocketChannel channel;
+      final FrameSealer sealer;
+      final Selector selector;
+      final ReentrantLock lock = new ReentrantLock();
+      // guarded by lock
+      private ByteBuffer pending; // a frame the socket took only part of
+      private IOException failure; // a direct write failed: the link is over
+      private long lastWrite = System.nanoTime();
+
+      Direct(long generation, SocketChannel channel, FrameSealer sealer, Selector selector) {
+        this.generation = generation;
+        this.channel = channel;
+        this.sealer = sealer;
+        this.selector = selector;
+      }
+
+      /**
+       * Writes {@code payload}'s frame now if nothing waits before it and nobody else is writing; returns
+       * false if it must be queued instead. Never blocks: the channel is non-blocking, and a frame the
+       * socket takes only part of is finished by the dialer thread.
+       */
+      boolean tryWrite(byte[] payload) {
+        if (!lock.tryLock()) {
+          return false;
+        }
+        try {
+          if (pending != null || !queue.isEmpty()) {
+            return false;
+          }
+          if (failure != null) {
+            return true; // the link is going down: dropped, as its peerDown will say
+          }
+          try {
+            ByteBuffer frame = ByteBuffer.wrap(sealer.frame(Frames.DATA, payload));
+            channel.write(frame);
+            lastWrite = System.nanoTime();
+            if (frame.hasRemaining()) {
+              pending = frame;
+              selector.wakeup();
+            }
+          } catch (IOException e) {
+            failure = e;
+            closeQuietly(channel);
+            selector.wakeup();
+          }
+          return true;
+        } finally {
+          lock.unlock();
+        }
+      }
+
+      /**
+       * Dialer thread, under {@link #lock}: writes what the socket takes now (the rest of a half-written
+       * frame, then queued items, then a PING if nothing was written for {@code heartbeat}). Returns
+       * whether a frame is left half written.
+       */
+      boolean flush(long heartbeat) throws IOException {
+        if (failure != null) {
+          throw failure;
+        }
+        if (pending != null) {
+          channel.write(pending);
+          if (pending.hasRemaining()) {
+            return true;
+          }
+          pending = null;
+        }
+        Item it;
+        while ((it = queue.poll()) != null) {
+          if (it == WAKE) {
+            continue;
+          }
+          queuedBytes.addAndGet(-it.payload.length);
+          if (it.generation != generation) {
+            continue; // queued for an earlier connection: dropped, as peerDown said
+          }
+          if (write(sealer.frame(Frames.DATA, it.payload))) {
+            return true;
+          }
+        }
+        if (System.nanoTime() - lastWrite >= heartbeat) {
+          return write(sealer.frame(Frames.PING, Frames.EMPTY));
+        }
+        return false;
+      }
+
+      /** Nanoseconds until a PING is due. Under {@link #lock}. */
+      long untilPing(long heartbeat) {
+        return heartbeat - (System.nanoTime() - lastWrite);
+      }
+
+      private boolean write(byte[] frame) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(frame);
+        channel.write(b);
+        lastWrite = System.nanoTime();
+        if (b.hasRemaining()) {
+          pending = b;
+          return true;
+        }
+        return false;
       }
     }
 
     void run() {
       int failures = 0;
       while (state == State.STARTED) {
-        Socket raw = new Socket();
+        Socket raw;
+        try {
+          // plain TCP dials through a channel, so that the link can turn non-blocking after its handshake
+          raw = config.tls() ? new Socket() : SocketChannel.open().socket();
+        } catch (IOException e) {
+          LOG.error("{}: cannot open a socket to {}", self, peer, e);
+          if (!sleepQuietly(backoff(failures++))) {
+            return;
+          }
+          continue;
+        }
+        Selector selector = null;
         Socket s = raw;
         boolean wasUp = false;
         open.add(raw);
@@ -559,15 +711,28 @@ public final class TcpTransport implements Transport {
           s = link.socket;
           open.add(s);
           long g = generations.incrementAndGet();
+          Direct d = null;
+          if (s.getChannel() != null) {
+            // plain TCP: from now on non-blocking, written by send and by this thread (see Direct)
+            SocketChannel ch = s.getChannel();
+            ch.configureBlocking(false);
+            selector = Selector.open();
+            d = new Direct(g, ch, new FrameSealer(link.sessionKey), selector);
+            direct = d;
+          }
           socket = s;
           generation = g;
           wasUp = true;
           failures = 0;
           LOG.info("{}: link to {}{} up{}", self, peer, via(peer), config.tls() ? " (TLS)" : "");
           callback(r -> r.peerUp(peer));
-          Socket watched = s;
-          spawn("tumbler-tcp-watch-" + peer, () -> watch(watched));
-          writeLoop(s, g, link.out, new FrameSealer(link.sessionKey));
+          if (d != null) {
+            directLoop(d);
+          } else {
+            Socket watched = s;
+            spawn("tumbler-tcp-watch-" + peer, () -> watch(watched));
+            writeLoop(s, g, link.out, new FrameSealer(link.sessionKey));
+          }
         } catch (TcpProtocolException e) {
           if (state == State.STARTED) {
             LOG.warn("{}: link to {} refused: {}", self, peer, e.getMessage());
@@ -586,9 +751,11 @@ public final class TcpTransport implements Transport {
           LOG.error("{}: link to {} failed", self, peer, e);
         } finally {
           generation = 0;
+          direct = null;
           socket = null;
           closeQuietly(s);
           closeQuietly(raw);
+          closeQuietly(selector);
           open.remove(s);
           open.remove(raw);
           List<Item> dropped = new ArrayList<>();
@@ -681,6 +848,59 @@ public final class TcpTransport implements Transport {
       if (f.type() == Frames.REJECT) {
         Reason r = f.body().length == 1 ? Reason.ofCode(f.body()[0]) : Reason.REJECTED;
         throw new TcpProtocolException(Reason.REJECTED, peer + " says: " + r.text);
+      }
+    }
+
+    /**
+     * The dialer thread's part of a plain TCP link: finishes what {@link #send} left half written or
+     * queued, sends a PING when nothing was written for a quarter of {@code idleTimeout}, and watches the
+     * link (the acceptor never writes: end of stream or any byte means the link is over). Returns only by
+     * throwing, when the link ends.
+     */
+    private void directLoop(Direct d) throws IOException {
+      long heartbeat = TimeUnit.MILLISECONDS.toNanos(Math.max(1, config.idleTimeout().toMillis() / 4));
+      SelectionKey key = d.channel.register(d.selector, SelectionKey.OP_READ);
+      ByteBuffer one = ByteBuffer.allocate(1);
+      try {
+        directLoop(d, key, one, heartbeat);
+      } catch (CancelledKeyException e) {
+        throw new IOException("link closed"); // the channel was closed under the selector
+      }
+    }
+
+    private void directLoop(Direct d, SelectionKey key, ByteBuffer one, long heartbeat) throws IOException {
+      while (true) {
+        if (!d.channel.isOpen() || generation != d.generation || state != State.STARTED) {
+          throw new IOException("link closed");
+        }
+        boolean halfWritten;
+        long untilPing;
+        d.lock.lock();
+        try {
+          halfWritten = d.flush(heartbeat);
+          untilPing = d.untilPing(heartbeat);
+        } finally {
+          d.lock.unlock();
+        }
+        key.interestOps(halfWritten ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+        d.selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(untilPing)));
+        boolean readable = d.selector.selectedKeys().remove(key) && key.isValid() && key.isReadable();
+        if (Thread.currentThread().isInterrupted()) {
+          throw new IOException("link closed");
+        }
+        if (readable) {
+          one.clear();
+          int n = d.channel.read(one);
+          if (n < 0) {
+            throw new EOFException();
+          }
+          if (n > 0) {
+            if (state == State.STARTED) {
+              LOG.warn("{}: closing link to {}: it sent data on a send-only link", self, peer);
+            }
+            throw new IOException("link closed");
+          }
+        }
       }
     }
 
@@ -809,7 +1029,15 @@ public final class TcpTransport implements Transport {
   private final AtomicInteger threadCount = new AtomicInteger();
 
   private void spawn(String name, Runnable r) {
-    Thread t = Thread.ofVirtual().name(name + "#" + threadCount.incrementAndGet()).unstarted(() -> {
+    start(Thread.ofVirtual(), name, r);
+  }
+
+  private void spawnPlatform(String name, Runnable r) {
+    start(Thread.ofPlatform().daemon(), name, r);
+  }
+
+  private void start(Thread.Builder builder, String name, Runnable r) {
+    Thread t = builder.name(name + "#" + threadCount.incrementAndGet()).unstarted(() -> {
       try {
         r.run();
       } finally {
