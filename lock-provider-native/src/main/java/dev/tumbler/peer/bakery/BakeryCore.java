@@ -719,7 +719,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         if (!table.tickets.containsKey(t.key())) {
           table.tickets.put(t.key(), new Tk(t.key(), t.reqKey(), t.owner(), t.mode(), State.ADDED));
         }
-        table.raise(term, t.key().h());
+        table.raise(term, t.key());
         dirty.add(t.name());
         List<ReqKey> still = new ArrayList<>();
         for (ReqKey k : table.entering.keySet()) {
@@ -892,6 +892,10 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       if (t.state == State.ADDED) {
         t.state = State.READY; // our own TicketReady is still in the local queue
       }
+      if (rule(table, t) && softBehindLater(table, t)) {
+        redraw(r); // a later ticket was added: a soft writer keeps no place, it takes a new number
+        continue;
+      }
       if (mayActivate(table, t)) {
         markActive(table, t);
         r.phase = Phase.ACTIVATING;
@@ -926,8 +930,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       }
     } else {
       r.refusals.add(from);
-      if (r.attempt && r.refusals.size() > leaders.size() - quorum()) {
-        failRun(r, Output.Failure.CONTENDED, "");
+      if (r.refusals.size() > leaders.size() - quorum()) {
+        if (r.attempt) {
+          failRun(r, Output.Failure.CONTENDED, "");
+        } else if (r.mode.writes() && r.mode.writer() != Claim.Writer.HARD) {
+          redraw(r); // refused by a quorum: a later ticket may be known there
+        }
       }
     }
   }
@@ -1019,6 +1027,19 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     startRenewal(r, r.echo);
   }
 
+  /** Drops the run's ticket everywhere and runs it again from P1, for a larger number. */
+  private void redraw(Run r) {
+    fact(r, "REDRAWN");
+    broadcastOthers(new BakeryMessage.DropTicket(term, r.name, r.reqKey));
+    dropRecords(r.name, r.reqKey);
+    r.phase = Phase.NEW;
+    r.key = null;
+    r.acks = null;
+    r.refusals.clear();
+    r.stillEntering.clear();
+    startEntering(r);
+  }
+
   private void failRun(Run r, Output.Failure failure, String detail) {
     dropRun(r, true);
     toClient(r, new BakeryMessage.LockFailed(r.reqKey, failure, detail));
@@ -1100,14 +1121,27 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     return m;
   }
 
-  /** The activation rule (§3.2) for {@code k} on this leader's table. */
+  /**
+   * The activation rule (§3.2) for {@code k} on this leader's table, with two additions that keep F2/F3 for
+   * claims activated out of key order: a reader waits for the readers before it, and a soft writer activates
+   * only as the largest key this leader added in the term (else its owner draws it a new number).
+   */
   private boolean mayActivate(Table table, Tk k) {
+    return rule(table, k) && !softBehindLater(table, k);
+  }
+
+  private boolean softBehindLater(Table table, Tk k) {
+    return k.mode.writes() && k.mode.writer() != Claim.Writer.HARD && table.laterThan(term, k.key);
+  }
+
+  private boolean rule(Table table, Tk k) {
     boolean activeWrite = false;
     boolean anyActive = false;
     boolean writeBefore = false;
     boolean hardWriteBefore = false;
     boolean anyBefore = false;
     boolean anyRead = false;
+    boolean waitingReadBefore = false;
     for (Tk t : table.tickets.values()) {
       if (t == k) {
         continue;
@@ -1121,12 +1155,13 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         anyBefore = true;
         writeBefore |= t.mode.writes();
         hardWriteBefore |= t.mode.writes() && t.mode.writer() == Claim.Writer.HARD;
+        waitingReadBefore |= !t.mode.writes() && t.state != State.ACTIVE;
       }
       anyRead |= !t.mode.writes();
     }
     Mode m = k.mode;
     if (m.mode() == Claim.Mode.READ) {
-      return !activeWrite && !hardWriteBefore;
+      return !activeWrite && !hardWriteBefore && !waitingReadBefore;
     }
     if (m.writer() == Claim.Writer.HARD) {
       return !anyBefore && !anyActive;
@@ -1175,7 +1210,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       t.deadline = Math.max(t.deadline, now + w.remainingNanos());
     }
     if (w.key().term() == term) {
-      table.raise(term, w.key().h());
+      table.raise(term, w.key());
     }
     dirty.add(w.name());
   }
@@ -1696,14 +1731,25 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     final Map<Key, String> deferred = new LinkedHashMap<>();
     long highestTerm;
     long highest;
+    /** The largest key added here in {@link #highestTerm}: a soft writer activates only as the largest. */
+    Key topKey;
     long lastRead = NONE;
 
-    void raise(long term, long h) {
+    void raise(long term, Key key) {
       if (highestTerm != term) {
         highestTerm = term;
         highest = 0;
+        topKey = null;
       }
-      highest = Math.max(highest, h);
+      highest = Math.max(highest, key.h());
+      if (topKey == null || key.compareTo(topKey) > 0) {
+        topKey = key;
+      }
+    }
+
+    /** Whether a ticket with a larger key than {@code key} was added here in {@code term}. */
+    boolean laterThan(long term, Key key) {
+      return highestTerm == term && topKey != null && topKey.compareTo(key) > 0;
     }
 
     /** When the quiet period of a waiting timed-soft writer ends; NONE if none waits for it. */
