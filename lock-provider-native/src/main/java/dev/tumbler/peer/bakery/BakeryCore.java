@@ -1561,8 +1561,16 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     return c;
   }
 
+  /** The leaders this node cannot reach; with no view yet, every member it cannot reach. */
   private Set<String> missingLeaders() {
     Set<String> m = new TreeSet<>();
+    if (leaders.isEmpty()) {
+      for (String p : peers) {
+        if (!connected(p)) {
+          m.add(p);
+        }
+      }
+    }
     for (Leader l : leaders) {
       if (!connected(l.nodeId())) {
         m.add(l.nodeId());

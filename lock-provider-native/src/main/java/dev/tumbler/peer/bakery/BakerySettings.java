@@ -73,25 +73,29 @@ public record BakerySettings(int priority, long electionDelayNanos, long leaderL
     String mode = url.oneOf("writerMode", WRITER_MODES, "hard");
     Claim.Writer writer = Claim.Writer.valueOf(mode.replace('-', '_').toUpperCase(Locale.ROOT));
     if (delay.isNegative() || delay.compareTo(MAX_DURATION) > 0) {
-      throw new InvalidLockUrlException("electionDelay must be 0 to 1 day, not " + delay);
+      throw invalid(url, "electionDelay", "must be 0 to 1 day, not " + delay);
     }
     if (lease.isZero() || lease.isNegative() || lease.compareTo(MAX_DURATION) > 0) {
-      throw new InvalidLockUrlException("leaderLease must be above 0 and at most 1 day, not " + lease);
+      throw invalid(url, "leaderLease", "must be above 0 and at most 1 day, not " + lease);
     }
     long quiet = 0;
     if (url.parameter("quietPeriod").isPresent()) {
       if (writer != Claim.Writer.TIMED_SOFT) {
-        throw new InvalidLockUrlException("quietPeriod applies only with writerMode=timed-soft, not " + mode);
+        throw invalid(url, "quietPeriod", "applies only with writerMode=timed-soft, not " + mode);
       }
       Duration q = url.duration("quietPeriod", DEFAULT_QUIET_PERIOD);
       if (q.isZero() || q.isNegative() || q.compareTo(MAX_DURATION) > 0) {
-        throw new InvalidLockUrlException("quietPeriod must be above 0 and at most 1 day, not " + q);
+        throw invalid(url, "quietPeriod", "must be above 0 and at most 1 day, not " + q);
       }
       quiet = q.toNanos();
     } else if (writer == Claim.Writer.TIMED_SOFT) {
       quiet = DEFAULT_QUIET_PERIOD.toNanos();
     }
     return new BakerySettings(priority, delay.toNanos(), lease.toNanos(), writer, quiet);
+  }
+
+  private static InvalidLockUrlException invalid(LockUrl url, String parameter, String reason) {
+    return new InvalidLockUrlException("lock URL " + url + ": parameter '" + parameter + "': " + reason);
   }
 
   /** How long a leader may stay silent before it is replaced: 1.5 × {@code leaderLease} (Appendix A). */

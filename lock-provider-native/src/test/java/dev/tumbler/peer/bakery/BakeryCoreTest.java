@@ -104,6 +104,27 @@ class BakeryCoreTest {
   }
 
   @Test
+  void aLateGrantIsTrustedFromTheLastKeepAliveNotFromTheLockNorTheReceipt() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    long lockSent = c.now;
+    long b = c.acquire("n2", Claim.exclusive("x"));
+    for (int i = 0; i < 3; i++) {
+      c.advance(T / 3 - MS);
+      c.renew(a);
+    }
+    c.advance(7 * MS);
+    long before = c.now;
+    c.release(a);
+    Output.Granted<?> g = c.req(b).granted;
+    assertNotNull(g);
+    assertTrue(g.sentAt() > lockSent, "not from the Lock: the keep-alives moved the echo");
+    assertTrue(g.sentAt() < before, "not from the receipt: from a message the client sent earlier");
+    assertTrue(before - g.sentAt() <= T / 3, "the echoed keep-alive is at most T/3 old (L-4)");
+    assertEquals(g.sentAt() + T / 4 * 3, g.validUntil());
+  }
+
+  @Test
   void aRenewalKeepsTheTokenAndMovesTheWindow() {
     BakeryCluster c = cluster(3);
     long a = c.acquire("n2", Claim.exclusive("x"));
@@ -276,5 +297,84 @@ class BakeryCoreTest {
       }
     }
     assertTrue(granted > 20, "the workload made grants: " + granted);
+  }
+
+  @Test
+  void aHandOverMergesTheTablesOfAQuorumOfTheOldLeaders() {
+    BakeryCluster c = new BakeryCluster(5, 77);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    String client = c.ids.stream().filter(i -> !leaders.contains(i)).findFirst().orElseThrow();
+    String owner = leaders.get(2);
+    String blind = leaders.get(1);
+    String name = c.nameOwnedBy(java.util.Map.of(client, owner));
+    c.cut(owner, blind); // the owner's phases reach the third leader only: the ticket is unknown to `blind`
+    long a = c.acquire(client, Claim.exclusive(name));
+    assertNotNull(c.req(a).granted);
+    assertEquals(List.of(), c.bakery(blind).tickets(name), blind + " never saw the ticket");
+    long token = c.req(a).granted.fencingToken();
+    long term = c.bakery(client).term();
+    c.crash(owner);
+    for (int i = 0; i < 40 && (c.bakery(client).term() == term || !c.viewReady()); i++) {
+      c.advance(T / 3);
+      c.renew(a);
+    }
+    assertTrue(c.bakery(client).term() > term && c.viewReady(), "a new view without the crashed owner");
+    assertEquals(1, c.bakery(blind).tickets(name).size(), blind + " learnt the ticket from the merged tables");
+    for (int i = 0; i < 6; i++) {
+      c.advance(T / 3);
+      c.renew(a);
+    }
+    assertNull(c.req(a).lost, "the holder keeps its grant across the hand-over");
+    assertEquals(token, c.req(a).granted.fencingToken());
+    for (String l : c.leaders()) {
+      long b = c.acquire(l, Claim.exclusive(name), true);
+      assertEquals(Output.Failure.CONTENDED, c.req(b).failed.failure(), "every new owner knows the holder");
+    }
+    c.release(a);
+  }
+
+  @Test
+  void withOneOfThreeNodesDownFromTheStartThereIsNoViewAndAcquiresFailUnavailable() {
+    BakeryCluster c = new BakeryCluster(3, 12);
+    c.start("n1");
+    c.start("n2");
+    c.advance(200 * MS);
+    assertEquals(0, c.bakery("n1").term(), "the first election needs all three (q = n for n ≤ 3)");
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    long start = c.now;
+    c.until(() -> c.req(a).failed != null, 2 * BakeryCluster.PEER_TIMEOUT, "the wait fails");
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(a).failed.failure());
+    assertTrue(c.now - start >= BakeryCluster.PEER_TIMEOUT);
+    assertEquals(java.util.Set.of("n3"), c.req(a).failed.missingPeers(), "no view: the unreachable members");
+    c.start("n3");
+    c.awaitView();
+    assertEquals(3, c.leaders().size());
+    long b = c.acquire("n1", Claim.exclusive("x"));
+    assertNotNull(c.req(b).granted);
+  }
+
+  @Test
+  void losingTwoOfThreeLeadersAtOnceCostsTheGraceButNeverExclusion() {
+    BakeryCluster c = new BakeryCluster(5, 77);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    List<String> others = c.ids.stream().filter(i -> !leaders.contains(i)).toList();
+    long a = c.acquire(others.get(0), Claim.exclusive("x"));
+    assertNotNull(c.req(a).granted);
+    long term = c.bakery(others.get(0)).term();
+    c.crash(leaders.get(0));
+    c.crash(leaders.get(1));
+    long b = c.acquire(others.get(1), Claim.exclusive("x"));
+    c.until(() -> c.bakery(others.get(1)).term() > term, 20 * T, "a new view");
+    long adopted = c.now;
+    long grace = T + ((BakerySettings) BakeryAlgorithm.BAKERY.defaults()).leaderTimeoutNanos();
+    c.until(() -> c.req(b).granted != null, 20 * T, "a grant in the new view");
+    assertTrue(c.req(b).grantedAt >= adopted + grace - 2 * MS, "no grant before the grace: the survivor alone "
+        + "is no quorum of the old leaders' tables (granted " + (c.req(b).grantedAt - adopted) / MS + " ms after)");
+    assertNotNull(c.req(a).lost, "the holder, not renewed, expired before");
+    assertTrue(c.req(b).granted.fencingToken() > c.req(a).granted.fencingToken());
   }
 }
