@@ -1630,6 +1630,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     return requests.size();
   }
 
+  /** The key this node's request {@code requestId} has now, or null; for tests. */
+  ReqKey reqKeyOf(long requestId) {
+    Req q = requests.get(requestId);
+    return q == null ? null : q.key;
+  }
+
   /** Requests this node owns as a leader. */
   int ownedRuns() {
     return runs.size();

@@ -377,4 +377,45 @@ class BakeryCoreTest {
     assertNotNull(c.req(a).lost, "the holder, not renewed, expired before");
     assertTrue(c.req(b).granted.fencingToken() > c.req(a).granted.fencingToken());
   }
+
+  @Test
+  void cancelFailsAPendingRequestAndCloseSessionEndsEverythingSilently() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    long b = c.acquire("n2", Claim.exclusive("x"));
+    c.cancel(b);
+    assertEquals(Output.Failure.CANCELLED, c.req(b).failed.failure());
+    for (String id : c.cores.keySet()) {
+      assertEquals(1, c.bakery(id).tickets("x").size(), id + ": only the holder's ticket is left");
+    }
+    long d = c.acquire("n1", Claim.exclusive("y"));
+    long e = c.acquire("n1", Claim.exclusive("x"));
+    assertNotNull(c.req(d).granted);
+    assertNull(c.req(e).granted);
+    c.step("n1", new dev.tumbler.peer.core.Input.CloseSession<>("s-n1"));
+    c.drain();
+    c.req(a).released = true;
+    c.req(d).released = true;
+    assertNull(c.req(e).failed, "a closed session's pending request ends without an outcome");
+    assertEquals(0, c.bakery("n1").openRequests());
+    for (String id : c.cores.keySet()) {
+      assertEquals(List.of(), c.bakery(id).tickets("x"), id + " forgot the session's tickets");
+      assertEquals(List.of(), c.bakery(id).tickets("y"));
+    }
+    long f = c.acquire("n3", Claim.exclusive("x"), true);
+    assertNotNull(c.req(f).granted);
+  }
+
+  @Test
+  void anOwnerThatNoLongerKeepsAGrantMakesItLostRevoked() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n2", Claim.exclusive("x"));
+    String owner = c.bakery("n2").ownerFor("x");
+    BakeryMessage.ReqKey key = c.bakery("n2").reqKeyOf(a);
+    c.step("n2", new dev.tumbler.peer.core.Input.Message<>(owner, new dev.tumbler.peer.composite.Envelope(
+        dev.tumbler.peer.composite.Channel.LOCK, new BakeryMessage.Unlocked(key, "forgotten"))));
+    c.drain();
+    assertEquals(Output.LostReason.REVOKED, c.req(a).lost.reason());
+    assertEquals("forgotten", c.req(a).lost.detail());
+  }
 }
