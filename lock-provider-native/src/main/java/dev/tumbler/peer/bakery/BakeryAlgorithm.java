@@ -28,8 +28,8 @@ public final class BakeryAlgorithm implements Algorithm<BakeryMessage> {
 
   /**
    * The most members a cluster may have. The token layout ({@code term·2^34 + H·2^2 + ownerSlot}) bounds the
-   * leaders, not the members; members are bounded by the election's 16-bit-free id lists only through the
-   * codec, so this is a practical bound: every member exchanges beats with the leaders.
+   * leaders (a 2-bit slot, three leaders), not the members; this is a practical bound, as Lamport's: every
+   * member exchanges heartbeats and restatements with the leaders.
    */
   public static final int MAX_NODES = 1024;
 
@@ -66,8 +66,8 @@ public final class BakeryAlgorithm implements Algorithm<BakeryMessage> {
 
   @Override
   public String maxNodesReason() {
-    return "every member takes part in the leaders' heartbeats and elections; fencing tokens bound the three "
-        + "leaders (2-bit owner slot), not the members";
+    return "every member exchanges heartbeats and restatements with the leaders (fencing tokens bound only the "
+        + "three leaders, by a 2-bit owner slot)";
   }
 
   @Override

@@ -810,7 +810,17 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     r = new Run(m.reqKey(), from, m.name(), m.mode(), m.waitNanos() == 0);
     r.supersedes = m.supersedes();
     r.heard(m.seq(), now);
+    r.progressAt = now;
     runs.put(r.reqKey, r);
+    if (r.attempt && !acting()) {
+      failRun(r, Output.Failure.UNAVAILABLE, notActing()); // a single attempt does not wait for a view
+    }
+  }
+
+  private String notActing() {
+    return "the owner leader " + self + " is not an active bakery leader now ("
+        + (!isLeader(self) ? "not a leader of term " + term : !ready ? "taking over term " + term
+            : "its leader lease has lapsed") + ")";
   }
 
   /** Starts P1 for a run that is waiting for this leader to act. */
@@ -822,12 +832,14 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       r.supersedes = null;
     }
     r.phase = Phase.ENTERING;
+    r.progressAt = now;
     r.acks = newAcks();
     broadcast(new BakeryMessage.LockEntering(term, r.reqKey, r.name));
   }
 
   private void startMaxing(Run r) {
     r.phase = Phase.MAXING;
+    r.progressAt = now;
     r.acks = newAcks();
     r.maxSeen = 0;
     broadcast(new BakeryMessage.GetMaxTicket(term, r.reqKey, r.name));
@@ -843,6 +855,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     ownerFloor.put(r.name, h);
     r.key = new Key(term, h, slotOf(self));
     r.phase = Phase.ADDING;
+    r.progressAt = now;
     r.acks = newAcks();
     r.stillEntering.clear();
     fact(r, "ADDED");
@@ -1009,6 +1022,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     r.phase = Phase.ADOPT;
     r.key = m.key();
     r.heard(m.seq(), now);
+    r.progressAt = now;
     runs.put(r.reqKey, r);
   }
 
@@ -1095,6 +1109,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         }
       } else if (now - r.lastHeard >= leaseNanos) {
         dropRun(r, true); // the client went silent for T: it died
+      } else if (r.needsLeaders() && now - r.progressAt >= peerTimeoutNanos) {
+        failRun(r, Output.Failure.UNAVAILABLE, !acting() ? notActing() : "no quorum of the leaders of term "
+            + term + " answered within peerTimeout" + (r.acks == null ? "" : ", missing " + r.acks.missing()));
       } else if (acting()) {
         if (r.phase == Phase.NEW) {
           startEntering(r);
@@ -1267,6 +1284,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           r.supersedes = r.reqKey;
         }
         r.phase = Phase.NEW;
+        r.progressAt = now;
         r.key = null;
         r.acks = null;
         r.refusals.clear();
@@ -1478,6 +1496,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     for (Run r : runs.values()) {
       if (r.phase != Phase.GRANTED) {
         next = earliest(next, r.lastHeard + leaseNanos);
+      }
+      if (r.needsLeaders()) {
+        next = earliest(next, r.progressAt + peerTimeoutNanos);
       }
     }
     if (isLeader(self) && !ready) {
@@ -1722,6 +1743,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     Acks renewAcks;
     long renewEcho;
     long renewWanted;
+    /** When the run last made progress through a phase that needs the leaders. */
+    long progressAt;
 
     Run(ReqKey reqKey, String client, String name, Mode mode, boolean attempt) {
       this.reqKey = reqKey;
@@ -1734,6 +1757,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     void heard(long seq, long now) {
       echo = Math.max(echo, seq);
       lastHeard = now;
+    }
+
+    /** Whether the run is waiting for the leaders themselves (not for holders or entering requests). */
+    boolean needsLeaders() {
+      return phase == Phase.NEW || phase == Phase.ADOPT || phase == Phase.ENTERING || phase == Phase.MAXING
+          || phase == Phase.ADDING;
     }
   }
 

@@ -418,4 +418,74 @@ class BakeryCoreTest {
     assertEquals(Output.LostReason.REVOKED, c.req(a).lost.reason());
     assertEquals("forgotten", c.req(a).lost.detail());
   }
+
+  @Test
+  void aPendingRequestWhoseOwnerCrashedIsSupersededAtANewOwnerAndGrantedOnce() {
+    BakeryCluster c = new BakeryCluster(5, 77);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    List<String> clients = c.ids.stream().filter(i -> !leaders.contains(i)).toList();
+    String holderOwner = leaders.get(0);
+    String waiterOwner = leaders.get(1);
+    String name = c.nameOwnedBy(java.util.Map.of(clients.get(0), holderOwner, clients.get(1), waiterOwner));
+    long h = c.acquire(clients.get(0), Claim.exclusive(name));
+    long w = c.acquire(clients.get(1), Claim.exclusive(name));
+    assertNotNull(c.req(h).granted);
+    assertNull(c.req(w).granted);
+    long term = c.bakery(clients.get(1)).term();
+    c.crash(waiterOwner);
+    for (int i = 0; i < 40 && (c.bakery(clients.get(1)).term() == term || !c.viewReady()); i++) {
+      c.advance(T / 3);
+      c.renew(h);
+    }
+    assertTrue(c.bakery(clients.get(1)).term() > term && c.viewReady());
+    c.advance(T / 3);
+    c.renew(h);
+    assertNull(c.req(w).granted, "the holder still holds");
+    assertNull(c.req(w).failed, "the waiter was not failed: it relocked");
+    c.release(h);
+    assertNotNull(c.req(w).granted, "granted by its new owner");
+    for (String l : c.leaders()) {
+      assertEquals(1, c.bakery(l).tickets(name).size(), l + ": the superseded request left no ticket");
+    }
+  }
+
+  @Test
+  void aPartitionOfFiveIntoTwoLeadersAndThreeNodesExpiresTheSmallSideBeforeTheLargeSideGrants() {
+    BakeryCluster c = new BakeryCluster(5, 8);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    List<String> small = List.of(leaders.get(0), leaders.get(1));
+    List<String> large = c.ids.stream().filter(i -> !small.contains(i)).toList();
+    long h = c.acquire(small.get(0), Claim.exclusive("x"));
+    assertNotNull(c.req(h).granted);
+    long term = c.bakery(large.get(0)).term();
+    for (String a : small) {
+      for (String b : large) {
+        c.cut(a, b);
+      }
+    }
+    long w = c.acquire(large.get(1), Claim.exclusive("x"));
+    for (int i = 0; i < 60 && c.req(w).granted == null; i++) {
+      c.advance(T / 12);
+      if (c.req(h).held(c.now)) {
+        c.renew(h); // the holder keeps trying: its side must stop renewing it in time
+      }
+    }
+    assertNotNull(c.req(w).granted, "the large side elects a new view and grants after the grace");
+    assertTrue(c.bakery(large.get(0)).term() > term);
+    assertNotNull(c.req(h).lost, "the small side's holder was told it lost the lock");
+    assertTrue(c.req(h).lostAt <= c.req(w).grantedAt, "lost before the other side granted");
+    long later = c.acquire(small.get(1), Claim.exclusive("x"), true);
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(later).failed.failure(), "the small side grants nothing");
+    long wait = c.acquire(small.get(1), Claim.exclusive("x"));
+    long start = c.now;
+    c.until(() -> c.req(wait).failed != null, 3 * BakeryCluster.PEER_TIMEOUT, "the small side's wait fails");
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(wait).failed.failure());
+    assertTrue(c.now - start >= BakeryCluster.PEER_TIMEOUT, "after peerTimeout, never before (B-V11)");
+    assertTrue(c.req(wait).failed.detail().contains("not an active bakery leader"), c.req(wait).failed.detail());
+    assertTrue(c.req(w).granted.fencingToken() > c.req(h).granted.fencingToken(), "a larger term prefix");
+  }
 }
