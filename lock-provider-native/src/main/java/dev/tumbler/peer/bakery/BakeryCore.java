@@ -123,6 +123,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   private boolean ready;
   private final Map<String, BakeryMessage.Tables> answers = new HashMap<>();
   private final List<Input.Message<BakeryMessage>> inbox = new ArrayList<>();
+  /** Leader messages of a term this node has not adopted yet, replayed when it does. */
+  private final List<Input.Message<BakeryMessage>> ahead = new ArrayList<>();
+  private static final int MAX_AHEAD = 10_000;
 
   // client role
   private final Map<Long, Req> requests = new LinkedHashMap<>();
@@ -644,6 +647,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
     if (!from.equals(self) && !(m instanceof BakeryMessage.Restate) && !links.get(from).synced) {
       // before the peer's restatement on this link: nothing counts; client messages are restated anyway
+      return;
+    }
+    if (m instanceof BakeryMessage.Termed t && t.term() > term && !(m instanceof BakeryMessage.TablesRequest)) {
+      if (ahead.size() < MAX_AHEAD) {
+        ahead.add(new Input.Message<>(from, m)); // its view reaches this node soon: handled then
+      }
       return;
     }
     switch (m) {
@@ -1295,6 +1304,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
     // the client side (requests whose owner left the view go to a leader of this one) follows in clientTick
     ready = false;
+    List<Input.Message<BakeryMessage>> replay = new ArrayList<>();
+    ahead.removeIf(m -> ((BakeryMessage.Termed) m.message()).term() <= t && replay.add(m));
     if (leader && term <= BakeryMessage.MAX_TERM) {
       for (String p : peers) {
         if (connected(p)) {
@@ -1302,6 +1313,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         }
       }
       checkRecovered();
+    }
+    for (Input.Message<BakeryMessage> m : replay) {
+      if (((BakeryMessage.Termed) m.message()).term() == t) {
+        receive(m.from(), m.message());
+      }
     }
   }
 

@@ -57,6 +57,9 @@ final class BakeryCluster {
   final Set<String> believedUp = new HashSet<>();
   final Map<String, Integer> epochs = new HashMap<>();
   final Deque<Msg> inFlight = new ArrayDeque<>();
+  /** Directed links ({@code a>b}) whose messages are held back, in order, until {@link #fast}. */
+  final Set<String> slow = new HashSet<>();
+  final Deque<Msg> parked = new ArrayDeque<>();
   final Map<String, Long> sentByType = new TreeMap<>();
   final List<String> trace = new ArrayList<>();
   final SplittableRandom random;
@@ -328,9 +331,29 @@ final class BakeryCluster {
     trace.add(now / MS + " " + node + " granted " + g.requestId() + " token " + Long.toHexString(g.fencingToken()));
   }
 
+  /** Holds back every message from {@code a} to {@code b}, keeping their order (a slow link, nothing lost). */
+  void slow(String a, String b) {
+    slow.add(a + ">" + b);
+  }
+
+  /** Delivers what {@link #slow} held back, then lets the link run normally. */
+  void fast(String a, String b) {
+    slow.remove(a + ">" + b);
+    List<Msg> held = new ArrayList<>();
+    parked.removeIf(m -> m.from.equals(a) && m.to.equals(b) && held.add(m));
+    for (int i = held.size() - 1; i >= 0; i--) {
+      inFlight.addFirst(held.get(i));
+    }
+    drain();
+  }
+
   void drain() {
     while (!inFlight.isEmpty()) {
       Msg m = inFlight.poll();
+      if (slow.contains(m.from + ">" + m.to)) {
+        parked.add(m);
+        continue;
+      }
       if (cores.containsKey(m.to) && epochs.get(pair(m.from, m.to)) == m.epoch
           && believedUp.contains(m.to + ">" + m.from)) {
         step(m.to, new Input.Message<>(m.from, m.message));

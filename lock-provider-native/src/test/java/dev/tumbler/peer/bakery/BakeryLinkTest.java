@@ -48,4 +48,29 @@ class BakeryLinkTest {
     long w = c.acquire(other, Claim.exclusive("x"), true);
     assertNotNull(c.req(w).granted, "the dead client's grant is gone at once");
   }
+
+  @Test
+  void aLeaderThatRefusedAnActivationGrantsItUnaskedOnceItsTableAllows() {
+    BakeryCluster c = new BakeryCluster(3, 99);
+    c.startAll();
+    c.awaitView();
+    String name = c.nameOwnedBy(Map.of("n1", "n1", "n3", "n3"));
+    long h = c.acquire("n1", Claim.exclusive(name));
+    long g = c.req(h).grantedAt;
+    long w = c.acquire("n3", Claim.exclusive(name));
+    c.advance(40 * MS);
+    c.slow("n1", "n3"); // n3 misses the renewal for now: its deadline for the holder stays the older one
+    c.renew(h);
+    assertEquals(1, c.req(h).renewed.size(), "renewed by n1 and n2");
+    c.advanceTo(g + BakeryCluster.T);
+    assertNull(c.req(w).granted, "n3 dropped the ticket and asked, but n1 and n2 still hold it: refused");
+    assertNull(c.req(h).lost, "the renewed holder is still within its window");
+    c.advanceTo(c.req(h).validUntil);
+    assertNotNull(c.req(h).lost, "the holder, not renewed again, lost it by its own clock");
+    // its node tells n1, which tells n2 (n3's copy is held back): n2's table now allows the activation it
+    // refused, and n2 says so unasked; n3's own table changes no more, so nothing else would ask again
+    assertNotNull(c.req(w).granted, "granted on n2's unasked answer");
+    assertEquals(c.req(h).lostAt, c.req(w).grantedAt);
+    c.fast("n1", "n3");
+  }
 }
