@@ -81,9 +81,28 @@ import java.util.random.RandomGenerator;
  * knew of them. Nothing from a peer counts as an acknowledgement until its restatement on the current link
  * arrived; phase messages it may have missed are sent again then.
  *
- * <p>Requests have no obtention deadline of their own: a client that stops waiting cancels. Single attempts
- * ({@code Input.Acquire.attempt}) fail {@code CONTENDED} as soon as the owner's table or the leaders' answers
- * rule the claim out. Not thread safe, like every core.
+ * <h2>Where this core goes beyond §3.2, and why</h2>
+ * <ul>
+ *   <li>A soft or timed-soft writer activates at a leader only if its key is the largest that leader added in
+ *       the term; otherwise its owner drops the ticket and draws a new number. §3.2's table lets a soft writer
+ *       keep the key it drew when it queued while later readers get in and end, so it would be granted with a
+ *       token below theirs (F2/F3). A reader also waits for the readers before it that are not active yet.
+ *   <li>A leader that refused an activation answers {@code true} unasked when its table allows it: the
+ *       owner's table may not change again, so "wait for the next change" could stall for ever.
+ *   <li>At a change of view only active tickets are handed over; tickets that were added or ready are
+ *       requested again in the new term (by their owner if it stays a leader, else by the client's relock).
+ *       Fairness holds within a term.
+ *   <li>A run that needs the leaders (not started, P1–P3, a relock to adopt) and makes no progress for
+ *       {@code peerTimeout} fails {@code UNAVAILABLE} with the reason; an attempt fails at once when its owner
+ *       cannot act. Without this a request on the minority side of a partition, whose leaders are connected
+ *       but have no lease, would wait for ever.
+ *   <li>Leader messages of a term this node has not adopted yet are kept and handled once it has.
+ * </ul>
+ *
+ * <p>Requests have no obtention deadline of their own ({@code Input.Acquire} carries none): a client that stops
+ * waiting cancels, so {@code TIMED_OUT} is never produced. Single attempts ({@code Input.Acquire.attempt}) fail
+ * {@code CONTENDED} as soon as the owner's table or the leaders' answers rule the claim out. Not thread safe,
+ * like every core.
  */
 public final class BakeryCore implements ProtocolCore<BakeryMessage> {
 
