@@ -1,5 +1,6 @@
 package dev.tumbler.peer.algorithm;
 
+import dev.tumbler.peer.bakery.BakeryAlgorithm;
 import dev.tumbler.peer.lamport.LamportAlgorithm;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +14,8 @@ public final class Algorithms {
 
   private static final List<Algorithm<?>> ALL = List.of(
       LamportAlgorithm.LAMPORT,
-      LamportAlgorithm.RICART_AGRAWALA);
+      LamportAlgorithm.RICART_AGRAWALA,
+      BakeryAlgorithm.BAKERY);
 
   private Algorithms() {}
 

@@ -23,4 +23,13 @@ public sealed interface Observation {
       leaders = List.copyOf(leaders);
     }
   }
+
+  /**
+   * A bakery ticket changed state at its owner leader (NATIVE-ALGORITHMS §3.4), for traces.
+   *
+   * @param name the lock name
+   * @param key the ticket's key ({@code term.H.slot}) and request, as text
+   * @param state {@code ADDED}, {@code READY}, {@code ACTIVE} (granted), {@code RENEWED} or {@code DROPPED}
+   */
+  record Ticket(String name, String key, String state) implements Observation {}
 }

@@ -1,0 +1,122 @@
+package dev.tumbler.peer.bakery;
+
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.peer.algorithm.AlgorithmSettings;
+import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.election.ElectionSettings;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * The URL settings of {@code bakery} (NATIVE-ALGORITHMS Appendix A), checked when made: an invalid value is
+ * an error naming its parameter, never replaced by a default. Immutable; two services may share a node only
+ * if their settings are equal.
+ *
+ * @param priority this node's election priority, 1 (most eager) to 15 (never leads while others can)
+ * @param electionDelayNanos how long a conductor waits for more members before it proposes (≥ 0)
+ * @param leaderLeaseNanos a leader's lease (> 0); the heartbeat is a quarter of it, the leader timeout 1.5 times
+ * @param writerMode how write claims of the read/write locks wait among readers
+ * @param quietNanos with {@link Claim.Writer#TIMED_SOFT}, how long no reader may have been granted before a
+ *     writer is; 0 with the other modes
+ */
+public record BakerySettings(int priority, long electionDelayNanos, long leaderLeaseNanos, Claim.Writer writerMode,
+    long quietNanos) implements AlgorithmSettings {
+
+  /** The URL parameters, in the order {@link #describe()} lists them. */
+  public static final List<String> PARAMETERS = List.of("priority", "electionDelay", "leaderLease", "writerMode",
+      "quietPeriod");
+
+  /** The default quiet period of a timed-soft writer (Appendix A). */
+  public static final Duration DEFAULT_QUIET_PERIOD = Duration.ofMinutes(10);
+
+  /** The longest duration a setting may have (as the election's). */
+  static final Duration MAX_DURATION = Duration.ofDays(1);
+
+  private static final List<String> WRITER_MODES = List.of("hard", "soft", "timed-soft");
+
+  public BakerySettings {
+    Objects.requireNonNull(writerMode, "writerMode");
+    if (priority < ElectionSettings.MIN_PRIORITY || priority > ElectionSettings.NEVER_LEADS) {
+      throw new IllegalArgumentException("priority must be 1 to 15: " + priority);
+    }
+    if (electionDelayNanos < 0 || electionDelayNanos > MAX_DURATION.toNanos()) {
+      throw new IllegalArgumentException("electionDelay must be 0 to 1 day: " + electionDelayNanos + " ns");
+    }
+    if (leaderLeaseNanos < 1 || leaderLeaseNanos > MAX_DURATION.toNanos()) {
+      throw new IllegalArgumentException("leaderLease must be 1 ns to 1 day: " + leaderLeaseNanos + " ns");
+    }
+    if ((writerMode == Claim.Writer.TIMED_SOFT) != (quietNanos > 0) || quietNanos > MAX_DURATION.toNanos()) {
+      throw new IllegalArgumentException("quietPeriod (" + quietNanos + " ns) goes with writerMode=timed-soft only, "
+          + "and is then 1 ns to 1 day");
+    }
+  }
+
+  /** The simulator's defaults (Appendix A): priority 14, election delay 20 ms, leader lease 30 ms, hard writers. */
+  public static BakerySettings simulation() {
+    return new BakerySettings(ElectionSettings.DEFAULT_PRIORITY, Duration.ofMillis(20).toNanos(),
+        Duration.ofMillis(30).toNanos(), Claim.Writer.HARD, 0);
+  }
+
+  /**
+   * The settings in {@code url}, with Appendix A's defaults for those it does not give.
+   *
+   * @throws InvalidLockUrlException naming the parameter that is wrong
+   */
+  public static BakerySettings from(LockUrl url) {
+    int priority = url.integer("priority", ElectionSettings.DEFAULT_PRIORITY, ElectionSettings.MIN_PRIORITY,
+        ElectionSettings.NEVER_LEADS);
+    Duration delay = url.duration("electionDelay", ElectionSettings.DEFAULT_ELECTION_DELAY);
+    Duration lease = url.duration("leaderLease", ElectionSettings.DEFAULT_LEADER_LEASE);
+    String mode = url.oneOf("writerMode", WRITER_MODES, "hard");
+    Claim.Writer writer = Claim.Writer.valueOf(mode.replace('-', '_').toUpperCase(Locale.ROOT));
+    if (delay.isNegative() || delay.compareTo(MAX_DURATION) > 0) {
+      throw invalid(url, "electionDelay", "must be 0 to 1 day, not " + delay);
+    }
+    if (lease.isZero() || lease.isNegative() || lease.compareTo(MAX_DURATION) > 0) {
+      throw invalid(url, "leaderLease", "must be above 0 and at most 1 day, not " + lease);
+    }
+    long quiet = 0;
+    if (url.parameter("quietPeriod").isPresent()) {
+      if (writer != Claim.Writer.TIMED_SOFT) {
+        throw invalid(url, "quietPeriod", "applies only with writerMode=timed-soft, not " + mode);
+      }
+      Duration q = url.duration("quietPeriod", DEFAULT_QUIET_PERIOD);
+      if (q.isZero() || q.isNegative() || q.compareTo(MAX_DURATION) > 0) {
+        throw invalid(url, "quietPeriod", "must be above 0 and at most 1 day, not " + q);
+      }
+      quiet = q.toNanos();
+    } else if (writer == Claim.Writer.TIMED_SOFT) {
+      quiet = DEFAULT_QUIET_PERIOD.toNanos();
+    }
+    return new BakerySettings(priority, delay.toNanos(), lease.toNanos(), writer, quiet);
+  }
+
+  private static InvalidLockUrlException invalid(LockUrl url, String parameter, String reason) {
+    return new InvalidLockUrlException("lock URL " + url + ": parameter '" + parameter + "': " + reason);
+  }
+
+  /** How long a leader may stay silent before it is replaced: 1.5 × {@code leaderLease} (Appendix A). */
+  public long leaderTimeoutNanos() {
+    return leaderLeaseNanos + leaderLeaseNanos / 2;
+  }
+
+  /** These settings for a node of priority {@code priority}. */
+  public BakerySettings withPriority(int priority) {
+    return new BakerySettings(priority, electionDelayNanos, leaderLeaseNanos, writerMode, quietNanos);
+  }
+
+  @Override
+  public String describe() {
+    StringBuilder b = new StringBuilder("priority=").append(priority)
+        .append("&electionDelay=").append(Duration.ofNanos(electionDelayNanos))
+        .append("&leaderLease=").append(Duration.ofNanos(leaderLeaseNanos))
+        .append("&writerMode=").append(writerMode.name().toLowerCase(Locale.ROOT).replace('_', '-'));
+    if (quietNanos > 0) {
+      b.append("&quietPeriod=").append(Duration.ofNanos(quietNanos));
+    }
+    return b.toString();
+  }
+}

@@ -1,0 +1,491 @@
+package dev.tumbler.peer.bakery;
+
+import static dev.tumbler.peer.bakery.BakeryCluster.MS;
+import static dev.tumbler.peer.bakery.BakeryCluster.T;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Output;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Scripted runs of {@link BakeryCore} in the composites real nodes run (election + bakery), on the in-test
+ * {@link BakeryCluster}: one clock, in-order delivery, the cluster checking exclusion and fencing at every
+ * grant. NATIVE-ALGORITHMS §3.9.
+ */
+class BakeryCoreTest {
+
+  private static BakeryCluster cluster(int n) {
+    BakeryCluster c = new BakeryCluster(n, 20261123L + n);
+    c.startAll();
+    c.awaitView();
+    return c;
+  }
+
+  @Test
+  void aViewOfThreeGrantsWithTheEchoWindowAndATermToken() {
+    BakeryCluster c = cluster(3);
+    assertEquals(3, c.leaders().size(), "with 3 nodes all three lead");
+    long sentAt = c.now;
+    long id = c.acquire("n1", Claim.exclusive("x"));
+    BakeryCluster.Req r = c.req(id);
+    assertNotNull(r.granted, "granted within the step: delivery is instant");
+    assertEquals(sentAt, r.granted.sentAt(), "trusted from when the Lock was sent");
+    assertEquals(sentAt + T / 4 * 3, r.granted.validUntil());
+    long term = c.bakery("n1").term();
+    assertEquals(term, r.granted.fencingToken() >>> 34, "the token's prefix is the term");
+    assertTrue((r.granted.fencingToken() >>> 2 & 0xffff_ffffL) >= 1, "H ≥ 1");
+    c.release(id);
+  }
+
+  @Test
+  void mutualExclusionAcrossNodesAndTokensIncrease() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    long b = c.acquire("n2", Claim.exclusive("x"));
+    long d = c.acquire("n3", Claim.exclusive("x"));
+    assertNotNull(c.req(a).granted);
+    assertNull(c.req(b).granted, "the second waits");
+    assertNull(c.req(d).granted, "the third waits");
+    c.advance(10 * MS);
+    c.release(a);
+    assertTrue(c.req(b).granted != null ^ c.req(d).granted != null, "exactly one of the waiters next");
+    long next = c.req(b).granted != null ? b : d;
+    long last = next == b ? d : b;
+    c.advance(10 * MS);
+    c.release(next);
+    assertNotNull(c.req(last).granted);
+    assertTrue(c.req(last).granted.fencingToken() > c.req(next).granted.fencingToken());
+    assertTrue(c.req(next).granted.fencingToken() > c.req(a).granted.fencingToken());
+    c.release(last);
+  }
+
+  @Test
+  void anAttemptOnAHeldLockFailsContendedAndLeavesNoTicket() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    long b = c.acquire("n2", Claim.exclusive("x"), true);
+    assertNotNull(c.req(a).granted);
+    assertNotNull(c.req(b).failed, "an attempt does not queue");
+    assertEquals(Output.Failure.CONTENDED, c.req(b).failed.failure());
+    c.release(a);
+    for (String id : c.cores.keySet()) {
+      assertEquals(List.of(), c.bakery(id).tickets("x"), id + " keeps no ticket of x");
+    }
+    long d = c.acquire("n2", Claim.exclusive("x"), true);
+    assertNotNull(c.req(d).granted, "an attempt on a free lock is granted");
+  }
+
+  @Test
+  void aLeaseNotRenewedIsLostAtValidUntilAndAnotherClientGetsIt() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    long b = c.acquire("n2", Claim.exclusive("x"));
+    long validUntil = c.req(a).validUntil;
+    c.advanceTo(validUntil - 1);
+    assertNull(c.req(a).lost, "still valid one nanosecond before");
+    c.advanceTo(validUntil);
+    assertNotNull(c.req(a).lost, "lost from the timer at validUntil");
+    assertEquals(Output.LostReason.EXPIRED, c.req(a).lost.reason());
+    assertEquals(validUntil, c.req(a).lostAt);
+    c.until(() -> c.req(b).granted != null, 2 * T, "the waiter is granted once the expired ticket is gone");
+    assertTrue(c.req(b).granted.fencingToken() > c.req(a).granted.fencingToken());
+  }
+
+  @Test
+  void aLateGrantIsTrustedFromTheLastKeepAliveNotFromTheLockNorTheReceipt() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    long lockSent = c.now;
+    long b = c.acquire("n2", Claim.exclusive("x"));
+    for (int i = 0; i < 3; i++) {
+      c.advance(T / 3 - MS);
+      c.renew(a);
+    }
+    c.advance(7 * MS);
+    long before = c.now;
+    c.release(a);
+    Output.Granted<?> g = c.req(b).granted;
+    assertNotNull(g);
+    assertTrue(g.sentAt() > lockSent, "not from the Lock: the keep-alives moved the echo");
+    assertTrue(g.sentAt() < before, "not from the receipt: from a message the client sent earlier");
+    assertTrue(before - g.sentAt() <= T / 3, "the echoed keep-alive is at most T/3 old (L-4)");
+    assertEquals(g.sentAt() + T / 4 * 3, g.validUntil());
+  }
+
+  @Test
+  void aRenewalKeepsTheTokenAndMovesTheWindow() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n2", Claim.exclusive("x"));
+    long token = c.req(a).granted.fencingToken();
+    long first = c.req(a).validUntil;
+    for (int i = 0; i < 6; i++) {
+      c.advance(T / 3);
+      long sent = c.now;
+      c.renew(a);
+      assertEquals(i + 1, c.req(a).renewed.size(), "renewed at once");
+      assertEquals(sent, c.req(a).renewed.getLast().sentAt(), "trusted from the renewal's sending");
+    }
+    assertTrue(c.now > first, "held past the first window");
+    assertNull(c.req(a).lost);
+    assertEquals(token, c.req(a).granted.fencingToken());
+    long b = c.acquire("n3", Claim.exclusive("x"), true);
+    assertEquals(Output.Failure.CONTENDED, c.req(b).failed.failure(), "the leaders still hold it");
+    c.release(a);
+  }
+
+  @Test
+  void leaseTermMustBePositive() {
+    CoreContext ctx = new CoreContext("n1", List.of("n2"), 1, 0, 0, new SplittableRandom(1),
+        BakerySettings.simulation());
+    assertThrows(IllegalArgumentException.class, () -> BakeryAlgorithm.BAKERY.newCore(ctx));
+  }
+
+  @Test
+  void messagesPerEntryAre22OnTheOwnerAnd25Elsewhere() {
+    for (int n : new int[] {3, 5, 7}) {
+      BakeryCluster c = cluster(n);
+      boolean sawOwner = false;
+      boolean sawOther = false;
+      for (String node : c.ids) {
+        for (int k = 0; k < 8; k++) {
+          String name = "m" + k;
+          boolean owner = node.equals(c.bakery(node).ownerFor(name));
+          Map<String, Long> before = new HashMap<>(c.sentByType);
+          long id = c.acquire(node, Claim.exclusive(name));
+          assertNotNull(c.req(id).granted);
+          c.release(id);
+          long count = c.perEntryMessages(before);
+          assertEquals(owner ? 22 : 25, count, "n=" + n + " client " + node + " name " + name + " owner "
+              + c.bakery(node).ownerFor(name) + ": " + c.sentByType);
+          sawOwner |= owner;
+          sawOther |= !owner;
+        }
+      }
+      assertTrue(sawOwner && sawOther, "both cases measured with n=" + n);
+      assertEquals(25, BakeryAlgorithm.BAKERY.messagesPerEntry(n).getAsInt());
+    }
+  }
+
+  @Test
+  void aLeaderCrashLeavesGrantsGoingAndARestartRaisesTheTerm() {
+    BakeryCluster c = cluster(3);
+    List<Long> tokens = new ArrayList<>();
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    tokens.add(c.req(a).granted.fencingToken());
+    c.release(a);
+    long term = c.bakery("n1").term();
+    c.crash("n3");
+    for (String node : List.of("n1", "n2")) {
+      long id = c.acquire(node, Claim.exclusive("x"));
+      assertNotNull(c.req(id).granted, "granted at once with 2 of 3 leaders");
+      tokens.add(c.req(id).granted.fencingToken());
+      c.release(id);
+    }
+    assertEquals(term, c.bakery("n1").term(), "no new view needed");
+    c.start("n3");
+    c.awaitView();
+    assertTrue(c.bakery("n1").term() > term, "the restarted leader is a new incarnation: a new term");
+    for (String node : c.ids) {
+      long id = c.acquire(node, Claim.exclusive("x"));
+      assertNotNull(c.req(id).granted, node);
+      tokens.add(c.req(id).granted.fencingToken());
+      c.release(id);
+    }
+    for (int i = 1; i < tokens.size(); i++) {
+      assertTrue(tokens.get(i) > tokens.get(i - 1), "tokens increase: " + tokens);
+    }
+  }
+
+  @Test
+  void aHolderSurvivesTheCrashOfItsOwnerLeaderByRelocking() {
+    BakeryCluster c = new BakeryCluster(5, 77);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    String client = null;
+    for (String id : c.ids) {
+      if (!leaders.contains(id)) {
+        client = id;
+        break;
+      }
+    }
+    String owner = c.bakery(client).ownerFor("x");
+    long a = c.acquire(client, Claim.exclusive("x"));
+    long token = c.req(a).granted.fencingToken();
+    long term = c.bakery(client).term();
+    c.crash(owner);
+    String waiter = client;
+    for (int i = 0; i < 40 && c.bakery(waiter).term() == term; i++) {
+      c.advance(T / 3);
+      c.renew(a);
+    }
+    assertTrue(c.bakery(client).term() > term, "a new view without the crashed owner");
+    c.until(c::viewReady, 2 * T, "the new leaders ready");
+    c.advance(T / 3);
+    c.renew(a);
+    assertNull(c.req(a).lost, "the grant was taken over by the new owner");
+    assertEquals(token, c.req(a).granted.fencingToken());
+    long b = c.acquire(leaders.stream().filter(l -> !l.equals(owner)).findFirst().orElseThrow(),
+        Claim.exclusive("x"), true);
+    assertEquals(Output.Failure.CONTENDED, c.req(b).failed.failure(), "the new view knows the holder");
+    c.release(a);
+    long d = c.acquire(client, Claim.exclusive("x"));
+    assertNotNull(c.req(d).granted);
+    assertTrue(c.req(d).granted.fencingToken() > token, "the new term's tokens are larger");
+  }
+
+  @Test
+  void withoutAQuorumOfLeadersAnAcquireFailsUnavailableNamingThem() {
+    BakeryCluster c = cluster(3);
+    c.cut("n1", "n2");
+    c.cut("n1", "n3");
+    long attempt = c.acquire("n1", Claim.exclusive("x"), true);
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(attempt).failed.failure(), "an attempt fails at once");
+    assertEquals(java.util.Set.of("n2", "n3"), c.req(attempt).failed.missingPeers());
+    long wait = c.acquire("n1", Claim.exclusive("x"));
+    long start = c.now;
+    c.until(() -> c.req(wait).failed != null, 2 * BakeryCluster.PEER_TIMEOUT, "the wait fails");
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(wait).failed.failure());
+    assertTrue(c.now - start >= BakeryCluster.PEER_TIMEOUT, "never before peerTimeout");
+    assertFalse(c.req(wait).failed.detail().isEmpty());
+  }
+
+  @Test
+  void clientsOnDifferentNodesNeverHoldConflictingGrants() {
+    BakeryCluster c = cluster(3);
+    SplittableRandom r = new SplittableRandom(9);
+    List<Long> open = new ArrayList<>();
+    int granted = 0;
+    for (int i = 0; i < 300; i++) {
+      String node = c.ids.get(r.nextInt(c.ids.size()));
+      int op = r.nextInt(4);
+      if (op < 2) {
+        Claim claim = switch (r.nextInt(3)) {
+          case 0 -> Claim.exclusive("x");
+          case 1 -> Claim.read("x");
+          default -> Claim.write("x", Claim.Writer.HARD, 0);
+        };
+        open.add(c.acquire(node, claim, r.nextInt(4) == 0));
+      } else if (!open.isEmpty()) {
+        long id = open.remove(r.nextInt(open.size()));
+        if (c.req(id).failed == null) {
+          if (c.req(id).granted != null) {
+            granted++;
+            c.release(id);
+          } else {
+            c.cancel(id);
+          }
+        }
+      }
+      c.advance(r.nextLong(5 * MS));
+      for (long id : open) {
+        if (c.req(id).held(c.now) && c.req(id).validUntil - c.now < T / 2) {
+          c.renew(id);
+        }
+      }
+    }
+    assertTrue(granted > 20, "the workload made grants: " + granted);
+  }
+
+  @Test
+  void aHandOverMergesTheTablesOfAQuorumOfTheOldLeaders() {
+    BakeryCluster c = new BakeryCluster(5, 77);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    String client = c.ids.stream().filter(i -> !leaders.contains(i)).findFirst().orElseThrow();
+    String owner = leaders.get(2);
+    String blind = leaders.get(1);
+    String name = c.nameOwnedBy(java.util.Map.of(client, owner));
+    c.cut(owner, blind); // the owner's phases reach the third leader only: the ticket is unknown to `blind`
+    long a = c.acquire(client, Claim.exclusive(name));
+    assertNotNull(c.req(a).granted);
+    assertEquals(List.of(), c.bakery(blind).tickets(name), blind + " never saw the ticket");
+    long token = c.req(a).granted.fencingToken();
+    long term = c.bakery(client).term();
+    c.crash(owner);
+    for (int i = 0; i < 40 && (c.bakery(client).term() == term || !c.viewReady()); i++) {
+      c.advance(T / 3);
+      c.renew(a);
+    }
+    assertTrue(c.bakery(client).term() > term && c.viewReady(), "a new view without the crashed owner");
+    assertEquals(1, c.bakery(blind).tickets(name).size(), blind + " learnt the ticket from the merged tables");
+    for (int i = 0; i < 6; i++) {
+      c.advance(T / 3);
+      c.renew(a);
+    }
+    assertNull(c.req(a).lost, "the holder keeps its grant across the hand-over");
+    assertEquals(token, c.req(a).granted.fencingToken());
+    for (String l : c.leaders()) {
+      long b = c.acquire(l, Claim.exclusive(name), true);
+      assertEquals(Output.Failure.CONTENDED, c.req(b).failed.failure(), "every new owner knows the holder");
+    }
+    c.release(a);
+  }
+
+  @Test
+  void withOneOfThreeNodesDownFromTheStartThereIsNoViewAndAcquiresFailUnavailable() {
+    BakeryCluster c = new BakeryCluster(3, 12);
+    c.start("n1");
+    c.start("n2");
+    c.advance(200 * MS);
+    assertEquals(0, c.bakery("n1").term(), "the first election needs all three (q = n for n ≤ 3)");
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    long start = c.now;
+    c.until(() -> c.req(a).failed != null, 2 * BakeryCluster.PEER_TIMEOUT, "the wait fails");
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(a).failed.failure());
+    assertTrue(c.now - start >= BakeryCluster.PEER_TIMEOUT);
+    assertEquals(java.util.Set.of("n3"), c.req(a).failed.missingPeers(), "no view: the unreachable members");
+    c.start("n3");
+    c.awaitView();
+    assertEquals(3, c.leaders().size());
+    long b = c.acquire("n1", Claim.exclusive("x"));
+    assertNotNull(c.req(b).granted);
+  }
+
+  @Test
+  void losingTwoOfThreeLeadersAtOnceCostsTheGraceButNeverExclusion() {
+    BakeryCluster c = new BakeryCluster(5, 77);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    List<String> others = c.ids.stream().filter(i -> !leaders.contains(i)).toList();
+    long a = c.acquire(others.get(0), Claim.exclusive("x"));
+    assertNotNull(c.req(a).granted);
+    long term = c.bakery(others.get(0)).term();
+    c.crash(leaders.get(0));
+    c.crash(leaders.get(1));
+    long b = c.acquire(others.get(1), Claim.exclusive("x"));
+    c.until(() -> c.bakery(others.get(1)).term() > term, 20 * T, "a new view");
+    long adopted = c.now;
+    long grace = T + ((BakerySettings) BakeryAlgorithm.BAKERY.defaults()).leaderTimeoutNanos();
+    c.until(() -> c.req(b).granted != null, 20 * T, "a grant in the new view");
+    assertTrue(c.req(b).grantedAt >= adopted + grace - 2 * MS, "no grant before the grace: the survivor alone "
+        + "is no quorum of the old leaders' tables (granted " + (c.req(b).grantedAt - adopted) / MS + " ms after)");
+    assertNotNull(c.req(a).lost, "the holder, not renewed, expired before");
+    assertTrue(c.req(b).granted.fencingToken() > c.req(a).granted.fencingToken());
+  }
+
+  @Test
+  void cancelFailsAPendingRequestAndCloseSessionEndsEverythingSilently() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n1", Claim.exclusive("x"));
+    long b = c.acquire("n2", Claim.exclusive("x"));
+    c.cancel(b);
+    assertEquals(Output.Failure.CANCELLED, c.req(b).failed.failure());
+    for (String id : c.cores.keySet()) {
+      assertEquals(1, c.bakery(id).tickets("x").size(), id + ": only the holder's ticket is left");
+    }
+    long d = c.acquire("n1", Claim.exclusive("y"));
+    long e = c.acquire("n1", Claim.exclusive("x"));
+    assertNotNull(c.req(d).granted);
+    assertNull(c.req(e).granted);
+    c.step("n1", new dev.tumbler.peer.core.Input.CloseSession<>("s-n1"));
+    c.drain();
+    c.req(a).released = true;
+    c.req(d).released = true;
+    assertNull(c.req(e).failed, "a closed session's pending request ends without an outcome");
+    assertEquals(0, c.bakery("n1").openRequests());
+    for (String id : c.cores.keySet()) {
+      assertEquals(List.of(), c.bakery(id).tickets("x"), id + " forgot the session's tickets");
+      assertEquals(List.of(), c.bakery(id).tickets("y"));
+    }
+    long f = c.acquire("n3", Claim.exclusive("x"), true);
+    assertNotNull(c.req(f).granted);
+  }
+
+  @Test
+  void anOwnerThatNoLongerKeepsAGrantMakesItLostRevoked() {
+    BakeryCluster c = cluster(3);
+    long a = c.acquire("n2", Claim.exclusive("x"));
+    String owner = c.bakery("n2").ownerFor("x");
+    BakeryMessage.ReqKey key = c.bakery("n2").reqKeyOf(a);
+    c.step("n2", new dev.tumbler.peer.core.Input.Message<>(owner, new dev.tumbler.peer.composite.Envelope(
+        dev.tumbler.peer.composite.Channel.LOCK, new BakeryMessage.Unlocked(key, "forgotten"))));
+    c.drain();
+    assertEquals(Output.LostReason.REVOKED, c.req(a).lost.reason());
+    assertEquals("forgotten", c.req(a).lost.detail());
+  }
+
+  @Test
+  void aPendingRequestWhoseOwnerCrashedIsSupersededAtANewOwnerAndGrantedOnce() {
+    BakeryCluster c = new BakeryCluster(5, 77);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    List<String> clients = c.ids.stream().filter(i -> !leaders.contains(i)).toList();
+    String holderOwner = leaders.get(0);
+    String waiterOwner = leaders.get(1);
+    String name = c.nameOwnedBy(java.util.Map.of(clients.get(0), holderOwner, clients.get(1), waiterOwner));
+    long h = c.acquire(clients.get(0), Claim.exclusive(name));
+    long w = c.acquire(clients.get(1), Claim.exclusive(name));
+    assertNotNull(c.req(h).granted);
+    assertNull(c.req(w).granted);
+    long term = c.bakery(clients.get(1)).term();
+    c.crash(waiterOwner);
+    for (int i = 0; i < 40 && (c.bakery(clients.get(1)).term() == term || !c.viewReady()); i++) {
+      c.advance(T / 3);
+      c.renew(h);
+    }
+    assertTrue(c.bakery(clients.get(1)).term() > term && c.viewReady());
+    c.advance(T / 3);
+    c.renew(h);
+    assertNull(c.req(w).granted, "the holder still holds");
+    assertNull(c.req(w).failed, "the waiter was not failed: it relocked");
+    c.release(h);
+    assertNotNull(c.req(w).granted, "granted by its new owner");
+    for (String l : c.leaders()) {
+      assertEquals(1, c.bakery(l).tickets(name).size(), l + ": the superseded request left no ticket");
+    }
+  }
+
+  @Test
+  void aPartitionOfFiveIntoTwoLeadersAndThreeNodesExpiresTheSmallSideBeforeTheLargeSideGrants() {
+    BakeryCluster c = new BakeryCluster(5, 8);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    List<String> small = List.of(leaders.get(0), leaders.get(1));
+    List<String> large = c.ids.stream().filter(i -> !small.contains(i)).toList();
+    long h = c.acquire(small.get(0), Claim.exclusive("x"));
+    assertNotNull(c.req(h).granted);
+    long term = c.bakery(large.get(0)).term();
+    for (String a : small) {
+      for (String b : large) {
+        c.cut(a, b);
+      }
+    }
+    long w = c.acquire(large.get(1), Claim.exclusive("x"));
+    for (int i = 0; i < 60 && c.req(w).granted == null; i++) {
+      c.advance(T / 12);
+      if (c.req(h).held(c.now)) {
+        c.renew(h); // the holder keeps trying: its side must stop renewing it in time
+      }
+    }
+    assertNotNull(c.req(w).granted, "the large side elects a new view and grants after the grace");
+    assertTrue(c.bakery(large.get(0)).term() > term);
+    assertNotNull(c.req(h).lost, "the small side's holder was told it lost the lock");
+    assertTrue(c.req(h).lostAt <= c.req(w).grantedAt, "lost before the other side granted");
+    long later = c.acquire(small.get(1), Claim.exclusive("x"), true);
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(later).failed.failure(), "the small side grants nothing");
+    long wait = c.acquire(small.get(1), Claim.exclusive("x"));
+    long start = c.now;
+    c.until(() -> c.req(wait).failed != null, 3 * BakeryCluster.PEER_TIMEOUT, "the small side's wait fails");
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(wait).failed.failure());
+    assertTrue(c.now - start >= BakeryCluster.PEER_TIMEOUT, "after peerTimeout, never before (B-V11)");
+    assertTrue(c.req(wait).failed.detail().contains("not an active bakery leader"), c.req(wait).failed.detail());
+    assertTrue(c.req(w).granted.fencingToken() > c.req(h).granted.fencingToken(), "a larger term prefix");
+  }
+}

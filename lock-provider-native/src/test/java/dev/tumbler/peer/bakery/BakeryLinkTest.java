@@ -1,0 +1,76 @@
+package dev.tumbler.peer.bakery;
+
+import static dev.tumbler.peer.bakery.BakeryCluster.MS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.core.Claim;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Links that break and come back (§2.5): restatement repairs what was lost, and only what the sender owns. */
+class BakeryLinkTest {
+
+  @Test
+  void aDropTicketLostInABreakIsRepairedByTheRestatement() {
+    BakeryCluster c = new BakeryCluster(3, 99);
+    c.startAll();
+    c.awaitView();
+    String name = c.nameOwnedBy(Map.of("n2", "n2", "n3", "n3"));
+    long h = c.acquire("n2", Claim.exclusive(name));
+    assertNotNull(c.req(h).granted);
+    c.cut("n2", "n3");
+    c.release(h); // the DropTicket reaches n1 only: n3 still sees the ticket active
+    assertEquals(1, c.bakery("n3").tickets(name).size(), "n3 missed the release");
+    long w = c.acquire("n3", Claim.exclusive(name));
+    c.advance(5 * MS);
+    assertNull(c.req(w).granted, "n3's own table refuses while it believes the ticket active");
+    c.heal("n2", "n3");
+    assertNotNull(c.req(w).granted, "n2's restatement does not list the ticket: n3 forgets it at once");
+    assertTrue(c.now < c.req(h).validUntil, "well before the stale ticket would have expired");
+  }
+
+  @Test
+  void aClientThatRestartedLosesItsRecordsAtTheOwner() {
+    BakeryCluster c = new BakeryCluster(5, 5);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    String client = c.ids.stream().filter(i -> !leaders.contains(i)).findFirst().orElseThrow();
+    long h = c.acquire(client, Claim.exclusive("x"));
+    assertNotNull(c.req(h).granted);
+    c.crash(client);
+    c.start(client); // a new incarnation restates nothing: its old grant is dropped everywhere
+    String other = leaders.get(0);
+    long w = c.acquire(other, Claim.exclusive("x"), true);
+    assertNotNull(c.req(w).granted, "the dead client's grant is gone at once");
+  }
+
+  @Test
+  void aLeaderThatRefusedAnActivationGrantsItUnaskedOnceItsTableAllows() {
+    BakeryCluster c = new BakeryCluster(3, 99);
+    c.startAll();
+    c.awaitView();
+    String name = c.nameOwnedBy(Map.of("n1", "n1", "n3", "n3"));
+    long h = c.acquire("n1", Claim.exclusive(name));
+    long g = c.req(h).grantedAt;
+    long w = c.acquire("n3", Claim.exclusive(name));
+    c.advance(40 * MS);
+    c.slow("n1", "n3"); // n3 misses the renewal for now: its deadline for the holder stays the older one
+    c.renew(h);
+    assertEquals(1, c.req(h).renewed.size(), "renewed by n1 and n2");
+    c.advanceTo(g + BakeryCluster.T);
+    assertNull(c.req(w).granted, "n3 dropped the ticket and asked, but n1 and n2 still hold it: refused");
+    assertNull(c.req(h).lost, "the renewed holder is still within its window");
+    c.advanceTo(c.req(h).validUntil);
+    assertNotNull(c.req(h).lost, "the holder, not renewed again, lost it by its own clock");
+    // its node tells n1, which tells n2 (n3's copy is held back): n2's table now allows the activation it
+    // refused, and n2 says so unasked; n3's own table changes no more, so nothing else would ask again
+    assertNotNull(c.req(w).granted, "granted on n2's unasked answer");
+    assertEquals(c.req(h).lostAt, c.req(w).grantedAt);
+    c.fast("n1", "n3");
+  }
+}
