@@ -5,6 +5,7 @@ import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.AlgorithmSettings;
 import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.MessageCodec;
 import dev.tumbler.peer.election.ElectionSettings;
 import java.time.Duration;
@@ -38,7 +39,7 @@ public final class BakeryAlgorithm implements Algorithm<BakeryMessage> {
 
   private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(Capability.MUTEX,
       Capability.READ_WRITE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
-      Capability.FAIR, Capability.LEADER_ELECTION, Capability.FAULT_TOLERANT));
+      Capability.FAIR, Capability.FAULT_TOLERANT));
   private static final BakeryCodec CODEC = new BakeryCodec();
 
   private BakeryAlgorithm() {}
@@ -151,6 +152,20 @@ public final class BakeryAlgorithm implements Algorithm<BakeryMessage> {
     }
     int l = Math.min(LEADER_COUNT, nodes);
     return OptionalInt.of(nodes == 1 ? 0 : 11 * (l - 1) + 3);
+  }
+
+  @Override
+  public String messagesPerEntryFormula() {
+    return "11(L-1)+3";
+  }
+
+  /** {@inheritDoc} The writer mode and quiet period of the URL's {@code writerMode} and {@code quietPeriod}. */
+  @Override
+  public Claim writeClaim(String name, AlgorithmSettings settings) {
+    if (settings instanceof BakerySettings s) {
+      return Claim.write(name, s.writerMode(), s.writerMode() == Claim.Writer.TIMED_SOFT ? s.quietNanos() : 0);
+    }
+    throw new IllegalArgumentException("bakery needs BakerySettings, not " + settings);
   }
 
   @Override

@@ -353,6 +353,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     if (q.state != ReqState.HELD) {
       return; // not granted yet: nothing to renew
     }
+    if (!connected(q.owner) && ownerFor(q.name()) != null) {
+      // its owner is cut off (a leader of the view still, so nobody relocks it for us): another leader takes
+      // the active ticket over and renews it, so that a holder beside a majority keeps its lock
+      relockHeld(q);
+      return;
+    }
     toOwner(q, new BakeryMessage.Renew(q.key, q.ticket, q.nextSeq(now)));
   }
 
@@ -526,9 +532,74 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   private void down(String peer) {
     Link l = links.get(peer);
     if (l != null) {
+      if (l.downSince == NONE) {
+        l.downSince = now;
+      }
       l.up = false;
       l.synced = false;
     }
+    if (acting() && isLeader(peer)) {
+      // The other leaders drop this node's waiting tickets once it has been away from them for T (they would
+      // block every later ticket for as long as it stays away); a ticket it would restate after that could
+      // come back below grants made meanwhile. So a waiting ticket whose number a leader may lose is drawn
+      // again now, with the leaders still reachable.
+      for (Run r : List.copyOf(runs.values())) {
+        if (runs.containsKey(r.reqKey) && (r.phase == Phase.WAIT_READY || r.phase == Phase.READY
+            || r.phase == Phase.ACTIVATING)) {
+          redraw(r);
+        }
+      }
+    }
+  }
+
+  /**
+   * Drops the waiting tickets and entering records of owner leaders that have been away for T: their owner
+   * cannot activate them without this leader or the others, and they would hold every later ticket of their
+   * names back for as long as it stays away. Active tickets stay until their deadline, as ever.
+   */
+  private void forgetAbsentOwners() {
+    for (Map.Entry<String, Link> e : links.entrySet()) {
+      Link l = e.getValue();
+      if (l.downSince == NONE || now - l.downSince < leaseNanos) {
+        continue;
+      }
+      String peer = e.getKey();
+      for (Map.Entry<String, Table> te : tables.entrySet()) {
+        Table t = te.getValue();
+        boolean changed = t.tickets.values().removeIf(k -> {
+          boolean drop = k.owner.equals(peer) && k.state != State.ACTIVE;
+          if (drop) {
+            l.forgotten.add(k.reqKey);
+          }
+          return drop;
+        });
+        changed |= t.entering.entrySet().removeIf(en -> en.getValue().equals(peer));
+        if (changed) {
+          t.deferred.keySet().removeIf(key -> !t.tickets.containsKey(key));
+          dirty.add(te.getKey());
+        }
+      }
+    }
+  }
+
+  /** When {@link #forgetAbsentOwners} next has something to drop, or {@link #NONE}. */
+  private long nextForget() {
+    long next = NONE;
+    for (Map.Entry<String, Link> e : links.entrySet()) {
+      Link l = e.getValue();
+      if (l.downSince == NONE) {
+        continue;
+      }
+      String peer = e.getKey();
+      for (Table t : tables.values()) {
+        if (t.entering.containsValue(peer)
+            || t.tickets.values().stream().anyMatch(k -> k.owner.equals(peer) && k.state != State.ACTIVE)) {
+          next = earliest(next, l.downSince + leaseNanos);
+          break;
+        }
+      }
+    }
+    return next;
   }
 
   private void sendRestate(String peer, boolean answer) {
@@ -568,6 +639,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
     l.incarnation = m.incarnation();
     l.synced = true;
+    l.downSince = NONE;
     // as owner: the client's requests here are exactly those it lists
     Set<ReqKey> listed = new LinkedHashSet<>();
     for (BakeryMessage.Lock k : m.pending()) {
@@ -605,8 +677,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         }
       }
       for (Ticket t : m.tickets()) {
-        mergeTicket(t);
+        if (t.state() == State.ACTIVE || !l.forgotten.contains(t.reqKey())) {
+          mergeTicket(t);
+        }
       }
+      l.forgotten.clear();
       for (Entering e : m.entering()) {
         table(e.name()).entering.put(e.reqKey(), e.owner());
         dirty.add(e.name());
@@ -1112,6 +1187,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
 
   /** Time-driven leader work: expiries, silent clients, runs waiting to start, renewals held back. */
   private void leaderTick() {
+    forgetAbsentOwners();
     for (Map.Entry<String, Table> e : tables.entrySet()) {
       Table t = e.getValue();
       boolean expired = t.tickets.values().removeIf(x -> x.state == State.ACTIVE && x.deadline <= now);
@@ -1539,6 +1615,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     if (isLeader(self) && !ready) {
       next = earliest(next, viewAdoptedAt + graceNanos);
     }
+    next = earliest(next, nextForget());
     if (next != NONE && next <= now) {
       next = now + 1;
     }
@@ -1873,5 +1950,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     boolean up;
     boolean synced;
     long incarnation = NONE;
+    /** Since when the link has been down, or {@link #NONE} while it is up and restated. */
+    long downSince = NONE;
+    /**
+     * The waiting requests of this peer, as owner leader, that were dropped here because it stayed away for
+     * T: they are not taken back from its next restatement (they could come back below grants made meanwhile).
+     */
+    final Set<ReqKey> forgotten = new LinkedHashSet<>();
   }
 }

@@ -177,10 +177,15 @@ final class NativeLock extends AbstractLock {
 
   private RuntimeException closed(Exception e) {
     Throwable cause = e.getCause() == null ? e : e.getCause();
-    if (service.isClosed() || cause instanceof PeerNode.NodeClosedException) {
+    if (service.isClosed()) {
       ServiceClosedException c = service.closedException();
       c.initCause(cause);
       return c;
+    }
+    if (cause instanceof PeerNode.NodeClosedException) {
+      // the node stopped under a service nobody closed (it crashed): the service is not closed, it is cut off
+      return new ServiceUnavailableException("lock '" + name() + "' on " + service.info().url() + ": native node "
+          + service.node().nodeId() + " stopped", cause);
     }
     return new ServiceUnavailableException("lock '" + name() + "' on " + service.info().url() + ": " + cause,
         cause);

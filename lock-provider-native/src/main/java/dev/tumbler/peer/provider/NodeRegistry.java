@@ -118,6 +118,28 @@ final class NodeRegistry {
       node.close();
       throw e;
     }
+    if (settings.algorithm().elected() && settings.peers().isEmpty()) {
+      awaitFirstView(node, settings.peerTimeout().toNanos());
+    }
     return node;
+  }
+
+  /**
+   * A node alone in its cluster elects itself at once, but not within the call that starts it: wait for that
+   * view (at most {@code maxNanos}), so that the first request on a new {@code lock:native:local} node is not
+   * refused for want of a leader. A cluster with peers is not waited for: they may not be up yet, and its
+   * requests wait for a view themselves (an attempt fails at once, naming the unreachable leaders).
+   */
+  private static void awaitFirstView(PeerNode<?> node, long maxNanos) {
+    long end = System.nanoTime() + maxNanos;
+    while (node.view().map(v -> v.leaders().isEmpty() || v.activeUntil() == Long.MIN_VALUE).orElse(true)
+        && System.nanoTime() - end < 0) {
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
   }
 }

@@ -170,14 +170,35 @@ final class NativeTargets {
     @Override
     public synchronized void crashMinority(Collection<LockService> spare) {
       minority = unspared(spare);
+      if (network != null) {
+        // an in-memory transport that closes tells nobody: the network cuts its links, as a crash would
+        network.isolate(ids.get(minority));
+      }
       anchors.get(minority).unwrap(PeerNode.class).close();
-      awaitLinks(minority, false);
+      awaitSurvivors(minority);
+    }
+
+    /** Waits until every other node sees its link to the stopped node {@code k} down. */
+    private void awaitSurvivors(int k) {
+      long deadline = System.nanoTime() + LINK_WAIT.toNanos();
+      for (int j = 0; j < ids.size(); j++) {
+        Transport tj = j == k ? null : anchors.get(j).unwrap(PeerNode.class).transport();
+        while (tj != null && tj.isUp(ids.get(k))) {
+          if (System.nanoTime() > deadline) {
+            throw new AssertionError(ids.get(j) + " did not see the stopped " + ids.get(k) + " go within " + LINK_WAIT);
+          }
+          sleep(20);
+        }
+      }
     }
 
     /** Starts the crashed node again: a new incarnation with empty state, on its address. */
     @Override
     public synchronized void restartMinority() {
       anchors.get(minority).close();
+      if (network != null) {
+        network.rejoin(ids.get(minority));
+      }
       startNode(minority);
       awaitLinks(minority, true);
       minority = -1;

@@ -839,8 +839,10 @@ public abstract class LockTck {
      * A timed wait can end in the instant its grant arrives. The grant then either reaches the caller
      * (and stays held until the caller releases it) or is given back; a grant returned to the caller and
      * freed behind its back lets a second holder in. Waits here are drawn around this provider's own
-     * acquire-and-release time, so that many of them end as a grant comes; an occupancy witness counts
-     * overlaps, and afterwards the lock must be free (no grant leaked).
+     * acquire-and-release time, so that many of them end as a grant comes; where contention makes grants
+     * slower than that (a quorum protocol whose tickets wait for the requests entering beside them), the
+     * longest wait doubles after every 200 ms without a grant. An occupancy witness counts overlaps, and
+     * afterwards the lock must be free (no grant leaked).
      */
     @Test
     @DisplayName("waits that end as their grant arrives: the grant is the caller's or given back, never both")
@@ -863,6 +865,9 @@ public abstract class LockTck {
       AtomicLong empties = new AtomicLong();
       List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
       long end = System.nanoTime() + RACE_TIME.toNanos();
+      AtomicLong longestNow = new AtomicLong(longest);
+      AtomicLong lastGrant = new AtomicLong(System.nanoTime());
+      long widenAfter = Duration.ofMillis(200).toNanos();
       List<Job<Void>> jobs = new ArrayList<>();
       for (int s = 0; s < SERVICES; s++) {
         LockService svc = s == 0 ? calibrate : open();
@@ -870,12 +875,18 @@ public abstract class LockTck {
           jobs.add(start("deadline-race-" + s + "-" + t, () -> {
             Lock lock = svc.lock(n);
             while (System.nanoTime() - end < 0 && (grants.get() < 2000 || empties.get() < 2000)) {
-              Duration wait = Duration.ofNanos(ThreadLocalRandom.current().nextLong(shortest, longest + 1));
+              long hi = longestNow.get();
+              Duration wait = Duration.ofNanos(ThreadLocalRandom.current().nextLong(shortest, hi + 1));
               Optional<Lease> o = lock.tryAcquire(wait);
               if (o.isEmpty()) {
                 empties.incrementAndGet();
+                long last = lastGrant.get();
+                if (System.nanoTime() - last > widenAfter && lastGrant.compareAndSet(last, System.nanoTime())) {
+                  longestNow.compareAndSet(hi, Math.min(2 * hi, RACE_TIME.toNanos() / 4));
+                }
                 continue;
               }
+              lastGrant.set(System.nanoTime());
               Lease l = o.get();
               try {
                 if (occupancy.incrementAndGet() != 1) {
@@ -897,7 +908,8 @@ public abstract class LockTck {
         j.get(RACE_TIME.plus(GRANT_WAIT));
       }
       String counts = grants + " grants, " + empties + " waits ended empty (waits of " + shortest / 1000 + "-"
-          + longest / 1000 + " us)";
+          + longest / 1000 + " us" + (longestNow.get() == longest ? "" : ", widened to " + longestNow.get() / 1000
+          + " us") + ")";
       assertEquals(0, overlaps.get(), "two holders at once: " + counts);
       assertTrue(grants.get() >= 10 && empties.get() >= 10, "too little contention to race waits with grants: "
           + counts);
