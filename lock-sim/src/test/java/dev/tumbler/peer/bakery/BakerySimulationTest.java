@@ -1,0 +1,75 @@
+package dev.tumbler.peer.bakery;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.tumbler.peer.composite.Channel;
+import dev.tumbler.peer.composite.Envelope;
+import dev.tumbler.peer.sim.Simulation;
+import dev.tumbler.peer.sim.SimulationConfig;
+import dev.tumbler.peer.sim.Workload;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+
+/**
+ * The bakery under the simulator with every check on (exclusion by validity windows with read/write
+ * compatibility, fencing F1–F3, lease windows and renewals, timely loss, one leader list per term, and at the
+ * end every request ended and every probe granted): {@code -Dsim.seeds=N} seeds (default {@value #CI_SEEDS}) of
+ * the read/write workload, {@code -Dbakery.workload=MUTEX} for plain locks, {@code -Dsim.seed=S} to replay one.
+ *
+ * <p>Not part of the default test run yet: it finds liveness failures still to be fixed (READ_WRITE seed 12: a
+ * soft writer that is never granted after every other request ended; MUTEX seed 18: a probe never granted
+ * after crashes and flaps healed). Run it with {@code -Dsim.bakery=true}.
+ */
+@EnabledIfSystemProperty(named = "sim.bakery", matches = "true")
+class BakerySimulationTest {
+
+  /** Seeds in CI. */
+  static final int CI_SEEDS = 1_000;
+
+  /** Virtual peer timeout (Appendix A). */
+  static final long PEER_TIMEOUT = 500_000_000L;
+
+  private static final long MS = 1_000_000L;
+
+  /** The standard world (1–4 nodes, every fault) with read/write locks and a fault phase of 2 s. */
+  static SimulationConfig config() {
+    return SimulationConfig.standard().withWorkload(Workload.valueOf(System.getProperty("bakery.workload", "READ_WRITE"))).withOps(2_000 * MS, 10, 50);
+  }
+
+  static Simulation<Envelope> simulation(SimulationConfig config, Consumer<BakeryCore> tweak) {
+    return Simulation.of(config, BakeryAlgorithm.BAKERY, PEER_TIMEOUT,
+        node -> tweak.accept((BakeryCore) node.core(Channel.LOCK)));
+  }
+
+  static String replay(String testClass, long seed) {
+    return "mvn -B -pl lock-sim -am test -Dtest=" + testClass + " -Dsim.seed=" + seed
+        + " -Dsurefire.failIfNoSpecifiedTests=false";
+  }
+
+  @Test
+  void seedsKeepEveryInvariant() {
+    Simulation<Envelope> sim = simulation(config(), c -> { });
+    long[] seeds = Simulation.seeds(CI_SEEDS);
+    long grants = 0;
+    long requests = 0;
+    long events = 0;
+    long renewals = 0;
+    for (long seed : seeds) {
+      Simulation.Result r = sim.run(seed);
+      if (!r.ok()) {
+        fail(sim.report(r, replay("BakerySimulationTest", seed)));
+      }
+      grants += r.grants();
+      requests += r.requests();
+      events += r.events();
+      renewals += r.messagesByType().getOrDefault("lock/Renewed", 0L);
+    }
+    System.out.printf("bakery, READ_WRITE: %d seeds, 0 violations, %d requests, %d grants, %d renewals answered "
+        + "over the network, %d events%n", seeds.length, requests, grants, renewals, events);
+    if (seeds.length > 1) {
+      assertTrue(grants > requests / 3, grants + " grants of " + requests + " requests");
+    }
+  }
+}
