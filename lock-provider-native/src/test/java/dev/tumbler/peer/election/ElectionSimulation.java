@@ -28,12 +28,13 @@ import java.util.function.Consumer;
  * does: each end hears of every change 0–5 ms later on its own schedule (so a new link's Hello may arrive
  * before its receiver hears the old link broke); a one-way break tells only the end whose outbound
  * connection broke, down and then up, while the other end hears nothing; and the node runtime's send guard
- * drops what a core sends to a peer while a report about that peer is queued for it. For {@link #CHAOS} the world cuts, restores and flaps links,
- * partitions and heals, crashes nodes and restarts them (at least {@link #MIN_RESTART} later, and never the last
- * live node that is informed and knows the highest adopted term — the knowledge E11 keeps in memory only); a
- * nemesis also flaps the link of, or crashes the receiver of, a proposal, vote or view just handled; then
- * every link is restored and every node restarted, and within {@link #BOUND} every node must have adopted one
- * view whose {@code min(leaderCount, n)} leaders are live incarnations and active.
+ * drops what a core sends to a peer while a report about that peer is queued for it. For {@link #CHAOS} the
+ * world cuts, restores and flaps links, partitions and heals, crashes nodes and restarts them (at least
+ * {@link #MIN_RESTART} later, and never the last live node that is informed and knows the highest adopted
+ * term — the knowledge E11 keeps in memory only); a nemesis also flaps the link of, or crashes the receiver
+ * of, a proposal, vote or view just handled; then every link is restored and every node restarted, and
+ * within {@link #BOUND} every node must have adopted one view whose {@code min(leaderCount, n)} leaders are
+ * live incarnations and active.
  *
  * <p>After every step: V-1, one leader list per term across all nodes and all time; V-2, when a term is first
  * adopted anywhere, no node that leads a view of an earlier term and is not in the new list is active (its
@@ -202,8 +203,8 @@ final class ElectionSimulation {
     }
 
     String setup() {
-      return "n=" + n + (tcpLike ? " TCP-like" : "") + " leaderCount=" + leaderCount + " priorities=" + Arrays.toString(priority) + " drift(ppm)="
-          + Arrays.toString(ppm);
+      return "n=" + n + (tcpLike ? " TCP-like" : "") + " leaderCount=" + leaderCount + " priorities="
+          + Arrays.toString(priority) + " drift(ppm)=" + Arrays.toString(ppm);
     }
 
     void run() {
