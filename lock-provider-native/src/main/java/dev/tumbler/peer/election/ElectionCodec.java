@@ -19,10 +19,12 @@ import java.util.List;
 /**
  * Binary encoding of {@link ElectionMessage}: {@code version(1) type(1) fields}, big-endian. A view is
  * {@code term(8) count(1) leaders}, a leader {@code idLength(2) id(UTF-8) incarnation(8)}, a vote's reason
- * its ordinal (1 byte), booleans one byte 0 or 1.
+ * its ordinal (1 byte). A Hello's two booleans share one byte: bit 0 {@code informed}, bit 1 {@code answer};
+ * the Hellos of this version before {@code answer} existed had 0 or 1 there, and decode as asking for an
+ * answer, which is what they were.
  *
- * <p>Decoding is strict: unknown version or type, a reason ordinal out of range, a boolean other than 0 or
- * 1, a node id that is empty, longer than {@value #MAX_ID_BYTES} bytes, not valid UTF-8 or holding a control
+ * <p>Decoding is strict: unknown version or type, a reason ordinal out of range, a flag byte with other bits
+ * set, a node id that is empty, longer than {@value #MAX_ID_BYTES} bytes, not valid UTF-8 or holding a control
  * character, more than {@value ElectionSettings#MAX_LEADER_COUNT} leaders, a field out of its range (see
  * the records of {@link ElectionMessage}), a truncated message and trailing bytes all throw
  * {@link CodecException}. Encoding a node id that could not be decoded throws
@@ -43,6 +45,10 @@ public final class ElectionCodec implements MessageCodec<ElectionMessage> {
   static final byte BEAT = 5;
   static final byte BEAT_ACK = 6;
 
+  /** The Hello flag bits. */
+  static final int INFORMED = 1;
+  static final int ANSWER = 2;
+
   private static final ElectionMessage.Reason[] REASONS = ElectionMessage.Reason.values();
 
   @Override
@@ -56,7 +62,7 @@ public final class ElectionCodec implements MessageCodec<ElectionMessage> {
           out.writeLong(h.incarnation());
           out.writeByte(h.priority());
           out.writeInt(h.randomId());
-          out.writeBoolean(h.informed());
+          out.writeByte((h.informed() ? INFORMED : 0) | (h.answer() ? ANSWER : 0));
           out.writeLong(h.highestTerm());
           writeView(out, h.viewTerm(), h.viewLeaders());
         }
@@ -110,10 +116,14 @@ public final class ElectionCodec implements MessageCodec<ElectionMessage> {
           long incarnation = in.readLong();
           int priority = in.readUnsignedByte();
           int randomId = in.readInt();
-          boolean informed = bool(in);
+          int flags = in.readUnsignedByte();
+          if ((flags & ~(INFORMED | ANSWER)) != 0) {
+            throw new CodecException("Hello flag byte " + flags + " in election message");
+          }
           long highest = in.readLong();
           long term = in.readLong();
-          yield new ElectionMessage.Hello(incarnation, priority, randomId, informed, highest, term, leaders(in));
+          yield new ElectionMessage.Hello(incarnation, priority, randomId, (flags & INFORMED) != 0, highest, term,
+              leaders(in), (flags & ANSWER) != 0);
         }
         case PROPOSE -> {
           long term = in.readLong();
@@ -221,13 +231,5 @@ public final class ElectionCodec implements MessageCodec<ElectionMessage> {
       }
     }
     return true;
-  }
-
-  private static boolean bool(DataInputStream in) throws IOException {
-    int b = in.readUnsignedByte();
-    if (b > 1) {
-      throw new CodecException("boolean byte " + b + " in election message");
-    }
-    return b == 1;
   }
 }

@@ -50,7 +50,14 @@ import java.util.random.RandomGenerator;
  * <h2>The rules (E1–E11) and what this core adds to them</h2>
  * Links: messages go only over links that are up; the first message on a link is {@link
  * ElectionMessage.Hello} (R-4), and nothing else from a peer counts until its Hello on the current link
- * arrived. A node is <em>connected</em> to a peer whose link is up and whose Hello it has.
+ * arrived. A node is <em>connected</em> to a peer whose link is up and whose Hello it has. The two ends of a
+ * link are told of it apart, as over TCP: one end may hear of a break and a new link that the other never
+ * hears of (its peer replaced a broken outbound connection), or hear of the old link's break only after the
+ * new link's Hello arrived. So a Hello sent first on a link is answered with a Hello (§2.5, like Lamport's
+ * {@code Sync}), even on a link the receiver believes unbroken, and the receiver treats it as the start of a
+ * new link from the sender's side: what the sender sent before may be lost, and what it was sent since it
+ * heard of the break was ignored, so a vote still wanted from it is asked again. Each end thus gets a Hello
+ * sent after it was last told of a break.
  * <ul>
  *   <li>E1–E3: the conductor is the smallest id among this node and its connected informed peers; it
  *       conducts while its view is not live, it is informed, and a quorum is connected (all members for a
@@ -162,6 +169,12 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
 
   /** Test-only mutation: granted votes are counted per message, not per distinct sender. */
   boolean mutationCountDuplicateVotes;
+
+  /**
+   * Test-only mutation: a Hello is neither answered nor taken as the start of a new link from its sender, as
+   * before TCP-like link reports were handled. The simulator must catch it (a node ignores its peer for good).
+   */
+  boolean mutationHelloUnanswered;
 
   /**
    * @param self this node's id
@@ -292,7 +305,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
       down(now, id); // a reconnect whose down we never saw: messages may have been lost all the same
     }
     p.up = true;
-    out.add(new Output.Send<>(id, hello())); // first on the link
+    out.add(new Output.Send<>(id, hello(false))); // first on the link; the peer answers with its own
     if (p.helloed) {
       joined(p); // its Hello came before the link was reported up (TCP connects the two directions apart)
     }
@@ -347,15 +360,22 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     see(now, h.highestTerm());
     if (h.viewTerm() > term) {
       adopt(now, h.viewTerm(), h.viewLeaders());
-    } else if (h.viewTerm() < term) {
+    }
+    boolean newLink = !h.answer() && !mutationHelloUnanswered;
+    if (newLink) {
+      // the peer was told of a new link: it ignores what we sent since it heard of the break (and ignores the
+      // rest until a Hello of ours follows its own), whether or not we were told of any of it
+      send(p, hello(true));
+    }
+    if (h.viewTerm() < term) {
       send(p, leadersMessage()); // E9: a late comer learns the view
     }
-    if (!wasConnected && connected(p)) {
-      joined(p);
+    if (connected(p) && (!wasConnected || newLink)) {
+      joined(p); // connected, or a new link from its side: a vote it sent may be lost, and our Propose ignored
     }
   }
 
-  /** {@code p} just became connected. */
+  /** {@code p} just became connected, or began a new link from its side. */
   private void joined(Peer p) {
     if (proposal != null) {
       ask(p);
@@ -693,7 +713,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     beat(now);
     if (helloChanged) {
       helloChanged = false;
-      ElectionMessage.Hello h = hello();
+      ElectionMessage.Hello h = hello(true); // on links that have their first Hello already: no answer
       for (Peer p : peers.values()) {
         send(p, h);
       }
@@ -776,9 +796,9 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     }
   }
 
-  private ElectionMessage.Hello hello() {
+  private ElectionMessage.Hello hello(boolean answer) {
     return new ElectionMessage.Hello(me.incarnation(), settings.priority(), randomId, informed, highest, term,
-        leaders);
+        leaders, answer);
   }
 
   private ElectionMessage.Leaders leadersMessage() {

@@ -35,6 +35,13 @@ public sealed interface ElectionMessage extends PeerMessage {
    * The first message on every link that comes up (seed 003's LOCKSTARTED), and sent again on a live link
    * whenever the sender becomes informed or learns a higher term, so that peers judge it by what it knows now.
    *
+   * <p>A Hello sent first on a link asks for an answer ({@code answer} clear): its receiver answers with a
+   * Hello of its own ({@code answer} set), even on a link it believes unbroken. Over TCP one end may be told
+   * of a new link that the other end never hears of (a peer replaced its broken outbound connection), or hear
+   * of the old link's break only after the new link's Hello arrived; the answer gives each end a Hello sent
+   * after it was last told the link broke, which it needs before anything else from that peer counts. A Hello
+   * re-sent on a live link, and an answer, ask for none, so Hellos never bounce back and forth.
+   *
    * @param incarnation the sender's 63-bit nonce, drawn when its core started
    * @param priority the sender's priority, 1..15
    * @param randomId the sender's 28-bit random id, the second sort key
@@ -42,9 +49,11 @@ public sealed interface ElectionMessage extends PeerMessage {
    * @param highestTerm the highest term the sender has seen
    * @param viewTerm the term of the sender's view; 0 for none
    * @param viewLeaders the leaders of the sender's view
+   * @param answer whether the receiver should not answer it: set on an answer and on a Hello re-sent on a
+   *     live link, clear on the first Hello on a link
    */
   record Hello(long incarnation, int priority, int randomId, boolean informed, long highestTerm, long viewTerm,
-      List<Leader> viewLeaders) implements ElectionMessage {
+      List<Leader> viewLeaders, boolean answer) implements ElectionMessage {
 
     /** The largest random id: 28 bits (seed 003). */
     public static final int MAX_RANDOM_ID = (1 << 28) - 1;

@@ -1,6 +1,7 @@
 package dev.tumbler.peer.election;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -25,9 +26,13 @@ class ElectionCodecTest {
 
   private static List<ElectionMessage> every() {
     List<ElectionMessage> all = new ArrayList<>();
-    all.add(new ElectionMessage.Hello(0, 1, 0, false, 0, 0, List.of()));
+    for (boolean informed : new boolean[] {false, true}) {
+      for (boolean answer : new boolean[] {false, true}) {
+        all.add(new ElectionMessage.Hello(0, 1, 0, informed, 0, 0, List.of(), answer));
+      }
+    }
     all.add(new ElectionMessage.Hello(Long.MAX_VALUE, 15, ElectionMessage.Hello.MAX_RANDOM_ID, true, Long.MAX_VALUE, 9,
-        THREE));
+        THREE, true));
     all.add(new ElectionMessage.Propose(1, List.of(new Leader("a", 5))));
     all.add(new ElectionMessage.Propose(Long.MAX_VALUE, THREE));
     for (ElectionMessage.Reason r : ElectionMessage.Reason.values()) {
@@ -90,15 +95,18 @@ class ElectionCodecTest {
       view(o, 0, List.of());
     })));
     assertTrue(e.getMessage().contains("reason"), e.getMessage());
-    // a boolean that is neither 0 nor 1
-    assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.HELLO, o -> {
-      o.writeLong(1);
-      o.writeByte(3);
-      o.writeInt(5);
-      o.writeByte(2);
-      o.writeLong(0);
-      view(o, 0, List.of());
-    })));
+    // a Hello flag byte with a bit other than informed (1) and answer (2)
+    for (int flags : new int[] {4, 5, 8, 128, 255}) {
+      e = assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.HELLO, o -> {
+        o.writeLong(1);
+        o.writeByte(3);
+        o.writeInt(5);
+        o.writeByte(flags);
+        o.writeLong(0);
+        view(o, 0, List.of());
+      })));
+      assertTrue(e.getMessage().contains("flag"), e.getMessage());
+    }
     // more leaders than a view may have, with or without the bytes behind the count
     List<String> seventeen = new ArrayList<>();
     for (int i = 0; i <= ElectionSettings.MAX_LEADER_COUNT; i++) {
@@ -111,6 +119,17 @@ class ElectionCodecTest {
       o.writeLong(2);
       o.writeByte(255);
     })));
+  }
+
+  /** A Hello written before the answer flag existed (its boolean byte 0 or 1) asks for an answer, as it did. */
+  @Test
+  void helloOfBeforeTheAnswerFlagAsksForAnAnswer() throws IOException {
+    for (int informed = 0; informed <= 1; informed++) {
+      int flag = informed;
+      ElectionMessage.Hello h = assertInstanceOf(ElectionMessage.Hello.class, codec.decode(raw(ElectionCodec.HELLO,
+          o -> hello(o, 9, 14, 77, 3, 2, List.of("a"), flag))));
+      assertEquals(new ElectionMessage.Hello(9, 14, 77, informed == 1, 3, 2, List.of(new Leader("a", 1)), false), h);
+    }
   }
 
   @Test
@@ -205,10 +224,15 @@ class ElectionCodecTest {
 
   private static void hello(DataOutputStream o, long incarnation, int priority, int randomId, long highest,
       long term, List<String> ids) throws IOException {
+    hello(o, incarnation, priority, randomId, highest, term, ids, 1);
+  }
+
+  private static void hello(DataOutputStream o, long incarnation, int priority, int randomId, long highest,
+      long term, List<String> ids, int flags) throws IOException {
     o.writeLong(incarnation);
     o.writeByte(priority);
     o.writeInt(randomId);
-    o.writeByte(1);
+    o.writeByte(flags);
     o.writeLong(highest);
     view(o, term, ids);
   }

@@ -50,6 +50,8 @@ class ElectionCoreTest {
     final Set<String> cut = new HashSet<>();
     final Set<String> believedUp = new HashSet<>();
     final Set<String> helloDue = new HashSet<>();
+    /** Directed links whose sender has a link report queued: the node runtime's send guard drops its sends. */
+    final Set<String> guarded = new HashSet<>();
     final Map<String, Integer> epochs = new HashMap<>();
     final Deque<Msg> inFlight = new ArrayDeque<>();
     final List<Msg> sent = new ArrayList<>();
@@ -137,12 +139,56 @@ class ElectionCoreTest {
       }
     }
 
+    /**
+     * TCP's one-way break: {@code from}'s outbound connection to {@code to} breaks and {@code from} replaces
+     * it, so {@code from} is told the link went down and came up again; {@code to} is told nothing (its
+     * inbound connection was replaced by a newer one). What {@code from} had in flight to {@code to} is lost.
+     */
+    void oneWayFlap(String from, String to, long downNanos) {
+      epochs.merge(pair(from, to), 1, Integer::sum);
+      believedUp.remove(from + ">" + to);
+      step(from, new Input.PeerDown<>(to));
+      drain();
+      advance(downNanos);
+      believedUp.add(from + ">" + to);
+      helloDue.add(from + ">" + to);
+      step(from, new Input.PeerUp<>(to));
+      drain();
+    }
+
+    /**
+     * The link {@code early}–{@code late} breaks and comes back; {@code early} is told of both at once, and
+     * {@code late} hears of the break only after the new link's Hello from {@code early} arrived (TCP reports
+     * each end on its own schedule). Until then the send guard drops what {@code late} sends to {@code early}:
+     * its link reports are queued.
+     */
+    void reconnectLate(String early, String late) {
+      epochs.merge(pair(early, late), 1, Integer::sum);
+      guarded.add(late + ">" + early);
+      believedUp.remove(early + ">" + late);
+      step(early, new Input.PeerDown<>(late));
+      believedUp.add(early + ">" + late);
+      helloDue.add(early + ">" + late);
+      step(early, new Input.PeerUp<>(late));
+      drain(); // early's Hello reaches late, which still believes the old link up
+      guarded.remove(late + ">" + early);
+      believedUp.remove(late + ">" + early);
+      step(late, new Input.PeerDown<>(early));
+      believedUp.add(late + ">" + early);
+      helloDue.add(late + ">" + early);
+      step(late, new Input.PeerUp<>(early));
+      drain();
+    }
+
     void step(String node, Input<ElectionMessage> in) {
       ElectionCore core = cores.get(node);
       for (Output<ElectionMessage> o : core.step(now, in)) {
         switch (o) {
           case Output.Send<ElectionMessage> s -> {
             String link = node + ">" + s.to();
+            if (guarded.contains(link)) {
+              continue;
+            }
             assertTrue(believedUp.contains(link), () -> "sent on a link that is down: " + link + " " + s.message());
             if (helloDue.remove(link)) {
               assertInstanceOf(ElectionMessage.Hello.class, s.message(), "first on " + link);
@@ -401,7 +447,7 @@ class ElectionCoreTest {
       for (Leader p : peer.values()) {
         n3.step(now, new Input.PeerUp<>(p.nodeId()));
         n3.step(now, new Input.Message<>(p.nodeId(), new ElectionMessage.Hello(p.incarnation(), 1, 7, true, 0, 0,
-            List.of()))); // informed peers, n1 the smallest: n3 only votes
+            List.of(), false))); // informed peers, n1 the smallest: n3 only votes
       }
       now += 45 * MS;
       List<Leader> second = kept ? List.of(peer.get("n1")) : List.of(peer.get("n2"));
@@ -416,6 +462,85 @@ class ElectionCoreTest {
           && s.message().equals(new ElectionMessage.BeatAck(2, 1))), kept ? "a kept leader is acked"
           : "acked a leader that its vote for term 3 dropped");
     }
+  }
+
+  /**
+   * TCP-like reports, a one-way break (the simulator's seed 165): the leader replaces its broken outbound
+   * connections to both followers, so it is told each link went down and up, and the followers are told
+   * nothing. Its Hellos on the new links must be answered, or it ignores the followers for good and never
+   * regains its lease, while they, seeing their leader connected, elect nobody else.
+   */
+  @Test
+  void aLeaderToldOfOneWayBreaksThatItsFollowersNeverSawIsActiveAgain() {
+    Net net = new Net(settings(1), Map.of("a", 14, "b", 14, "c", 14));
+    net.startAll();
+    net.advance(200 * MS);
+    Leader leader = net.agreed().getFirst();
+    List<String> followers = net.cores.keySet().stream().filter(id -> !id.equals(leader.nodeId())).toList();
+    for (String f : followers) {
+      net.oneWayFlap(leader.nodeId(), f, 8 * MS);
+    }
+    net.advance(300 * MS);
+    assertEquals(List.of(leader), net.agreed(), "the same leader, active again");
+    for (String f : followers) {
+      net.oneWayFlap(f, leader.nodeId(), 8 * MS); // and the other way round
+    }
+    net.advance(300 * MS);
+    assertEquals(List.of(leader), net.agreed(), "the same leader, active again");
+  }
+
+  /**
+   * TCP-like reports, a break heard of late (the simulator's seed 1059): one end is told of the break and the
+   * new link, and its Hello on the new link arrives before the other end hears of the break. Told of the
+   * break, that end forgets the Hello; its own Hello on the new link must be answered, or it never counts
+   * its peer again (in two nodes: no ack, no vote, no lease for ever).
+   */
+  @Test
+  void aHelloOfTheNewLinkBeforeTheOldLinksBreakIsReportedStillConnects() {
+    for (String late : List.of("a", "b")) {
+      Net net = new Net(settings(1), Map.of("a", 14, "b", 14));
+      net.startAll();
+      net.advance(200 * MS);
+      List<Leader> view = net.agreed();
+      net.reconnectLate(late.equals("a") ? "b" : "a", late);
+      net.advance(300 * MS);
+      assertEquals(view, net.agreed(), late + " heard of the break late");
+    }
+  }
+
+  /**
+   * A Hello that starts a new link on one that this node believes unbroken is answered with a Hello first, and
+   * a vote still wanted from its sender is asked again (its answer may have been lost in the break); an
+   * answering Hello gets no answer.
+   */
+  @Test
+  void aSecondHelloIsAnsweredAndAVoteStillWantedIsAskedAgain() {
+    ElectionCore a = new ElectionCore("a", List.of("b", "c"), settings(1), new SplittableRandom(1));
+    long now = 0;
+    a.step(now, new Input.Start<>());
+    for (String p : List.of("b", "c")) {
+      a.step(now, new Input.PeerUp<>(p));
+      a.step(now, new Input.Message<>(p, new ElectionMessage.Hello(p.equals("b") ? 2 : 3, 14, 5, false, 0, 0,
+          List.of(), false)));
+    }
+    assertTrue(a.informed(), "a has the Hellos of the whole cluster");
+    now += 45 * MS;
+    List<Output<ElectionMessage>> asked = a.step(now, new Input.TimerFired<>(ElectionCore.TIMER));
+    ElectionMessage.Propose propose = asked.stream().filter(o -> o instanceof Output.Send<ElectionMessage> s
+        && s.to().equals("b")).map(o -> (ElectionMessage.Propose) ((Output.Send<ElectionMessage>) o).message())
+        .findFirst().orElseThrow(() -> new AssertionError("no Propose to b in " + asked));
+
+    List<Output<ElectionMessage>> again = a.step(now, new Input.Message<>("b", new ElectionMessage.Hello(2, 14, 5,
+        true, propose.term(), 0, List.of(), false)));
+    List<ElectionMessage> toB = again.stream().filter(o -> o instanceof Output.Send<ElectionMessage> s
+        && s.to().equals("b")).map(o -> ((Output.Send<ElectionMessage>) o).message()).toList();
+    assertTrue(toB.getFirst() instanceof ElectionMessage.Hello h && h.answer(), "answered first: " + toB);
+    assertTrue(toB.contains(propose), "the proposal asked again: " + toB);
+
+    List<Output<ElectionMessage>> answered = a.step(now, new Input.Message<>("b", new ElectionMessage.Hello(2, 14, 5,
+        true, propose.term(), 0, List.of(), true)));
+    assertTrue(answered.stream().noneMatch(o -> o instanceof Output.Send<ElectionMessage> s
+        && s.message() instanceof ElectionMessage.Hello), "an answer answered: " + answered);
   }
 
   private static ElectionMessage.Reason vote(List<Output<ElectionMessage>> outputs) {

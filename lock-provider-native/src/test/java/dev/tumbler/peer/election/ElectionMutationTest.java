@@ -22,6 +22,12 @@ class ElectionMutationTest {
     caught("mutationCountDuplicateVotes", core -> core.mutationCountDuplicateVotes = true);
   }
 
+  /** With TCP-like link reports, a core that leaves a Hello that starts a link unanswered stalls for good. */
+  @Test
+  void hellosLeftUnansweredAreCaught() {
+    caught("mutationHelloUnanswered", core -> core.mutationHelloUnanswered = true);
+  }
+
   private static void caught(String mutation, Consumer<ElectionCore> mutate) {
     ElectionSimulation sim = new ElectionSimulation(mutate);
     long[] seeds = ElectionSimulation.seeds(ElectionSimulationTest.SEEDS);

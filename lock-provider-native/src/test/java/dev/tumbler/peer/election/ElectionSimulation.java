@@ -22,14 +22,19 @@ import java.util.function.Consumer;
  *
  * <p>The world: 1–5 nodes, 1 or 3 leaders, priorities drawn from {1, 2, 8, 14, 15}; each node's clock runs at
  * its own rate (within ±0.1% of real time) from its own offset, the same clock across its restarts; messages
- * take 0–5 ms, FIFO per directed link, and are lost when their link breaks; a link that comes up is reported
- * to its two ends up to 2 ms apart (so a Hello may arrive before its receiver hears the link is up, as on TCP);
- * a break is reported to both ends at once. For {@link #CHAOS} the world cuts, restores and flaps links,
- * partitions and heals, crashes nodes and restarts them (at least {@link #MIN_RESTART} later, and never the last
- * live node that is informed and knows the highest adopted term — the knowledge E11 keeps in memory only); a
- * nemesis also flaps the link of, or crashes the receiver of, a proposal, vote or view just handled; then
- * every link is restored and every node restarted, and within {@link #BOUND} every node must have adopted one
- * view whose {@code min(leaderCount, n)} leaders are live incarnations and active.
+ * take 0–5 ms, FIFO per directed link, and are lost when their link breaks. Half the runs report links in
+ * line with the data: a link that comes up is reported to its two ends up to 2 ms apart (so a Hello may arrive
+ * before its receiver hears the link is up), a break to both ends at once. The other half report them as TCP
+ * does: each end hears of every change 0–5 ms later on its own schedule (so a new link's Hello may arrive
+ * before its receiver hears the old link broke); a one-way break tells only the end whose outbound
+ * connection broke, down and then up, while the other end hears nothing; and the node runtime's send guard
+ * drops what a core sends to a peer while a report about that peer is queued for it. For {@link #CHAOS} the
+ * world cuts, restores and flaps links, partitions and heals, crashes nodes and restarts them (at least
+ * {@link #MIN_RESTART} later, and never the last live node that is informed and knows the highest adopted
+ * term — the knowledge E11 keeps in memory only); a nemesis also flaps the link of, or crashes the receiver
+ * of, a proposal, vote or view just handled; then every link is restored and every node restarted, and
+ * within {@link #BOUND} every node must have adopted one view whose {@code min(leaderCount, n)} leaders are
+ * live incarnations and active.
  *
  * <p>After every step: V-1, one leader list per term across all nodes and all time; V-2, when a term is first
  * adopted anywhere, no node that leads a view of an earlier term and is not in the new list is active (its
@@ -139,6 +144,14 @@ final class ElectionSimulation {
     final int[] epoch;
     final boolean[][] believesUp;
     final boolean[][] helloDue;
+    /** TCP-like link reports (see the class comment); drawn apart from {@link #rng}. */
+    final boolean tcpLike;
+    /** Per directed link x ← y: reports to x about y not stepped yet, and when the last one is due. */
+    final int[][] reportsQueued;
+    final long[][] reportAt;
+    /** A one-way break in effect on x → y: its token, or 0. */
+    final long[][] oneWay;
+    long oneWayTokens;
     final long[][] lastDelivery;
     final int[] timerVersion;
     final Observation.View[] lastView;
@@ -179,6 +192,10 @@ final class ElectionSimulation {
       epoch = new int[n * n];
       believesUp = new boolean[n][n];
       helloDue = new boolean[n][n];
+      tcpLike = new SplittableRandom(~seed).nextBoolean();
+      reportsQueued = new int[n][n];
+      reportAt = new long[n][n];
+      oneWay = new long[n][n];
       lastDelivery = new long[n][n];
       timerVersion = new int[n];
       lastView = new Observation.View[n];
@@ -186,8 +203,8 @@ final class ElectionSimulation {
     }
 
     String setup() {
-      return "n=" + n + " leaderCount=" + leaderCount + " priorities=" + Arrays.toString(priority) + " drift(ppm)="
-          + Arrays.toString(ppm);
+      return "n=" + n + (tcpLike ? " TCP-like" : "") + " leaderCount=" + leaderCount + " priorities="
+          + Arrays.toString(priority) + " drift(ppm)=" + Arrays.toString(ppm);
     }
 
     void run() {
@@ -229,7 +246,11 @@ final class ElectionSimulation {
         pickLink(false);
       } else if (kind < 65 && n > 1) {
         int a = rng.nextInt(n);
-        flap(a, other(a));
+        if (tcpLike && rng.nextBoolean()) {
+          oneWayFlap(a, other(a));
+        } else {
+          flap(a, other(a));
+        }
       } else if (kind < 73) {
         long side = rng.nextLong(1, 1L << n);
         log("partition " + Long.toBinaryString(side));
@@ -288,6 +309,25 @@ final class ElectionSimulation {
       at(now + rng.nextLong(3 * MS + 1), () -> setCut(a, b, false, "flap end"));
     }
 
+    /** TCP's one-way break: {@code a}'s outbound connection to {@code b} breaks and is replaced. */
+    void oneWayFlap(int a, int b) {
+      if (!actuallyUp(a, b) || oneWay[a][b] != 0) {
+        return;
+      }
+      long token = ++oneWayTokens;
+      log("one-way flap " + ids[a] + "->" + ids[b] + " (only " + ids[a] + " is told)");
+      oneWay[a][b] = token;
+      epoch[a * n + b]++;
+      report(a, b, false);
+      at(now + rng.nextLong(3 * MS + 1), () -> {
+        if (oneWay[a][b] == token) {
+          oneWay[a][b] = 0;
+          log("one-way flap end " + ids[a] + "->" + ids[b]);
+          report(a, b, true);
+        }
+      });
+    }
+
     /**
      * Faults aimed at elections, which random timing rarely hits: while the chaos lasts, an election message
      * that was just handled sometimes breaks its link for a moment or crashes its receiver.
@@ -339,6 +379,10 @@ final class ElectionSimulation {
       crashedAt[i] = now;
       lastView[i] = null;
       for (int j = 0; j < n; j++) {
+        believesUp[i][j] = false; // its reports die with it, and a new core is told afresh
+        reportsQueued[i][j] = 0;
+      }
+      for (int j = 0; j < n; j++) {
         if (j != i) {
           linkChanged(i, j);
         }
@@ -382,14 +426,52 @@ final class ElectionSimulation {
       return cores[a] != null && cores[b] != null && !cut[a * n + b];
     }
 
+    /** Whether what {@code a} sends to {@code b} gets there: the link is up, and not broken one way. */
+    boolean delivers(int a, int b) {
+      return actuallyUp(a, b) && oneWay[a][b] == 0;
+    }
+
+    /** TCP-like: tells {@code x} of its link to {@code y} on {@code x}'s own schedule, after earlier reports. */
+    void report(int x, int y, boolean up) {
+      if (cores[x] == null) {
+        return;
+      }
+      int l = life[x];
+      long t = Math.max(now + rng.nextLong(MAX_DELAY + 1), reportAt[x][y] + 1);
+      reportAt[x][y] = t;
+      reportsQueued[x][y]++;
+      at(t, () -> {
+        if (life[x] != l) {
+          return;
+        }
+        reportsQueued[x][y]--; // stepped now: the send guard lets this step's messages pass
+        if (!up && believesUp[x][y]) {
+          believesUp[x][y] = false;
+          step(x, new Input.PeerDown<>(ids[y]));
+        } else if (up) {
+          believesUp[x][y] = true;
+          helloDue[x][y] = true;
+          step(x, new Input.PeerUp<>(ids[y]));
+        }
+      });
+    }
+
     /**
-     * Reports a link's new state to its ends: down to both at once, up to each after its own skew. Every
-     * change starts a new epoch: messages in flight and up reports not yet delivered are stale.
+     * Reports a link's new state to its ends: in line with the data, down to both at once and up to each after
+     * its own skew; TCP-like, each end in turn on its own schedule ({@link #report}). Every change starts a new
+     * epoch: messages in flight (and, in line with the data, up reports not yet delivered) are stale.
      */
     void linkChanged(int a, int b) {
       boolean upNow = actuallyUp(a, b);
       epoch[a * n + b]++;
       epoch[b * n + a]++;
+      if (tcpLike) {
+        oneWay[a][b] = 0;
+        oneWay[b][a] = 0;
+        report(a, b, upNow);
+        report(b, a, upNow);
+        return;
+      }
       for (int[] d : new int[][] {{a, b}, {b, a}}) {
         int x = d[0];
         int y = d[1];
@@ -453,7 +535,10 @@ final class ElectionSimulation {
         throw new Violation("codec round trip of " + m + " gave " + back);
       }
       messages++;
-      if (!actuallyUp(i, j)) {
+      if (tcpLike && reportsQueued[i][j] > 0) {
+        return; // the node runtime's send guard: a report about j is queued for i's core
+      }
+      if (!delivers(i, j)) {
         return; // into a link that broke: lost
       }
       long t = Math.max(now + rng.nextLong(MAX_DELAY + 1), lastDelivery[i][j]);

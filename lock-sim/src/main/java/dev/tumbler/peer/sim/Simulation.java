@@ -39,9 +39,9 @@ import java.util.random.RandomGenerator;
  *   <li>Each directed link delivers in FIFO order with a random delay. A link breaks on a cut, a
  *       partition or a crash: messages in flight on it are lost and both ends are told
  *       {@link Input.PeerDown}; when it comes back both ends are told {@link Input.PeerUp}, ordered
- *       before anything sent over the new link (TCP semantics, as the real transports give). Half the runs
- *       report links as TCP does (each end on its own schedule, one direction breaking alone); not those of
- *       an elected algorithm, whose election core needs both ends told of a break (see {@code execute}).
+ *       before anything sent over the new link (TCP semantics, as the real transports give). Half the runs,
+ *       elected algorithms' included, report links as TCP does (each end on its own schedule, one direction
+ *       breaking alone, the node runtime's send guard).
  *   <li>A crash throws the node's core away with its sessions (their holders die with them); a restart
  *       gives it a new core with empty state, made with its wall clock at the restart (the simulation's
  *       time, in microseconds), from which Lamport clocks start as on a real node. The last live
@@ -454,12 +454,6 @@ public final class Simulation<M extends PeerMessage> {
         for (Node node : nodes) {
           start(node);
         }
-        // An election core counts a peer's messages only after that peer's Hello on the current link, and
-        // starts the exchange again only on the link breaks it is told of. With TCP-like reports the end that
-        // is not told of a one-way break, or that hears of a break after the Hello of the new link, ignores the
-        // other end for good, and a leader can stay inactive or a proposal wait for ever (a liveness limit of
-        // ElectionCore, reported to its owners): elected runs report links in line with the data.
-        tcpLike &= !elected;
         log(n + " nodes, " + (tcpLike ? "TCP-like link reports (independent per node, one-way breaks, send guard)"
             : "link reports in line with the data (no send guard)"));
         relink();

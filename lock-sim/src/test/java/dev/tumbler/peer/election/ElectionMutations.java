@@ -12,4 +12,9 @@ public final class ElectionMutations {
   public static void voteWithoutLease(ElectionCore core) {
     core.mutationVoteWithoutLease = true;
   }
+
+  /** A Hello on a link the core believes unbroken is not answered: with TCP-like link reports a node stalls. */
+  public static void helloUnanswered(ElectionCore core) {
+    core.mutationHelloUnanswered = true;
+  }
 }
