@@ -37,9 +37,14 @@ public final class BakeryAlgorithm implements Algorithm<BakeryMessage> {
   /** Seconds since the epoch of 2024-01-01T00:00:00Z, where the wall-clock term floor starts (Appendix C). */
   static final long TERM_EPOCH_SECONDS = 1_704_067_200L;
 
+  /**
+   * Not yet {@code READ_WRITE}: the core serves read and write claims (and its scripted tests pass), but the
+   * TCK's read/write group failed once in a full run on a TCP cluster (a second reader refused for 2 s). Nor
+   * {@code LEADER_ELECTION}: the TCK asks every candidate who leads, and no core can say who holds a lock.
+   */
   private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(Capability.MUTEX,
-      Capability.READ_WRITE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
-      Capability.FAIR, Capability.FAULT_TOLERANT));
+      Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION, Capability.FAIR,
+      Capability.FAULT_TOLERANT));
   private static final BakeryCodec CODEC = new BakeryCodec();
 
   private BakeryAlgorithm() {}

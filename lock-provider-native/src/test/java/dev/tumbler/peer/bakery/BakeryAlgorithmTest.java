@@ -31,9 +31,8 @@ class BakeryAlgorithmTest {
     assertEquals("bakery", B.name());
     assertSame(B, Algorithms.byName("bakery").orElseThrow());
     assertEquals(List.of("lamport", "ricart-agrawala", "bakery"), Algorithms.names().subList(0, 3));
-    // not LEADER_ELECTION yet: the TCK's elections ask every candidate who leads, and no native core can
-    // say who holds a lock
-    assertEquals(EnumSet.of(Capability.MUTEX, Capability.READ_WRITE, Capability.FENCING, Capability.LEASE_EXPIRY,
+    // not LEADER_ELECTION nor READ_WRITE yet (see BakeryAlgorithm): declared only once the TCK passes them
+    assertEquals(EnumSet.of(Capability.MUTEX, Capability.FENCING, Capability.LEASE_EXPIRY,
         Capability.LOST_NOTIFICATION, Capability.FAIR, Capability.FAULT_TOLERANT),
         EnumSet.copyOf(B.capabilities()));
     assertTrue(B.leased());
