@@ -57,7 +57,7 @@ public final class BakeryAlgorithm implements Algorithm<BakeryMessage> {
   @Override
   public String summary() {
     return "snaplock's quorum bakery among three elected leaders, 11(L-1)+3 messages per entry; survives the loss "
-        + "of one leader";
+        + "of one leader (experimental)";
   }
 
   @Override
