@@ -49,9 +49,9 @@ final class DemoCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--algorithm", defaultValue = "all", paramLabel = "NAME",
-      description = "One native algorithm (${COMPLETION-CANDIDATES}), or all of them one after the other. "
-          + "Default: ${DEFAULT-VALUE}.", completionCandidates = AlgorithmNames.class)
+  @Option(names = "--algorithm", defaultValue = "all", paramLabel = "NAME[,NAME...]",
+      description = "Native algorithms (${COMPLETION-CANDIDATES}), comma-separated, or all of them one after the "
+          + "other. Default: ${DEFAULT-VALUE}.", completionCandidates = AlgorithmNames.class)
   String algorithm;
 
   @Option(names = "--duration", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "DURATION",
@@ -72,9 +72,15 @@ final class DemoCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    List<String> algorithms = algorithm.equals("all") ? Algorithms.names()
-        : List.of(Algorithms.byName(algorithm).orElseThrow(() -> new IllegalArgumentException("--algorithm: '"
-            + algorithm + "' is not one of " + Algorithms.names() + " or all")).name());
+    List<String> algorithms = new ArrayList<>();
+    if (algorithm.equals("all")) {
+      algorithms.addAll(Algorithms.names());
+    } else {
+      for (String a : algorithm.split(",", -1)) {
+        algorithms.add(Algorithms.byName(a.trim()).orElseThrow(() -> new IllegalArgumentException("--algorithm: '"
+            + a.trim() + "' is not one of " + Algorithms.names() + " or all")).name());
+      }
+    }
     if (nodes < 2 || nodes > 9) {
       throw new IllegalArgumentException("--nodes: " + nodes + " is not within 2..9");
     }

@@ -73,7 +73,11 @@ class CliArgumentsTest {
   void badDemoArguments() {
     Result r = run("demo", "--algorithm", "paxos");
     assertEquals(ExitCodes.USAGE, r.code(), r.toString());
-    assertTrue(r.err().contains("'paxos' is not one of [lamport, ricart-agrawala] or all"), r.err());
+    assertTrue(r.err().contains("'paxos' is not one of " + dev.tumbler.peer.algorithm.Algorithms.names() + " or all"),
+        r.err());
+    r = run("demo", "--algorithm", "lamport,paxos");
+    assertEquals(ExitCodes.USAGE, r.code(), r.toString());
+    assertTrue(r.err().contains("'paxos' is not one of"), r.err());
     r = run("demo", "--nodes", "1");
     assertEquals(ExitCodes.USAGE, r.code(), r.toString());
     assertTrue(r.err().contains("--nodes"), r.err());

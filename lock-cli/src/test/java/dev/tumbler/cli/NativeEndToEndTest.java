@@ -19,7 +19,7 @@ class NativeEndToEndTest {
 
   @Test
   void demoPrintsItsTableWithTheExpectedMessageCounts() {
-    Result r = run("demo", "--duration", "1500ms", "--workers", "2");
+    Result r = run("demo", "--algorithm", "lamport,ricart-agrawala", "--duration", "1500ms", "--workers", "2");
     assertEquals(0, r.code(), r.toString());
     String out = r.out();
     assertTrue(out.matches("(?s).*\\n\\s+lamport\\s+ricart-agrawala\\n.*"), out);
