@@ -3,10 +3,13 @@ package dev.tumbler.peer.core;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.util.Arrays;
 
 /** What every codec test and fuzz target asks of a {@link MessageCodec}, in one place. */
 public final class CodecChecks {
@@ -43,5 +46,42 @@ public final class CodecChecks {
     byte[] again = codec.encode(m);
     assertEquals(m, codec.decode(again), "a decoded message does not survive encode and decode");
     assertArrayEquals(again, codec.encode(codec.decode(again)), "the encoding of a message is not stable");
+  }
+
+  /**
+   * What damage to a good encoding must give: a {@link CodecException} for nothing, no bytes and a bare
+   * version byte; for every message of {@code every}, one for each truncation, one naming the trailing byte
+   * and one naming a wrong version; and one naming the type for each of {@code badTypes} put in the type byte
+   * of {@code typed}'s encoding.
+   */
+  public static <M extends PeerMessage> void refusesDamage(MessageCodec<M> codec, byte version, Iterable<M> every,
+      M typed, byte... badTypes) {
+    assertThrows(CodecException.class, () -> codec.decode(null));
+    assertThrows(CodecException.class, () -> codec.decode(new byte[0]));
+    assertThrows(CodecException.class, () -> codec.decode(new byte[] {version}));
+    for (M m : every) {
+      byte[] good = codec.encode(m);
+      for (int len = 2; len < good.length; len++) {
+        byte[] cut = Arrays.copyOf(good, len);
+        assertThrows(CodecException.class, () -> codec.decode(cut),
+            m + " truncated to " + len);
+      }
+      byte[] trailing = Arrays.copyOf(good, good.length + 1);
+      refused(codec, trailing, "trailing", m.toString());
+      byte[] v = good.clone();
+      v[0] = (byte) (version + 1);
+      refused(codec, v, "version", m.toString());
+    }
+    for (byte type : badTypes) {
+      byte[] t = codec.encode(typed);
+      t[1] = type;
+      refused(codec, t, "type", "type " + type);
+    }
+  }
+
+  private static void refused(MessageCodec<?> codec, byte[] bytes, String naming, String what) {
+    CodecException e = assertThrows(CodecException.class, () -> codec.decode(bytes),
+        what);
+    assertTrue(e.getMessage().contains(naming), what + ": " + e.getMessage());
   }
 }
