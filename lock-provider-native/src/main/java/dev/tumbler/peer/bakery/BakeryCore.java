@@ -15,6 +15,7 @@ import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -87,6 +88,11 @@ import java.util.random.RandomGenerator;
  *       the term; otherwise its owner drops the ticket and draws a new number. §3.2's table lets a soft writer
  *       keep the key it drew when it queued while later readers get in and end, so it would be granted with a
  *       token below theirs (F2/F3). A reader also waits for the readers before it that are not active yet.
+ *   <li>A hard writer (or exclusive claim) does not wait for a soft or timed-soft writer before it that is not
+ *       active: §3.2's table made it wait for every ticket before it, and with a soft writer first, then a hard
+ *       writer, then a reader, the three waited on each other for ever (the soft writer for every reader, the
+ *       reader for the hard writer before it, the hard writer for the soft writer). A soft writer keeps no
+ *       place in the queue, so nothing behind it waits for it.
  *   <li>A leader that refused an activation answers {@code true} unasked when its table allows it: the
  *       owner's table may not change again, so "wait for the next change" could stall for ever.
  *   <li>At a change of view only active tickets are handed over; tickets that were added or ready are
@@ -197,7 +203,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     if (ids.contains(self)) {
       throw new IllegalArgumentException("peers must not contain self (" + self + ")");
     }
-    this.peers = Set.copyOf(ids);
+    this.peers = Collections.unmodifiableSortedSet(ids); // sorted: one iteration order in every JVM, so a seed replays
     for (String p : ids) {
       links.put(p, new Link());
     }
@@ -648,9 +654,22 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     for (BakeryMessage.Relock r : m.held()) {
       listed.add(r.reqKey());
     }
+    if (m.answer()) {
+      // answered before anything this restatement sets off (a grant sent again, a phase message): the peer
+      // counts nothing from this node until this answer arrived, and would drop them
+      sendRestate(from, false);
+    }
     for (Run r : List.copyOf(runs.values())) {
       if (r.client.equals(from) && !listed.contains(r.reqKey)) {
-        dropRun(r, true);
+        if (r.phase == Phase.GRANTED) {
+          // the client moved the lock to another owner (a renewal relock while this link was down) or released
+          // it and the Unlock was lost with the link: this node stops owning it, but the ticket stays active in
+          // every table until it expires or its new owner renews it; dropping it everywhere here once let a
+          // reader in while the writer still held the lock through its new owner
+          runs.remove(r.reqKey);
+        } else {
+          dropRun(r, true);
+        }
       }
     }
     for (BakeryMessage.Lock k : m.pending()) {
@@ -686,9 +705,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         table(e.name()).entering.put(e.reqKey(), e.owner());
         dirty.add(e.name());
       }
-    }
-    if (m.answer()) {
-      sendRestate(from, false);
     }
     resendPhases(from);
   }
@@ -757,6 +773,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         Run r = runs.get(w.reqKey());
         if (r != null && r.client.equals(from)) {
           r.heard(w.seq(), now);
+        } else if (r == null && w.reqKey().client().equals(from)) {
+          // the client waits on a request this node no longer has (granted, and expired before the grant
+          // reached the client): tell it, or it would wait for ever
+          send(from, new BakeryMessage.Unlocked(w.reqKey(), "the owner leader " + self
+              + " no longer knows the request"));
         }
       }
       case BakeryMessage.Renew r -> onRenew(from, r);
@@ -778,6 +799,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       case BakeryMessage.DropTicket d -> {
         if (d.term() == term) {
           dropRecords(d.name(), d.reqKey());
+          if (!acting() && !inbox.isEmpty()) {
+            // messages kept until this leader acts may still record the request (a LockEntering): the drop
+            // is applied again after them, or the record would be left behind and hold back every ticket
+            inbox.add(new Input.Message<>(from, m));
+          }
         }
       }
       case BakeryMessage.Termed t -> {
@@ -868,6 +894,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         }
       }
       case BakeryMessage.LockActivated a -> onActivated(from, a);
+      case BakeryMessage.DropTicket d -> dropRecords(d.name(), d.reqKey());
       case BakeryMessage.RenewTicket r -> {
         Tk t = ticket(r.name(), r.key());
         if (t != null && t.state == State.ACTIVE) {
@@ -1273,7 +1300,10 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         activeWrite |= t.mode.writes();
       }
       if (before) {
-        anyBefore = true;
+        // a soft writer keeps no place (§3.2): one still waiting holds back no hard writer behind it, or
+        // soft writer (waits for every reader) -> reader (waits for the hard writer before it) -> hard writer
+        // (waits for everything before it) would wait on each other for ever
+        anyBefore |= t.state == State.ACTIVE || !t.mode.writes() || t.mode.writer() == Claim.Writer.HARD;
         writeBefore |= t.mode.writes();
         hardWriteBefore |= t.mode.writes() && t.mode.writer() == Claim.Writer.HARD;
         waitingReadBefore |= !t.mode.writes() && t.state != State.ACTIVE;

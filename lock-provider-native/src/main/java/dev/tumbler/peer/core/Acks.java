@@ -26,7 +26,7 @@ public final class Acks {
    */
   public Acks(long term, Collection<String> asked, int needed) {
     this.term = term;
-    this.asked = Set.copyOf(asked);
+    this.asked = Collections.unmodifiableSortedSet(new TreeSet<>(asked)); // one iteration order in every run
     if (needed < 1 || needed > this.asked.size()) {
       throw new IllegalArgumentException("a quorum of " + needed + " out of " + this.asked.size() + " cannot be met");
     }

@@ -6,6 +6,7 @@ import dev.tumbler.peer.core.Leader;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
+import java.util.Collections;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -201,7 +202,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     this.majority = members / 2 + 1;
     TreeSet<String> all = new TreeSet<>(ids);
     all.add(self);
-    this.memberIds = Set.copyOf(all);
+    this.memberIds = Collections.unmodifiableSortedSet(all);
     this.me = new Leader(self, random.nextLong() & Long.MAX_VALUE);
     this.randomId = random.nextInt(ElectionMessage.Hello.MAX_RANDOM_ID + 1);
   }

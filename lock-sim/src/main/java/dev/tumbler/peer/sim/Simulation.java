@@ -334,12 +334,22 @@ public final class Simulation<M extends PeerMessage> {
     for (String line : t.subList(from, t.size())) {
       sb.append("  ").append(line).append('\n');
     }
+    String file = System.getProperty("sim.traceFile");
+    if (file != null) {
+      try {
+        java.nio.file.Files.write(java.nio.file.Path.of(file), t);
+        sb.append("full trace: ").append(file).append('\n');
+      } catch (java.io.IOException e) {
+        sb.append("full trace not written to ").append(file).append(": ").append(e).append('\n');
+      }
+    }
     sb.append("replay: ").append(replayCommand).append('\n');
     return sb.toString();
   }
 
   /** Delta debugging (ddmin) of {@code ops}: a smaller list on which the run of {@code seed} still fails. */
   public List<Op> shrink(long seed, List<Op> ops, int budget) {
+    String kind = kind(run(seed, ops, false).violation());
     List<Op> current = ops;
     int n = 2;
     int runs = 0;
@@ -350,7 +360,7 @@ public final class Simulation<M extends PeerMessage> {
         List<Op> complement = new ArrayList<>(current.subList(0, start));
         complement.addAll(current.subList(Math.min(current.size(), start + chunk), current.size()));
         runs++;
-        if (!complement.isEmpty() && !run(seed, complement, false).ok()) {
+        if (!complement.isEmpty() && failsAlike(run(seed, complement, false), kind)) {
           current = complement;
           n = Math.max(n - 1, 2);
           reduced = true;
@@ -369,11 +379,31 @@ public final class Simulation<M extends PeerMessage> {
       List<Op> without = new ArrayList<>(current);
       without.remove(i);
       runs++;
-      if (!run(seed, without, false).ok()) {
+      if (failsAlike(run(seed, without, false), kind)) {
         current = without;
       }
     }
     return List.copyOf(current);
+  }
+
+  /**
+   * Whether {@code r} fails with a violation of {@code kind}: a shrink keeps the kind it started with, so a
+   * safety violation is not traded for a liveness one that smaller runs find more easily.
+   */
+  private static boolean failsAlike(Result r, String kind) {
+    return !r.ok() && (kind == null || kind.equals(kind(r.violation())));
+  }
+
+  /** A violation's kind: "liveness" for a request or probe that never ended, else the text before ':'. */
+  static String kind(String violation) {
+    if (violation == null) {
+      return null;
+    }
+    if (violation.contains(" never ended") || violation.contains(" never granted")) {
+      return "liveness";
+    }
+    int colon = violation.indexOf(':');
+    return colon < 0 ? violation : violation.substring(0, colon);
   }
 
   // ---- one run
