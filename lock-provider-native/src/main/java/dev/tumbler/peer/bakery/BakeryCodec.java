@@ -161,6 +161,7 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
           out.writeByte(TICKET_ADDED);
           out.writeLong(m.term());
           reqKey(out, m.reqKey());
+          out.writeBoolean(m.added());
           out.writeInt(m.stillEntering().size());
           for (ReqKey k : m.stillEntering()) {
             reqKey(out, k);
@@ -273,12 +274,13 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
         case TICKET_ADDED -> {
           long term = in.readLong();
           ReqKey k = reqKey(in);
+          boolean added = bool(in);
           int n = count(in, 19, "entering requests");
           List<ReqKey> entering = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
             entering.add(reqKey(in));
           }
-          yield new BakeryMessage.TicketAdded(term, k, entering);
+          yield new BakeryMessage.TicketAdded(term, k, added, entering);
         }
         case LOCK_EXITING -> new BakeryMessage.LockExiting(in.readLong(), reqKey(in), name(in));
         case TICKET_READY -> new BakeryMessage.TicketReady(in.readLong(), name(in), key(in));

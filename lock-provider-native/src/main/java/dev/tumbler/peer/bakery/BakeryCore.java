@@ -180,6 +180,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   /** Test-only mutation: a phase completes on ⌊L/2⌋ acknowledgements, the owner's own included. */
   boolean mutationQuorumOffByOne;
 
+  /** Test-only mutation: a leader adds a ticket below a key it already agreed to activate in the term. */
+  boolean mutationAddBelowActivated;
+
   /**
    * @param self this node's id
    * @param peers the other members' ids
@@ -646,6 +649,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     l.incarnation = m.incarnation();
     l.synced = true;
     l.downSince = NONE;
+    // what the peer sent on its earlier link and this node kept for later (not acting yet, or a term ahead)
+    // is replaced by this restatement: handled after it, a kept AddTicket would bring back a ticket the peer
+    // has dropped since (its DropTicket was lost with the link) and hold the name for ever
+    inbox.removeIf(k -> k.from().equals(from));
+    ahead.removeIf(k -> k.from().equals(from));
     // as owner: the client's requests here are exactly those it lists
     Set<ReqKey> listed = new LinkedHashSet<>();
     for (BakeryMessage.Lock k : m.pending()) {
@@ -845,6 +853,13 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       case BakeryMessage.AddTicket a -> {
         Ticket t = a.ticket();
         Table table = table(t.name());
+        if (!mutationAddBelowActivated && table.activatedAbove(term, t.key())
+            && !table.tickets.containsKey(t.key())) {
+          // a larger key was activated here: this one, drawn concurrently, would be granted after it with a
+          // smaller token (F2); the owner draws again, above it
+          send(from, new BakeryMessage.TicketAdded(term, t.reqKey(), false, List.of()));
+          return;
+        }
         if (!table.tickets.containsKey(t.key())) {
           table.tickets.put(t.key(), new Tk(t.key(), t.reqKey(), t.owner(), t.mode(), State.ADDED));
         }
@@ -856,11 +871,13 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
             still.add(k);
           }
         }
-        send(from, new BakeryMessage.TicketAdded(term, t.reqKey(), still));
+        send(from, new BakeryMessage.TicketAdded(term, t.reqKey(), true, still));
       }
       case BakeryMessage.TicketAdded a -> {
         Run r = runs.get(a.reqKey());
-        if (r != null && r.phase == Phase.ADDING && countable(from) && r.acks.add(a.term(), from)) {
+        if (r != null && r.phase == Phase.ADDING && !a.added() && countable(from)) {
+          redraw(r);
+        } else if (r != null && r.phase == Phase.ADDING && countable(from) && r.acks.add(a.term(), from)) {
           r.stillEntering.addAll(a.stillEntering());
           if (r.acks.reached()) {
             exit(r);
@@ -1248,6 +1265,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           startEntering(r);
         } else if (r.phase == Phase.ADOPT) {
           adopt(r);
+        } else if ((r.phase == Phase.WAIT_READY || r.phase == Phase.READY || r.phase == Phase.ACTIVATING)
+            && r.term == term && ticket(r.name, r.key) == null) {
+          // its ticket left this table (an activation that found no quorum for T expired here): a late
+          // LockActivated would find nothing to count, so it draws a new number instead of waiting for ever
+          redraw(r);
         }
       }
     }
@@ -1331,6 +1353,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     t.state = State.ACTIVE;
     t.deadline = Math.max(t.deadline, now + leaseNanos);
     table.deferred.remove(t.key);
+    table.activated(term, t.key);
   }
 
   /** Leaders that refused an activation re-check it when their table changes, and answer {@code true} then. */
@@ -1930,6 +1953,28 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       if (topKey == null || key.compareTo(topKey) > 0) {
         topKey = key;
       }
+    }
+
+    /** The largest key this leader agreed to activate in {@link #activatedTerm}. */
+    Key activatedTop;
+    long activatedTerm;
+
+    void activated(long term, Key key) {
+      if (key.term() != term) {
+        return; // handed over from an earlier term
+      }
+      if (activatedTerm != term) {
+        activatedTerm = term;
+        activatedTop = null;
+      }
+      if (activatedTop == null || key.compareTo(activatedTop) > 0) {
+        activatedTop = key;
+      }
+    }
+
+    /** Whether this leader agreed to activate a larger key than {@code key} in {@code term}. */
+    boolean activatedAbove(long term, Key key) {
+      return activatedTerm == term && activatedTop != null && activatedTop.compareTo(key) > 0;
     }
 
     /** Whether a ticket with a larger key than {@code key} was added here in {@code term}. */

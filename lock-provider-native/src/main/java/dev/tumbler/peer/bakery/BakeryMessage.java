@@ -311,8 +311,12 @@ public sealed interface BakeryMessage extends PeerMessage {
     }
   }
 
-  /** P3 answer: the requests the sender still sees entering on the ticket's name, other than its own. */
-  record TicketAdded(long term, ReqKey reqKey, List<ReqKey> stillEntering) implements Termed {
+  /**
+   * P3 answer: the requests the sender still sees entering on the ticket's name, other than its own; or, with
+   * {@code added} false, a refusal: the sender already agreed to activate a larger key of the name in this
+   * term, so this ticket would be granted below it (F2). The owner then draws a new number.
+   */
+  record TicketAdded(long term, ReqKey reqKey, boolean added, List<ReqKey> stillEntering) implements Termed {
     public TicketAdded {
       requireTerm(term);
       Objects.requireNonNull(reqKey, "reqKey");

@@ -58,8 +58,9 @@ class BakeryCodecTest {
     all.add(new BakeryMessage.MaxTicket(2, R2, BakeryMessage.MAX_H));
     all.add(new BakeryMessage.AddTicket(3, T1));
     all.add(new BakeryMessage.AddTicket(3, T2));
-    all.add(new BakeryMessage.TicketAdded(3, R, List.of()));
-    all.add(new BakeryMessage.TicketAdded(3, R, List.of(R2, R)));
+    all.add(new BakeryMessage.TicketAdded(3, R, true, List.of()));
+    all.add(new BakeryMessage.TicketAdded(3, R, true, List.of(R2, R)));
+    all.add(new BakeryMessage.TicketAdded(3, R, false, List.of()));
     all.add(new BakeryMessage.LockExiting(3, R, "x"));
     all.add(new BakeryMessage.TicketReady(3, "x", K));
     all.add(new BakeryMessage.ActivateLock(3, "x", K));
@@ -149,6 +150,7 @@ class BakeryCodecTest {
       out.writeUTF("a");
       out.writeLong(1);
       out.writeLong(1);
+      out.writeBoolean(true);
       out.writeInt(Integer.MAX_VALUE);
     });
     assertTrue(assertThrows(CodecException.class, () -> codec.decode(count)).getMessage().contains("claims"));
