@@ -627,7 +627,14 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       for (Map.Entry<String, Table> e : tables.entrySet()) {
         for (Tk t : e.getValue().tickets.values()) {
           if (t.owner.equals(self)) {
-            tickets.add(t.wire(e.getKey(), now));
+            Ticket w = t.wire(e.getKey(), now);
+            Run r = runs.get(t.reqKey);
+            if (w.state() == State.ACTIVE && r != null && r.phase == Phase.ACTIVATING) {
+              // marked active here while its activation waits for a quorum: restated as active, the peer
+              // would take it as agreed and answer its ActivateLock with true whatever its own table holds
+              w = new Ticket(w.name(), w.key(), w.reqKey(), w.owner(), w.mode(), State.READY, 0);
+            }
+            tickets.add(w);
           }
         }
         for (Map.Entry<ReqKey, String> en : e.getValue().entering.entrySet()) {
