@@ -84,10 +84,17 @@ import java.util.random.RandomGenerator;
  *
  * <h2>Where this core goes beyond §3.2, and why</h2>
  * <ul>
- *   <li>A soft or timed-soft writer activates at a leader only if its key is the largest that leader added in
- *       the term; otherwise its owner drops the ticket and draws a new number. §3.2's table lets a soft writer
- *       keep the key it drew when it queued while later readers get in and end, so it would be granted with a
- *       token below theirs (F2/F3). A reader also waits for the readers before it that are not active yet.
+ *   <li>A soft or timed-soft writer activates at a leader only if that leader agreed to activate no larger key
+ *       in the term; otherwise its owner drops the ticket and draws a new number. §3.2's table lets a soft
+ *       writer keep the key it drew when it queued while later readers get in and end, so it would be granted
+ *       with a token below theirs (F2/F3). (The first form of this rule, "only as the largest key added", made
+ *       two soft writers queued together redraw in turn for ever.) A reader also waits for the readers before
+ *       it that are not active yet.
+ *   <li>A leader refuses to add a ticket below a key it agreed to activate in the term ({@code TicketAdded} with
+ *       {@code added} false; the owner draws again). The owner's P5 wait sees only the entering records that
+ *       reached it, so without this a request it never heard of, drawn at the same time, could be added below
+ *       an activated key and granted later with a smaller token.
+ *   <li>A leader keeps one live ticket per request: adding a request's new key drops its older ones.
  *   <li>A hard writer (or exclusive claim) does not wait for a soft or timed-soft writer before it that is not
  *       active: §3.2's table made it wait for every ticket before it, and with a soft writer first, then a hard
  *       writer, then a reader, the three waited on each other for ever (the soft writer for every reader, the
@@ -867,8 +874,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           send(from, new BakeryMessage.TicketAdded(term, t.reqKey(), false, List.of()));
           return;
         }
-        if (!table.tickets.containsKey(t.key())) {
-          table.tickets.put(t.key(), new Tk(t.key(), t.reqKey(), t.owner(), t.mode(), State.ADDED));
+        if (!table.tickets.containsKey(t.key())
+            && !table.put(new Tk(t.key(), t.reqKey(), t.owner(), t.mode(), State.ADDED))) {
+          return; // the request has a larger key here already: this one is stale
         }
         table.raise(term, t.key());
         dirty.add(t.name());
@@ -1301,14 +1309,14 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   /**
    * The activation rule (§3.2) for {@code k} on this leader's table, with two additions that keep F2/F3 for
    * claims activated out of key order: a reader waits for the readers before it, and a soft writer activates
-   * only as the largest key this leader added in the term (else its owner draws it a new number).
+   * only if this leader agreed to activate no larger key in the term (else its owner draws it a new number).
    */
   private boolean mayActivate(Table table, Tk k) {
     return rule(table, k) && !softBehindLater(table, k);
   }
 
   private boolean softBehindLater(Table table, Tk k) {
-    return k.mode.writes() && k.mode.writer() != Claim.Writer.HARD && table.laterThan(term, k.key);
+    return k.mode.writes() && k.mode.writer() != Claim.Writer.HARD && table.activatedAbove(term, k.key);
   }
 
   private boolean rule(Table table, Tk k) {
@@ -1383,7 +1391,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     Tk t = table.tickets.get(w.key());
     if (t == null) {
       t = new Tk(w.key(), w.reqKey(), w.owner(), w.mode(), w.state());
-      table.tickets.put(w.key(), t);
+      if (!table.put(t)) {
+        return;
+      }
     } else if (w.state().ordinal() > t.state.ordinal()) {
       t.state = w.state();
     }
@@ -1946,20 +1956,33 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     final Map<Key, String> deferred = new LinkedHashMap<>();
     long highestTerm;
     long highest;
-    /** The largest key added here in {@link #highestTerm}: a soft writer activates only as the largest. */
-    Key topKey;
     long lastRead = NONE;
 
     void raise(long term, Key key) {
       if (highestTerm != term) {
         highestTerm = term;
         highest = 0;
-        topKey = null;
       }
       highest = Math.max(highest, key.h());
-      if (topKey == null || key.compareTo(topKey) > 0) {
-        topKey = key;
+    }
+
+    /**
+     * Adds {@code t} keeping one live key per request (BK-2): a request's keys only grow (a redraw takes a larger
+     * number), so a smaller one left behind (its DropTicket lost with a link) is dropped, and one that arrives
+     * after a larger (a stale restatement or a kept message) is not added. A key left behind would hold back
+     * every ticket after it for ever.
+     *
+     * @return false when {@code t} is stale and was not added
+     */
+    boolean put(Tk t) {
+      for (Tk x : tickets.values()) {
+        if (x.reqKey.equals(t.reqKey) && x.key.compareTo(t.key) > 0) {
+          return false;
+        }
       }
+      tickets.values().removeIf(x -> x.reqKey.equals(t.reqKey) && x.state != State.ACTIVE);
+      tickets.put(t.key, t);
+      return true;
     }
 
     /** The largest key this leader agreed to activate in {@link #activatedTerm}. */
@@ -1984,10 +2007,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       return activatedTerm == term && activatedTop != null && activatedTop.compareTo(key) > 0;
     }
 
-    /** Whether a ticket with a larger key than {@code key} was added here in {@code term}. */
-    boolean laterThan(long term, Key key) {
-      return highestTerm == term && topKey != null && topKey.compareTo(key) > 0;
-    }
 
     /** When the quiet period of a waiting timed-soft writer ends; NONE if none waits for it. */
     long quietEnds() {

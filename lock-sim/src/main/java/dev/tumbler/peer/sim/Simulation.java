@@ -1249,7 +1249,10 @@ public final class Simulation<M extends PeerMessage> {
     }
   }
 
-  /** A supplier of seeds: {@code -Dsim.seed=S} alone, else {@code count} seeds from {@code -Dsim.seeds=N} or the default. */
+  /**
+   * A supplier of seeds: {@code -Dsim.seed=S} alone, else {@code count} seeds from {@code -Dsim.seeds=N} or the
+   * default, starting at {@code -Dsim.firstSeed=F} (1 by default).
+   */
   public static long[] seeds(int defaultCount) {
     String one = System.getProperty("sim.seed");
     if (one != null && !one.isBlank()) {
@@ -1257,9 +1260,10 @@ public final class Simulation<M extends PeerMessage> {
     }
     String count = System.getProperty("sim.seeds");
     int c = count == null || count.isBlank() ? defaultCount : Integer.parseInt(count.trim());
+    long first = Long.getLong("sim.firstSeed", 1L); // a long run split over several machines or cores
     long[] seeds = new long[c];
     for (int i = 0; i < c; i++) {
-      seeds[i] = i + 1;
+      seeds[i] = first + i;
     }
     return seeds;
   }

@@ -10,23 +10,18 @@ import dev.tumbler.peer.sim.SimulationConfig;
 import dev.tumbler.peer.sim.Workload;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
  * The bakery under the simulator with every check on (exclusion by validity windows with read/write
  * compatibility, fencing F1–F3, lease windows and renewals, timely loss, one leader list per term, and at the
  * end every request ended and every probe granted): {@code -Dsim.seeds=N} seeds (default {@value #CI_SEEDS}) of
- * the read/write workload, {@code -Dbakery.workload=MUTEX} for plain locks, {@code -Dsim.seed=S} to replay one.
- *
- * <p>Not part of the default test run yet: it finds liveness failures still to be fixed (READ_WRITE seed 12: a
- * soft writer that is never granted after every other request ended; MUTEX seed 164: a request that never
- * ends after every fault healed). Run it with {@code -Dsim.bakery=true}.
+ * the read/write workload, {@code -Dbakery.workload=MUTEX} for plain locks, {@code -Dsim.seed=S} to replay one,
+ * {@code -Dsim.traceFile=F} to write a failure's whole trace.
  */
-@EnabledIfSystemProperty(named = "sim.bakery", matches = "true")
 class BakerySimulationTest {
 
   /** Seeds in CI. */
-  static final int CI_SEEDS = 1_000;
+  static final int CI_SEEDS = 10_000;
 
   /** Virtual peer timeout (Appendix A). */
   static final long PEER_TIMEOUT = 500_000_000L;
@@ -50,7 +45,8 @@ class BakerySimulationTest {
 
   @Test
   void seedsKeepEveryInvariant() {
-    Simulation<Envelope> sim = simulation(config(), c -> { });
+    SimulationConfig config = config();
+    Simulation<Envelope> sim = simulation(config, c -> { });
     long[] seeds = Simulation.seeds(CI_SEEDS);
     long grants = 0;
     long requests = 0;
@@ -66,8 +62,8 @@ class BakerySimulationTest {
       events += r.events();
       renewals += r.messagesByType().getOrDefault("lock/Renewed", 0L);
     }
-    System.out.printf("bakery, READ_WRITE: %d seeds, 0 violations, %d requests, %d grants, %d renewals answered "
-        + "over the network, %d events%n", seeds.length, requests, grants, renewals, events);
+    System.out.printf("bakery, %s: %d seeds, 0 violations, %d requests, %d grants, %d renewals answered "
+        + "over the network, %d events%n", config.workload(), seeds.length, requests, grants, renewals, events);
     if (seeds.length > 1) {
       assertTrue(grants > requests / 3, grants + " grants of " + requests + " requests");
     }
