@@ -867,8 +867,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       case BakeryMessage.AddTicket a -> {
         Ticket t = a.ticket();
         Table table = table(t.name());
+        Tk known = table.tickets.get(t.key());
         if (!mutationAddBelowActivated && table.activatedAbove(term, t.key())
-            && !table.tickets.containsKey(t.key())) {
+            && (known == null || known.state != State.ACTIVE)) {
           // a larger key was activated here: this one, drawn concurrently, would be granted after it with a
           // smaller token (F2); the owner draws again, above it
           send(from, new BakeryMessage.TicketAdded(term, t.reqKey(), false, List.of()));
@@ -1388,6 +1389,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
 
   private void mergeTicket(Ticket w) {
     Table table = table(w.name());
+    if (w.state() != State.ACTIVE && table.activatedAbove(term, w.key()) && !mutationAddBelowActivated) {
+      return; // restated below a key activated here: its AddTicket is refused, and its owner draws again
+    }
     Tk t = table.tickets.get(w.key());
     if (t == null) {
       t = new Tk(w.key(), w.reqKey(), w.owner(), w.mode(), w.state());

@@ -57,6 +57,13 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private static final Logger LOG = LoggerFactory.getLogger(PeerNode.class);
 
   /**
+   * How long a grant on this node waits, at most, for the lost listeners started before it to return: a
+   * holder's {@code onLost} runs before another client of the node gets the lock, and a listener that blocks
+   * holds back no grant for longer than this.
+   */
+  static final long LOST_LISTENER_GRACE_MILLIS = 1_000;
+
+  /**
    * How a request ended.
    *
    * @param requestId the request
@@ -141,6 +148,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private long lastNow = Long.MIN_VALUE; // under stepLock
   // completions of clients' futures the current step made, run once stepLock is released (under stepLock)
   private List<Runnable> completions = new ArrayList<>();
+  // the lost listeners started so far and not yet returned: a grant is handed over only after them (under
+  // stepLock), so a holder on this node is told of its loss before a client on this node gets the lock
+  private CompletableFuture<Void> lostDelivered = CompletableFuture.completedFuture(null);
   private volatile Observation.View view;
 
   /**
@@ -518,13 +528,15 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           } else {
             Outcome granted = Outcome.granted(g);
             long id = g.requestId();
-            completions.add(() -> {
+            Runnable handOver = () -> {
               if (!w.future().complete(granted)) {
                 // the future was completed by someone else meanwhile (its holder cancelled it): nobody
                 // takes this grant, so it is given back
                 submit(new Input.Release<>(id));
               }
-            });
+            };
+            CompletableFuture<Void> after = lostDelivered;
+            completions.add(after.isDone() ? handOver : () -> after.thenRun(handOver));
           }
         }
         case Output.Failed<M> f -> {
@@ -549,9 +561,19 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
             lost.incrementAndGet();
             LOG.debug("native node {}: grant {} on '{}' lost: {} {}", core.self(), l.requestId(), l.name(),
                 l.reason(), l.detail());
-            // listeners run user code: never on a stepping thread
-            Thread.ofVirtual().name("tumbler-lost-" + l.requestId())
-                .start(() -> listener.lost(l.reason(), l.detail()));
+            // listeners run user code: never on a stepping thread; grants this node makes from now on wait
+            // for them, up to LOST_LISTENER_GRACE_MILLIS (a listener that blocks holds back no grant for longer)
+            CompletableFuture<Void> returned = new CompletableFuture<>();
+            Thread.ofVirtual().name("tumbler-lost-" + l.requestId()).start(() -> {
+              try {
+                listener.lost(l.reason(), l.detail());
+              } finally {
+                returned.complete(null);
+              }
+            });
+            CompletableFuture<Void> bounded = returned.completeOnTimeout(null, LOST_LISTENER_GRACE_MILLIS,
+                TimeUnit.MILLISECONDS);
+            lostDelivered = lostDelivered.isDone() ? bounded : CompletableFuture.allOf(lostDelivered, bounded);
           }
         }
       }
