@@ -339,11 +339,16 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
 
   /** The owner of this node's requests on {@code name} (§3.2 client rule 1), or null if none is connected. */
   String ownerFor(String name) {
+    return ownerFor(name, null);
+  }
+
+  /** The owner leader of {@code name} as {@link #ownerFor(String)} chooses it, passing over {@code not}. */
+  private String ownerFor(String name, String not) {
     int l = leaders.size();
     int first = (int) Long.remainderUnsigned(fnv1a(self + "\0" + name), l);
     for (int i = 0; i < l; i++) {
       String id = leaders.get((first + i) % l).nodeId();
-      if (connected(id)) {
+      if (connected(id) && !id.equals(not)) {
         return id;
       }
     }
@@ -374,6 +379,21 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       // the active ticket over and renews it, so that a holder beside a majority keeps its lock
       relockHeld(q);
       return;
+    }
+    if (q.renewSentAt != NONE && now - q.renewSentAt >= leaseNanos / 4) {
+      // its owner has not answered for a quarter of the lease while its link still looks up (a partition
+      // that drops bytes is found only by the idle timeout, which may be longer than the holder's window):
+      // another leader takes the active ticket over
+      String other = ownerFor(q.name(), q.owner);
+      if (other != null) {
+        q.owner = other;
+        q.renewSentAt = now;
+        toOwner(q, new BakeryMessage.Relock(q.key, q.name(), q.ticket, q.nextSeq(now)));
+        return;
+      }
+    }
+    if (q.renewSentAt == NONE) {
+      q.renewSentAt = now;
     }
     toOwner(q, new BakeryMessage.Renew(q.key, q.ticket, q.nextSeq(now)));
   }
@@ -421,6 +441,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     q.token = m.key().token();
     q.reported = sentAt;
     q.validUntil = sentAt + trustNanos;
+    q.renewSentAt = NONE;
     q.pruneSentAt(m.echo());
     out.add(new Output.Granted<>(q.id, q.name(), q.token, 1, sentAt, q.validUntil));
   }
@@ -436,6 +457,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
     q.reported = sentAt;
     q.validUntil = sentAt + trustNanos;
+    q.renewSentAt = NONE;
     q.pruneSentAt(m.echo());
     out.add(new Output.Renewed<>(q.id, sentAt, q.validUntil));
   }
@@ -527,6 +549,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     String owner = leaders.isEmpty() ? null : ownerFor(q.name());
     if (owner != null) {
       q.owner = owner;
+      q.renewSentAt = now;
       toOwner(q, new BakeryMessage.Relock(q.key, q.name(), q.ticket, q.nextSeq(now)));
     }
   }
@@ -1883,6 +1906,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     long token;
     long reported = NONE;
     long validUntil;
+    /** When the oldest renewal the owner has not answered yet was asked for; NONE if none waits. */
+    long renewSentAt = NONE;
 
     Req(long id, String session, Claim claim, boolean attempt) {
       this.id = id;
