@@ -380,18 +380,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       relockHeld(q);
       return;
     }
-    if (q.renewSentAt != NONE && now - q.renewSentAt >= leaseNanos / 4) {
-      // its owner has not answered for a quarter of the lease while its link still looks up (a partition
-      // that drops bytes is found only by the idle timeout, which may be longer than the holder's window):
-      // another leader takes the active ticket over
-      String other = ownerFor(q.name(), q.owner);
-      if (other != null) {
-        q.owner = other;
-        q.renewSentAt = now;
-        toOwner(q, new BakeryMessage.Relock(q.key, q.name(), q.ticket, q.nextSeq(now)));
-        return;
-      }
-    }
     if (q.renewSentAt == NONE) {
       q.renewSentAt = now;
     }
@@ -530,6 +518,16 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
             end(q);
           } else if (!isLeader(q.owner)) {
             relockHeld(q);
+          } else if (q.renewSentAt != NONE && now - q.renewSentAt >= renewPatienceNanos()) {
+            // its owner has not answered a renewal for a quarter of the lease while its link still looks up
+            // (a partition that drops bytes is found only by the idle timeout, which may end after the
+            // holder's window): another leader takes the active ticket over
+            String other = ownerFor(q.name(), q.owner);
+            q.renewSentAt = now; // patience again, with the new owner or (none other reachable) the same
+            if (other != null) {
+              q.owner = other;
+              toOwner(q, new BakeryMessage.Relock(q.key, q.name(), q.ticket, q.nextSeq(now)));
+            }
           }
         }
         case ENDED -> { }
@@ -1686,7 +1684,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         case NEW -> q.missingSince + peerTimeoutNanos;
         case PENDING -> earliest(q.missingSince == NONE ? NONE : q.missingSince + peerTimeoutNanos,
             q.ownerLostSince != NONE ? q.ownerLostSince + graceNanos - leaseNanos : q.nextKeepAlive);
-        case HELD -> q.validUntil;
+        case HELD -> earliest(q.validUntil, q.renewSentAt == NONE ? NONE : q.renewSentAt + renewPatienceNanos());
         case ENDED -> NONE;
       });
     }
@@ -1717,6 +1715,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       next = now + 1;
     }
     return next;
+  }
+
+  /** How long a holder waits for its owner to answer a renewal before it asks another leader. */
+  private long renewPatienceNanos() {
+    return leaseNanos / 4;
   }
 
   private static long earliest(long a, long b) {
