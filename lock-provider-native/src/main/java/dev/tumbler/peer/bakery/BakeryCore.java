@@ -106,9 +106,9 @@ import java.util.random.RandomGenerator;
  *       requested again in the new term (by their owner if it stays a leader, else by the client's relock).
  *       Fairness holds within a term.
  *   <li>A run that needs the leaders (not started, P1–P3, a relock to adopt) and makes no progress for
- *       {@code peerTimeout} fails {@code UNAVAILABLE} with the reason; an attempt fails at once when its owner
- *       cannot act. Without this a request on the minority side of a partition, whose leaders are connected
- *       but have no lease, would wait for ever.
+ *       {@code peerTimeout} fails {@code UNAVAILABLE} with the reason (an attempt whose owner cannot act, after
+ *       {@code leaderTimeout}; a cancelled request names the leaders it could not reach). Without this a request
+ *       on the minority side of a partition, whose leaders are connected but have no lease, would wait for ever.
  *   <li>Leader messages of a term this node has not adopted yet are kept and handled once it has.
  * </ul>
  *
@@ -134,6 +134,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   private final long keepAliveNanos;
   private final long peerTimeoutNanos;
   private final long graceNanos;
+  /** How long an attempt waits for its owner to act again (a leader lease that lapsed for a moment). */
+  private final long attemptPatienceNanos;
   private final long incarnation;
   private long nextReqSeq;
   private long now;
@@ -222,6 +224,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     this.keepAliveNanos = Math.max(1, leaseNanos / 3);
     this.peerTimeoutNanos = peerTimeoutNanos;
     this.graceNanos = leaseNanos + leaderTimeoutNanos;
+    this.attemptPatienceNanos = Math.min(peerTimeoutNanos, Math.max(1, leaderTimeoutNanos));
     this.incarnation = random.nextLong() & Long.MAX_VALUE;
   }
 
@@ -266,7 +269,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           Req q = requests.get(c.requestId());
           if (q != null) {
             if (q.state != ReqState.HELD) {
-              out.add(new Output.Failed<>(q.id, q.name(), Output.Failure.CANCELLED, Set.of()));
+              // the leaders it could not reach, when they are what it waited for
+              out.add(new Output.Failed<>(q.id, q.name(), Output.Failure.CANCELLED,
+                  connectedLeaders() < quorum() ? missingLeaders() : Set.of()));
             }
             end(q);
           }
@@ -723,9 +728,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
     // as leader: the sender's tickets and entering records are exactly those it lists
     if (m.term() == term && isLeader(from) && isLeader(self)) {
-      Set<Key> keys = new LinkedHashSet<>();
+      // by name and key: keys repeat across names (a ticket of another name with the same key kept a dropped
+      // one here for ever, sim seed 6551)
+      Set<Map.Entry<String, Key>> keys = new LinkedHashSet<>();
       for (Ticket t : m.tickets()) {
-        keys.add(t.key());
+        keys.add(Map.entry(t.name(), t.key()));
       }
       Set<ReqKey> entering = new LinkedHashSet<>();
       for (Entering e : m.entering()) {
@@ -733,7 +740,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       }
       for (Map.Entry<String, Table> e : tables.entrySet()) {
         Table t = e.getValue();
-        if (t.tickets.values().removeIf(k -> k.owner.equals(from) && !keys.contains(k.key))
+        if (t.tickets.values().removeIf(k -> k.owner.equals(from) && !keys.contains(Map.entry(e.getKey(), k.key)))
             | t.entering.entrySet().removeIf(en -> en.getValue().equals(from) && !entering.contains(en.getKey()))) {
           dirty.add(e.getKey());
         }
@@ -996,9 +1003,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     r.heard(m.seq(), now);
     r.progressAt = now;
     runs.put(r.reqKey, r);
-    if (r.attempt && !acting()) {
-      failRun(r, Output.Failure.UNAVAILABLE, notActing()); // a single attempt does not wait for a view
-    }
+    // an attempt at an owner that cannot act right now (its leader lease lapsed for a moment, a view being
+    // taken over) waits up to leaderTimeout for it to act again, then fails UNAVAILABLE (leaderTick): failing
+    // it at once turned a busy moment of a healthy cluster into ServiceUnavailable
   }
 
   private String notActing() {
@@ -1292,6 +1299,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         } else if (r.renewWanted > 0 && acting()) {
           startRenewal(r, r.renewWanted);
         }
+      } else if (r.attempt && r.phase == Phase.NEW && !acting() && now - r.progressAt >= attemptPatienceNanos) {
+        failRun(r, Output.Failure.UNAVAILABLE, notActing()); // not back within leaderTimeout: not a busy moment
       } else if (now - r.lastHeard >= leaseNanos) {
         dropRun(r, true); // the client went silent for T: it died
       } else if (r.needsLeaders() && now - r.progressAt >= peerTimeoutNanos) {
@@ -1702,6 +1711,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     for (Run r : runs.values()) {
       if (r.phase != Phase.GRANTED) {
         next = earliest(next, r.lastHeard + leaseNanos);
+      }
+      if (r.attempt && r.phase == Phase.NEW) {
+        next = earliest(next, r.progressAt + attemptPatienceNanos);
       }
       if (r.needsLeaders()) {
         next = earliest(next, r.progressAt + peerTimeoutNanos);

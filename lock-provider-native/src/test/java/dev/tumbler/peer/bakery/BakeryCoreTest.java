@@ -479,6 +479,7 @@ class BakeryCoreTest {
     assertNotNull(c.req(h).lost, "the small side's holder was told it lost the lock");
     assertTrue(c.req(h).lostAt <= c.req(w).grantedAt, "lost before the other side granted");
     long later = c.acquire(small.get(1), Claim.exclusive("x"), true);
+    c.until(() -> c.req(later).failed != null, BakeryCluster.PEER_TIMEOUT, "the small side's attempt fails");
     assertEquals(Output.Failure.UNAVAILABLE, c.req(later).failed.failure(), "the small side grants nothing");
     long wait = c.acquire(small.get(1), Claim.exclusive("x"));
     long start = c.now;
