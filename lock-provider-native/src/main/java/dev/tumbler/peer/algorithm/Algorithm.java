@@ -83,6 +83,15 @@ public interface Algorithm<M extends PeerMessage> {
     return Claim.write(name, Claim.Writer.HARD, 0);
   }
 
+  /**
+   * Whether its core can say who holds a name: it answers {@code Input.HolderQuery} with the holder's claim tag,
+   * which the provider uses to tell an election's candidates who leads. A core that cannot answers at once that
+   * it does not know, and the provider does not ask it.
+   */
+  default boolean answersHolderQueries() {
+    return false;
+  }
+
   /** A core for one node, with empty state. */
   ProtocolCore<M> newCore(CoreContext context);
 

@@ -26,7 +26,7 @@ import java.util.List;
  * lock names, details) are modified UTF-8 with a 2-byte length ({@link DataOutputStream#writeUTF}); enums are
  * one ordinal byte; booleans one byte 0 or 1; an optional request key a presence byte then the key; lists an
  * {@code int} count then the elements. A request key is {@code client incarnation(8) seq(8)}, a ticket key
- * {@code term(8) h(8) slot(1)}.
+ * {@code term(8) h(8) slot(1)}; a claim's tag (on requests and tickets) is a string that may be empty.
  *
  * <p>Decoding is strict: an unknown version or type, an ordinal out of range, a boolean other than 0 or 1, a
  * node id or name that is empty, too long or holds a control character, a count larger than the bytes left
@@ -35,8 +35,8 @@ import java.util.List;
  */
 public final class BakeryCodec implements MessageCodec<BakeryMessage> {
 
-  /** The encoding version this codec writes and reads. */
-  public static final byte VERSION = 1;
+  /** The encoding version this codec writes and reads (2: requests and tickets carry their claim's tag). */
+  public static final byte VERSION = 2;
 
   /** The longest lock name on the wire, in characters (a namespace-qualified name, as in the Lamport codec). */
   static final int MAX_NAME_LENGTH = 3 + 1 + 256 + 1 + 256;
@@ -72,6 +72,8 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
   static final byte TABLES_REQUEST = 23;
   static final byte TABLES = 24;
   static final byte RESTATE = 25;
+  static final byte WHO_HOLDS = 26;
+  static final byte HOLDS = 27;
 
   private static final Claim.Mode[] MODES = Claim.Mode.values();
   private static final Claim.Writer[] WRITERS = Claim.Writer.values();
@@ -236,6 +238,17 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
             out.writeUTF(e.owner());
           }
         }
+        case BakeryMessage.WhoHolds m -> {
+          out.writeByte(WHO_HOLDS);
+          out.writeLong(m.queryId());
+          out.writeUTF(m.name());
+        }
+        case BakeryMessage.Holds m -> {
+          out.writeByte(HOLDS);
+          out.writeLong(m.queryId());
+          out.writeUTF(m.name());
+          out.writeUTF(m.tag());
+        }
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot happen writing to memory", e);
@@ -340,6 +353,8 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
           }
           yield new BakeryMessage.Restate(term, incarnation, answer, pending, held, tickets, entering);
         }
+        case WHO_HOLDS -> new BakeryMessage.WhoHolds(in.readLong(), name(in));
+        case HOLDS -> new BakeryMessage.Holds(in.readLong(), name(in), tag(in));
         default -> throw new CodecException("unknown bakery message type " + type);
       };
       if (in.available() > 0) {
@@ -368,6 +383,7 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
     if (m.supersedes() != null) {
       reqKey(out, m.supersedes());
     }
+    out.writeUTF(m.tag());
   }
 
   private static void relock(DataOutputStream out, BakeryMessage.Relock m) throws IOException {
@@ -410,6 +426,7 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
     mode(out, t.mode());
     out.writeByte(t.state().ordinal());
     out.writeLong(t.remainingNanos());
+    out.writeUTF(t.tag());
   }
 
   // ---- reading
@@ -422,7 +439,7 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
     long wait = in.readLong();
     long seq = in.readLong();
     ReqKey supersedes = bool(in) ? reqKey(in) : null;
-    return new BakeryMessage.Lock(k, name, mode, lease, wait, seq, supersedes);
+    return new BakeryMessage.Lock(k, name, mode, lease, wait, seq, supersedes, tag(in));
   }
 
   private static BakeryMessage.Relock relock(DataInputStream in) throws IOException {
@@ -442,7 +459,8 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
   }
 
   private static Ticket ticket(DataInputStream in) throws IOException {
-    return new Ticket(name(in), key(in), reqKey(in), id(in), mode(in), ordinal(in, STATES, "state"), in.readLong());
+    return new Ticket(name(in), key(in), reqKey(in), id(in), mode(in), ordinal(in, STATES, "state"), in.readLong(),
+        tag(in));
   }
 
   private static <E> E ordinal(DataInputStream in, E[] values, String what) throws IOException {
@@ -468,6 +486,10 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
 
   private static String id(DataInputStream in) throws IOException {
     return text(in, MAX_ID_LENGTH, false, "node id");
+  }
+
+  private static String tag(DataInputStream in) throws IOException {
+    return text(in, Claim.MAX_TAG_LENGTH, true, "tag");
   }
 
   private static String detail(DataInputStream in) throws IOException {

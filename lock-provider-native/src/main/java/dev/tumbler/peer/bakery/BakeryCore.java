@@ -285,6 +285,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           }
         }
         case Input.View<BakeryMessage> v -> view(v.term(), v.leaders(), v.activeUntil());
+        case Input.HolderQuery<BakeryMessage> q -> whoHolds(q);
         case Input.Start<BakeryMessage> st -> { }
       }
       settle();
@@ -339,7 +340,17 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
 
   private BakeryMessage.Lock lockMessage(Req q, ReqKey supersedes) {
     return new BakeryMessage.Lock(q.key, q.name(), Mode.of(q.claim), leaseNanos, q.attempt ? 0 : -1, q.nextSeq(now),
-        supersedes);
+        supersedes, q.claim.tag());
+  }
+
+  /** Asks the leader that would own this node's requests on the name who holds it; unknown if none is reachable. */
+  private void whoHolds(Input.HolderQuery<BakeryMessage> q) {
+    String owner = leaders.isEmpty() ? null : ownerFor(q.name());
+    if (owner == null) {
+      out.add(Output.Holder.unknown(q));
+      return;
+    }
+    send(owner, new BakeryMessage.WhoHolds(q.queryId(), q.name()));
   }
 
   /** The owner of this node's requests on {@code name} (§3.2 client rule 1), or null if none is connected. */
@@ -665,7 +676,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
             if (w.state() == State.ACTIVE && r != null && r.phase == Phase.ACTIVATING) {
               // marked active here while its activation waits for a quorum: restated as active, the peer
               // would take it as agreed and answer its ActivateLock with true whatever its own table holds
-              w = new Ticket(w.name(), w.key(), w.reqKey(), w.owner(), w.mode(), State.READY, 0);
+              w = new Ticket(w.name(), w.key(), w.reqKey(), w.owner(), w.mode(), State.READY, 0, w.tag());
             }
             tickets.add(w);
           }
@@ -843,6 +854,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       case BakeryMessage.LockFailed f -> onLockFailed(from, f);
       case BakeryMessage.Renewed r -> onRenewed(from, r);
       case BakeryMessage.Unlocked u -> onUnlocked(from, u);
+      case BakeryMessage.WhoHolds w -> send(from, new BakeryMessage.Holds(w.queryId(), w.name(), holderTag(w.name())));
+      case BakeryMessage.Holds h -> out.add(new Output.Holder<>(h.queryId(), h.name(), h.tag()));
       // leader ↔ leader
       case BakeryMessage.TablesRequest t -> onTablesRequest(from, t);
       case BakeryMessage.Tables t -> onTables(from, t);
@@ -904,7 +917,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           return;
         }
         if (!table.tickets.containsKey(t.key())
-            && !table.put(new Tk(t.key(), t.reqKey(), t.owner(), t.mode(), State.ADDED))) {
+            && !table.put(new Tk(t.key(), t.reqKey(), t.owner(), t.mode(), State.ADDED, t.tag()))) {
           return; // the request has a larger key here already: this one is stale
         }
         table.raise(term, t.key());
@@ -999,6 +1012,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       }
     }
     r = new Run(m.reqKey(), from, m.name(), m.mode(), m.waitNanos() == 0);
+    r.tag = m.tag();
     r.supersedes = m.supersedes();
     r.heard(m.seq(), now);
     r.progressAt = now;
@@ -1227,6 +1241,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
     t.owner = self;
     r.mode = t.mode;
+    r.tag = t.tag;
     r.phase = Phase.GRANTED;
     r.grantEcho = r.echo;
     startRenewal(r, r.echo);
@@ -1424,7 +1439,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
     Tk t = table.tickets.get(w.key());
     if (t == null) {
-      t = new Tk(w.key(), w.reqKey(), w.owner(), w.mode(), w.state());
+      t = new Tk(w.key(), w.reqKey(), w.owner(), w.mode(), w.state(), w.tag());
       if (!table.put(t)) {
         return;
       }
@@ -1440,6 +1455,23 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     dirty.add(w.name());
   }
 
+  /**
+   * Who holds {@code name} by this leader's table: the tag of its active ticket with the largest key (a later
+   * grant has a larger key), while this leader acts; empty otherwise.
+   */
+  private String holderTag(String name) {
+    Table t = tables.get(name);
+    if (t == null || !acting()) {
+      return "";
+    }
+    for (Tk k : t.tickets.descendingMap().values()) {
+      if (k.state == State.ACTIVE && k.deadline > now) {
+        return k.tag;
+      }
+    }
+    return "";
+  }
+
   private Table table(String name) {
     return tables.computeIfAbsent(name, k -> new Table());
   }
@@ -1450,7 +1482,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   }
 
   private Ticket ticketOf(Run r, State state) {
-    return new Ticket(r.name, r.key, r.reqKey, self, r.mode, state, 0);
+    return new Ticket(r.name, r.key, r.reqKey, self, r.mode, state, 0, r.tag);
   }
 
   // ---------------------------------------------------------------- views and hand-over
@@ -1963,6 +1995,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     final Set<String> refusals = new LinkedHashSet<>();
     Key key;
     ReqKey supersedes;
+    /** The claim's tag, put on the ticket. */
+    String tag = "";
     long echo;
     long grantEcho;
     long lastHeard;
@@ -2076,18 +2110,20 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     final Mode mode;
     State state;
     long deadline = NONE;
+    final String tag;
 
-    Tk(Key key, ReqKey reqKey, String owner, Mode mode, State state) {
+    Tk(Key key, ReqKey reqKey, String owner, Mode mode, State state, String tag) {
       this.key = key;
       this.reqKey = reqKey;
       this.owner = owner;
       this.mode = mode;
       this.state = state;
+      this.tag = tag;
     }
 
     Ticket wire(String name, long now) {
       return new Ticket(name, key, reqKey, owner, mode, state,
-          state == State.ACTIVE ? Math.max(0, deadline - now) : 0);
+          state == State.ACTIVE ? Math.max(0, deadline - now) : 0, tag);
     }
   }
 

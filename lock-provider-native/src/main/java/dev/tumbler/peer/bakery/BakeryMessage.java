@@ -133,8 +133,11 @@ public sealed interface BakeryMessage extends PeerMessage {
    *
    * @param remainingNanos for an {@link State#ACTIVE} ticket, how long its deadline still runs at the sender;
    *     0 otherwise
+   * @param tag the request's {@link Claim#tag()}, kept with the ticket so that any leader can say who holds the
+   *     name ({@link WhoHolds}); empty for none
    */
-  record Ticket(String name, Key key, ReqKey reqKey, String owner, Mode mode, State state, long remainingNanos) {
+  record Ticket(String name, Key key, ReqKey reqKey, String owner, Mode mode, State state, long remainingNanos,
+      String tag) {
     public Ticket {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(key, "key");
@@ -145,6 +148,12 @@ public sealed interface BakeryMessage extends PeerMessage {
       if (remainingNanos < 0) {
         throw new IllegalArgumentException("negative remaining time " + remainingNanos);
       }
+      requireTag(tag);
+    }
+
+    /** A ticket without a tag. */
+    public Ticket(String name, Key key, ReqKey reqKey, String owner, Mode mode, State state, long remainingNanos) {
+      this(name, key, reqKey, owner, mode, state, remainingNanos, "");
     }
   }
 
@@ -175,10 +184,10 @@ public sealed interface BakeryMessage extends PeerMessage {
   /**
    * Client rule 1: a new request. {@code waitNanos} is {@code -1} for no deadline, {@code 0} for a single
    * attempt; {@code supersedes} names the earlier request this one replaces (its owner left the view), or is
-   * null.
+   * null; {@code tag} is the claim's {@link Claim#tag()} (empty for none), which the owner puts on the ticket.
    */
-  record Lock(ReqKey reqKey, String name, Mode mode, long leaseNanos, long waitNanos, long seq, ReqKey supersedes)
-      implements BakeryMessage {
+  record Lock(ReqKey reqKey, String name, Mode mode, long leaseNanos, long waitNanos, long seq, ReqKey supersedes,
+      String tag) implements BakeryMessage {
     public Lock {
       Objects.requireNonNull(reqKey, "reqKey");
       Objects.requireNonNull(name, "name");
@@ -186,6 +195,35 @@ public sealed interface BakeryMessage extends PeerMessage {
       if (leaseNanos < 1 || waitNanos < -1 || seq < 1) {
         throw new IllegalArgumentException("bad lock " + leaseNanos + "/" + waitNanos + "/" + seq);
       }
+      requireTag(tag);
+    }
+
+    /** A request without a tag. */
+    public Lock(ReqKey reqKey, String name, Mode mode, long leaseNanos, long waitNanos, long seq,
+        ReqKey supersedes) {
+      this(reqKey, name, mode, leaseNanos, waitNanos, seq, supersedes, "");
+    }
+  }
+
+  /**
+   * Who holds {@code name}? Sent by a client to the leader that would own its requests on the name; answered
+   * with {@link Holds}. Changes nothing at the leader.
+   */
+  record WhoHolds(long queryId, String name) implements BakeryMessage {
+    public WhoHolds {
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /**
+   * The answer to {@link WhoHolds} {@code queryId}: the tag of the active ticket of {@code name} with the largest
+   * key in the sender's table; empty when it has none, the ticket has no tag, or the sender is not an acting
+   * leader.
+   */
+  record Holds(long queryId, String name, String tag) implements BakeryMessage {
+    public Holds {
+      Objects.requireNonNull(name, "name");
+      requireTag(tag);
     }
   }
 
@@ -442,6 +480,13 @@ public sealed interface BakeryMessage extends PeerMessage {
       held = List.copyOf(held);
       tickets = List.copyOf(tickets);
       entering = List.copyOf(entering);
+    }
+  }
+
+  private static void requireTag(String tag) {
+    Objects.requireNonNull(tag, "tag");
+    if (tag.length() > Claim.MAX_TAG_LENGTH) {
+      throw new IllegalArgumentException("a tag of " + tag.length() + " characters");
     }
   }
 

@@ -26,7 +26,8 @@ import java.util.Objects;
  *   <li>A client's request goes to the core its claim is for: {@link Claim.Mode#PERMITS} to
  *       {@link Channel#BUCKETS}, a transaction's claim to {@link Channel#AGENT}, anything else to
  *       {@link Channel#LOCK} (the lock core when a channel is not hosted: it refuses what it cannot serve).
- *       Later inputs about the request ({@code Release}, {@code Cancel}, {@code Renew}) follow it.
+ *       Later inputs about the request ({@code Release}, {@code Cancel}, {@code Renew}) follow it. A
+ *       {@code HolderQuery} goes to the lock core.
  *   <li>A view the election core publishes ({@link Observation.View}) is handed to every other core as
  *       {@link Input.View} within the same step, after the election's own outputs.
  * </ul>
@@ -120,6 +121,7 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
         case Input.Renew<Envelope> r -> deliver(now, routeOf(routes.get(r.requestId())),
             new Input.Renew<>(r.requestId()));
         case Input.View<Envelope> v -> viewToOthers(now, v.term(), v.leaders(), v.activeUntil());
+        case Input.HolderQuery<Envelope> q -> deliver(now, Channel.LOCK, new Input.HolderQuery<>(q.queryId(), q.name()));
       }
       return out;
     } finally {
@@ -176,6 +178,7 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
         // grants and renewals carry no message: the same record serves every message type
         case Output.Granted<PeerMessage> g -> out.add((Output) g);
         case Output.Renewed<PeerMessage> r -> out.add((Output) r);
+        case Output.Holder<PeerMessage> h -> out.add((Output) h);
       }
     }
   }

@@ -21,11 +21,17 @@ import java.util.Objects;
  * @param writer how a {@link Mode#WRITE} claim waits among readers; {@link Writer#HARD} for every other mode
  * @param quietNanos with {@link Writer#TIMED_SOFT}, how long no reader may have been granted before the
  *     writer is; 0 otherwise
+ * @param tag who makes the claim, for a core that can say who holds a name ({@link Input.HolderQuery}): an
+ *     election's candidate id; empty for none. Never part of what the claim excludes.
  */
-public record Claim(List<String> path, Mode mode, int permits, int limit, Writer writer, long quietNanos) {
+public record Claim(List<String> path, Mode mode, int permits, int limit, Writer writer, long quietNanos,
+    String tag) {
 
   /** The longest path a claim may name. */
   public static final int MAX_DEPTH = 16;
+
+  /** The longest tag a claim may carry, in characters (so that every codec can carry it). */
+  public static final int MAX_TAG_LENGTH = 512;
 
   /** What a claim excludes. */
   public enum Mode {
@@ -57,6 +63,7 @@ public record Claim(List<String> path, Mode mode, int permits, int limit, Writer
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(mode, "mode");
     Objects.requireNonNull(writer, "writer");
+    Objects.requireNonNull(tag, "tag");
     path = List.copyOf(path);
     if (path.isEmpty() || path.size() > MAX_DEPTH) {
       throw new IllegalArgumentException("a claim's path has 1 to " + MAX_DEPTH + " elements: " + path);
@@ -82,6 +89,20 @@ public record Claim(List<String> path, Mode mode, int permits, int limit, Writer
       throw new IllegalArgumentException("a quiet period (" + quietNanos + " ns) goes with TIMED_SOFT writers "
           + "only, and they need one");
     }
+    if (tag.length() > MAX_TAG_LENGTH || tag.chars().anyMatch(Character::isISOControl)) {
+      throw new IllegalArgumentException("a claim's tag has at most " + MAX_TAG_LENGTH
+          + " characters and no control character: " + tag.length() + " characters");
+    }
+  }
+
+  /** A claim without a tag. */
+  public Claim(List<String> path, Mode mode, int permits, int limit, Writer writer, long quietNanos) {
+    this(path, mode, permits, limit, writer, quietNanos, "");
+  }
+
+  /** This claim made by {@code tag} (see {@link #tag()}). */
+  public Claim withTag(String tag) {
+    return new Claim(path, mode, permits, limit, writer, quietNanos, tag);
   }
 
   /** A plain lock on {@code name}. */

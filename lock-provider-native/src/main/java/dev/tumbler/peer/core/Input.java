@@ -99,6 +99,21 @@ public sealed interface Input<M extends PeerMessage> {
   }
 
   /**
+   * A client asks who holds {@code name}: the core answers {@link Output.Holder} with the {@link Claim#tag()}
+   * of the claim that holds it, as far as it can tell. A core that cannot say who holds a lock answers at once
+   * that it does not know; so does one that cannot ask (no leader reachable). The answer may never come (a
+   * message lost with a link): the client bounds its wait itself. A query changes nothing.
+   *
+   * @param queryId the driver's id for this query, echoed by the answer
+   * @param name the name, as in {@link Claim#name()}
+   */
+  record HolderQuery<M extends PeerMessage>(long queryId, String name) implements Input<M> {
+    public HolderQuery {
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /**
    * The elected view changed, or this node's leader lease did ({@link Observation.View}): given by the
    * node's election core to the algorithm cores of the same node, within the same step.
    */

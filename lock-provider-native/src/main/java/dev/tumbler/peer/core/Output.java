@@ -141,6 +141,24 @@ public sealed interface Output<M extends PeerMessage> {
     }
   }
 
+  /**
+   * The answer to {@link Input.HolderQuery} {@code queryId}: the tag of the claim that holds {@code name}.
+   *
+   * @param tag the holder's {@link Claim#tag()}; empty when no claim holds the name, the holder has no tag,
+   *     or the core cannot tell
+   */
+  record Holder<M extends PeerMessage>(long queryId, String name, String tag) implements Output<M> {
+    public Holder {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(tag, "tag");
+    }
+
+    /** The answer of a core that cannot tell who holds {@code name}. */
+    public static <M extends PeerMessage> Holder<M> unknown(Input.HolderQuery<M> query) {
+      return new Holder<>(query.queryId(), query.name(), "");
+    }
+  }
+
   /** A fact about the core's state, for checkers, statistics and traces ({@link Observation}). */
   record Fact<M extends PeerMessage>(Observation observation) implements Output<M> {
     public Fact {

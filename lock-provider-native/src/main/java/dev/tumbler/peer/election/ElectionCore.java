@@ -242,6 +242,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
         case Input.Renew<ElectionMessage> r -> { }
         case Input.CloseSession<ElectionMessage> s -> { }
         case Input.View<ElectionMessage> v -> { }
+        case Input.HolderQuery<ElectionMessage> q -> { }
       }
       settle(now);
       return out;

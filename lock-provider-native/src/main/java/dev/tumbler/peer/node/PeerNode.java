@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * connection) instead of reaching the core.
  *
  * <p>Thread safe. {@link #close()} first waits for the step in progress (so releases reach the
- * transport), then closes the transport and fails every pending request's future with
+ * transport), then closes the transport and fails every pending request's (and holder query's) future with
  * {@link NodeClosedException}.
  *
  * @param <M> the algorithm's message type
@@ -134,11 +134,13 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final Map<Long, Waiting> waiting = new ConcurrentHashMap<>();
   private final Map<Long, LostListener> lostListeners = new ConcurrentHashMap<>();
   private final Map<Long, List<CompletableFuture<Renewal>>> renewals = new ConcurrentHashMap<>();
+  private final Map<Long, CompletableFuture<Optional<String>>> holderQueries = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> sentByType = new ConcurrentHashMap<>();
   // link callbacks made by the transport and not yet seen by the core, per peer
   private final Map<String, AtomicInteger> linkEventsQueued = new ConcurrentHashMap<>();
   private final Map<Long, ScheduledFuture<?>> timers = new HashMap<>(); // under stepLock
   private final AtomicLong nextRequestId = new AtomicLong(1);
+  private final AtomicLong nextQueryId = new AtomicLong(1);
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong received = new AtomicLong();
   private final AtomicLong grants = new AtomicLong();
@@ -258,6 +260,26 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     return f;
   }
 
+  /**
+   * Asks the core who holds {@code name} ({@link Input.HolderQuery}). The future completes with the holder's
+   * {@link Claim#tag()}, or empty when no claim holds the name, its holder has no tag or the core cannot tell;
+   * exceptionally with {@link NodeClosedException}. It may never complete (the answer lost with a link): the
+   * caller bounds its wait, and cancelling the future forgets the query.
+   */
+  public CompletableFuture<Optional<String>> holder(String name) {
+    Objects.requireNonNull(name, "name");
+    long id = nextQueryId.getAndIncrement();
+    CompletableFuture<Optional<String>> f = new CompletableFuture<>();
+    holderQueries.put(id, f);
+    f.whenComplete((v, e) -> holderQueries.remove(id, f));
+    if (closed.get()) {
+      f.completeExceptionally(closedException());
+      return f;
+    }
+    submit(new Input.HolderQuery<>(id, name));
+    return f;
+  }
+
   /** Gives back the grant of {@code requestId}. Idempotent; asynchronous. */
   public void release(long requestId) {
     lostListeners.remove(requestId);
@@ -341,6 +363,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
     for (Long id : renewals.keySet()) {
       failRenewals(id);
+    }
+    for (CompletableFuture<Optional<String>> f : List.copyOf(holderQueries.values())) {
+      f.completeExceptionally(closedException());
     }
   }
 
@@ -551,6 +576,12 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
             view = v;
           }
           LOG.debug("native node {}: {}", core.self(), f.observation());
+        }
+        case Output.Holder<M> h -> {
+          CompletableFuture<Optional<String>> f = holderQueries.get(h.queryId());
+          if (f != null) {
+            completeLater(f, h.tag().isEmpty() ? Optional.empty() : Optional.of(h.tag()));
+          }
         }
         case Output.Renewed<M> r -> completeRenewals(r.requestId(), new Renewal(true, r.sentAt(), r.validUntil(),
             null, ""));

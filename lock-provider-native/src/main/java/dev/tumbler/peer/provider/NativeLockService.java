@@ -11,8 +11,14 @@ import dev.tumbler.lock.spi.Ticker;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.node.NodeStats;
 import dev.tumbler.peer.node.PeerNode;
+import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * One client session on a native node. Several services may share a node (same node URL in one JVM);
@@ -27,6 +33,8 @@ final class NativeLockService extends AbstractLockService {
   private static final AtomicLong CANDIDATES = new AtomicLong();
   /** Starts the name an election's lock has in the core: no qualified lock name starts with a letter. */
   private static final String ELECTION_PREFIX = "e";
+  /** The longest a candidate that does not lead waits to learn who does (at most {@code peerTimeout}). */
+  private static final Duration LEADER_LOOKUP_WAIT = Duration.ofSeconds(1);
 
   private final NativeSettings settings;
   private final NodeRegistry.Shared shared;
@@ -54,13 +62,40 @@ final class NativeLockService extends AbstractLockService {
 
   /**
    * {@inheritDoc} Leadership is holding a lock of the election's own (never one of the locks), so the
-   * election is as fair and as fault tolerant as the algorithm's locks. Who leads is known only to the
-   * leader.
+   * election is as fair and as fault tolerant as the algorithm's locks. The claim carries the candidate id
+   * as its tag: where the algorithm answers holder queries, a candidate that does not lead asks the core who
+   * holds the lock; elsewhere who leads is known only to the leader.
    */
   @Override
   protected LeaderElection createElection(String name) {
-    Lock lock = new NativeLock(this, name, Claim.exclusive(ELECTION_PREFIX + settings.qualify(name)));
-    return new LockElection(this, name, lock, session + "." + CANDIDATES.incrementAndGet(), Optional::empty);
+    String candidate = session + "." + CANDIDATES.incrementAndGet();
+    String lockName = ELECTION_PREFIX + settings.qualify(name);
+    Lock lock = new NativeLock(this, name, Claim.exclusive(lockName).withTag(candidate));
+    Supplier<Optional<String>> lookup = settings.algorithm().answersHolderQueries()
+        ? () -> leaderLookup(lockName, candidate) : Optional::empty;
+    return new LockElection(this, name, lock, candidate, lookup);
+  }
+
+  /**
+   * Who holds the election lock {@code lockName}, by the node's holder query, waited for at most
+   * {@link #LEADER_LOOKUP_WAIT} (or {@code peerTimeout} if shorter). Empty when the answer does not come in
+   * time, the node is closed, the thread is interrupted (its flag is set again), or the core names
+   * {@code candidate} itself: asked only when that candidate does not lead, the core can name it only while
+   * the leaders still hold its lapsed or just released claim.
+   */
+  private Optional<String> leaderLookup(String lockName, String candidate) {
+    long waitNanos = Math.min(LEADER_LOOKUP_WAIT.toNanos(), settings.peerTimeout().toNanos());
+    CompletableFuture<Optional<String>> answer = shared.node.holder(lockName);
+    try {
+      return answer.get(waitNanos, TimeUnit.NANOSECONDS).filter(id -> !id.equals(candidate));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    } catch (ExecutionException | TimeoutException e) {
+      return Optional.empty();
+    } finally {
+      answer.cancel(false); // forgets the query if it is still waiting
+    }
   }
 
   @Override

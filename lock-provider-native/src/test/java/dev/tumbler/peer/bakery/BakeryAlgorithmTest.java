@@ -31,10 +31,12 @@ class BakeryAlgorithmTest {
     assertEquals("bakery", B.name());
     assertSame(B, Algorithms.byName("bakery").orElseThrow());
     assertEquals(List.of("lamport", "ricart-agrawala", "bakery"), Algorithms.names().subList(0, 3));
-    // not LEADER_ELECTION nor READ_WRITE yet (see BakeryAlgorithm): declared only once the TCK passes them
+    // not READ_WRITE yet (see BakeryAlgorithm): declared only once the TCK passes it
     assertEquals(EnumSet.of(Capability.MUTEX, Capability.FENCING, Capability.LEASE_EXPIRY,
-        Capability.LOST_NOTIFICATION, Capability.FAIR, Capability.FAULT_TOLERANT),
+        Capability.LOST_NOTIFICATION, Capability.FAIR, Capability.LEADER_ELECTION, Capability.FAULT_TOLERANT),
         EnumSet.copyOf(B.capabilities()));
+    assertTrue(B.answersHolderQueries(), "elections name their leader to every candidate");
+    assertFalse(Algorithms.byName("lamport").orElseThrow().answersHolderQueries());
     assertTrue(B.leased());
     assertTrue(B.elected());
     assertEquals(Set.of("priority", "electionDelay", "leaderLease", "writerMode", "quietPeriod"), B.parameters());

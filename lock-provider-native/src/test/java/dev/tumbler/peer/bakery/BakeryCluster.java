@@ -66,6 +66,9 @@ final class BakeryCluster {
   final EnvelopeCodec codec = Hosting.codec(BakeryAlgorithm.BAKERY);
   long now = 1_000 * MS;
   long nextRequestId = 1;
+  long nextQueryId = 1;
+  /** The answers to holder queries, by query id. */
+  final Map<Long, Output.Holder<Envelope>> holders = new HashMap<>();
 
   /** What happened to each request, by id. */
   final Map<Long, Req> requests = new LinkedHashMap<>();
@@ -177,6 +180,21 @@ final class BakeryCluster {
     step(node, new Input.Acquire<>(id, "s-" + node, claim, attempt));
     drain();
     return id;
+  }
+
+  /**
+   * Asks {@code node} who holds {@code name} and delivers everything: the answer's tag, empty for none; null when
+   * no answer came (its message lost).
+   */
+  String holder(String node, String name) {
+    long id = nextQueryId++;
+    step(node, new Input.HolderQuery<>(id, name));
+    drain();
+    Output.Holder<Envelope> h = holders.get(id);
+    if (h != null) {
+      assertEquals(name, h.name(), "the answer names another lock");
+    }
+    return h == null ? null : h.tag();
   }
 
   /** Starts a request without delivering anything yet, so that several requests can race. */
@@ -292,6 +310,7 @@ final class BakeryCluster {
           r.renewed.add(rn);
           r.validUntil = rn.validUntil();
         }
+        case Output.Holder<Envelope> h -> assertTrue(holders.put(h.queryId(), h) == null, "a second answer " + h);
         case Output.Fact<Envelope> f -> {
           if (f.observation() instanceof Observation.Ticket t) {
             trace.add(now / MS + " " + node + " " + t.name() + " " + t.key() + " " + t.state());

@@ -36,11 +36,15 @@ class BakeryCodecTest {
   private static final Ticket T1 = new Ticket("x", K, R, "a", EX, State.ADDED, 0);
   private static final Ticket T2 = new Ticket("n".repeat(BakeryCodec.MAX_NAME_LENGTH), K2, R2, "b", TIMED,
       State.ACTIVE, 119_000_000);
+  private static final String TAG = "ünïcødé ✓#1." + "t".repeat(Claim.MAX_TAG_LENGTH - 12);
+  private static final Ticket T3 = new Ticket("x", K, R, "a", EX, State.ACTIVE, 5, TAG);
 
   static List<BakeryMessage> every() {
     List<BakeryMessage> all = new ArrayList<>();
     all.add(new BakeryMessage.Lock(R, "x", EX, 120_000_000, -1, 1, null));
     all.add(new BakeryMessage.Lock(R2, "y", new Mode(Claim.Mode.READ, Claim.Writer.HARD, 0), 1, 0, 9, R));
+    all.add(new BakeryMessage.Lock(R, "x", EX, 120_000_000, -1, 1, null, "node-1#3.1"));
+    all.add(new BakeryMessage.Lock(R2, "y", EX, 1, 0, 9, R, TAG));
     all.add(new BakeryMessage.Waiting(R, 2));
     all.add(new BakeryMessage.Renew(R, K, 3));
     all.add(new BakeryMessage.Relock(R2, "x", K2, 4));
@@ -58,6 +62,7 @@ class BakeryCodecTest {
     all.add(new BakeryMessage.MaxTicket(2, R2, BakeryMessage.MAX_H));
     all.add(new BakeryMessage.AddTicket(3, T1));
     all.add(new BakeryMessage.AddTicket(3, T2));
+    all.add(new BakeryMessage.AddTicket(3, T3));
     all.add(new BakeryMessage.TicketAdded(3, R, true, List.of()));
     all.add(new BakeryMessage.TicketAdded(3, R, true, List.of(R2, R)));
     all.add(new BakeryMessage.TicketAdded(3, R, false, List.of()));
@@ -72,10 +77,16 @@ class BakeryCodecTest {
     all.add(new BakeryMessage.TablesRequest(4));
     all.add(new BakeryMessage.Tables(4, 0, List.of(), false, List.of(), List.of()));
     all.add(new BakeryMessage.Tables(4, 3, List.of(new Leader("a", 1), new Leader("b", 2), new Leader("c", 0)),
-        true, List.of(T1, T2), List.of(new Mark("x", 7, -1), new Mark("y", 0, 5))));
+        true, List.of(T1, T2, T3), List.of(new Mark("x", 7, -1), new Mark("y", 0, 5))));
     all.add(new BakeryMessage.Restate(0, 0, true, List.of(), List.of(), List.of(), List.of()));
     all.add(new BakeryMessage.Restate(4, 77, false, List.of(new BakeryMessage.Lock(R, "x", TIMED, 5, -1, 1, R2)),
         List.of(new BakeryMessage.Relock(R2, "y", K, 2)), List.of(T1, T2), List.of(new Entering("x", R, "a"))));
+    all.add(new BakeryMessage.Restate(4, 77, false, List.of(new BakeryMessage.Lock(R, "x", EX, 5, -1, 1, null, TAG)),
+        List.of(), List.of(T3), List.of()));
+    all.add(new BakeryMessage.WhoHolds(1, "x"));
+    all.add(new BakeryMessage.WhoHolds(Long.MAX_VALUE, "n".repeat(BakeryCodec.MAX_NAME_LENGTH)));
+    all.add(new BakeryMessage.Holds(1, "x", ""));
+    all.add(new BakeryMessage.Holds(-1, "x", TAG));
     return all;
   }
 
@@ -91,7 +102,7 @@ class BakeryCodecTest {
 
   @Test
   void truncatedTrailingVersionAndTypeAreTypedErrors() {
-    CodecChecks.refusesDamage(codec, BakeryCodec.VERSION, every(), new BakeryMessage.TablesRequest(1), (byte) 0, (byte) 26, (byte) 99, (byte) -1);
+    CodecChecks.refusesDamage(codec, BakeryCodec.VERSION, every(), new BakeryMessage.TablesRequest(1), (byte) 0, (byte) 28, (byte) 99, (byte) -1);
   }
 
 
@@ -169,6 +180,7 @@ class BakeryCodecTest {
         out.writeLong(-1);
         out.writeLong(1);
         out.writeBoolean(false);
+        out.writeUTF("");
       });
       assertThrows(CodecException.class, () -> codec.decode(lock), Arrays.toString(mode));
     }
@@ -182,6 +194,39 @@ class BakeryCodecTest {
       out.writeInt(0);
     });
     assertThrows(CodecException.class, () -> codec.decode(view));
+    // a holder's tag that is too long or holds a control character; a question about no name
+    for (String tag : new String[] {"t".repeat(Claim.MAX_TAG_LENGTH + 1), "a\u0000b"}) {
+      byte[] holds = CodecChecks.raw(BakeryCodec.VERSION, BakeryCodec.HOLDS, out -> {
+        out.writeLong(1);
+        out.writeUTF("x");
+        out.writeUTF(tag);
+      });
+      assertTrue(assertThrows(CodecException.class, () -> codec.decode(holds)).getMessage().contains("tag"));
+    }
+    byte[] noName = CodecChecks.raw(BakeryCodec.VERSION, BakeryCodec.WHO_HOLDS, out -> {
+      out.writeLong(1);
+      out.writeUTF("");
+    });
+    assertTrue(assertThrows(CodecException.class, () -> codec.decode(noName)).getMessage().contains("name"));
+    // a ticket whose tag holds a control character
+    byte[] ticket = CodecChecks.raw(BakeryCodec.VERSION, BakeryCodec.ADD_TICKET, out -> {
+      out.writeLong(3);
+      out.writeUTF("x");
+      out.writeLong(1);
+      out.writeLong(1);
+      out.writeByte(0);
+      out.writeUTF("a");
+      out.writeLong(1);
+      out.writeLong(1);
+      out.writeUTF("a");
+      out.writeByte(Claim.Mode.EXCLUSIVE.ordinal());
+      out.writeByte(Claim.Writer.HARD.ordinal());
+      out.writeLong(0);
+      out.writeByte(BakeryMessage.State.ACTIVE.ordinal());
+      out.writeLong(5);
+      out.writeUTF("a\nb");
+    });
+    assertTrue(assertThrows(CodecException.class, () -> codec.decode(ticket)).getMessage().contains("tag"));
   }
 
   @Test

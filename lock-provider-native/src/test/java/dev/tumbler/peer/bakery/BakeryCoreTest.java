@@ -247,6 +247,72 @@ class BakeryCoreTest {
   }
 
   @Test
+  void everyNodeLearnsWhoHoldsANameFromTheTagOfItsActiveTicket() {
+    BakeryCluster c = cluster(3);
+    for (String n : c.ids) {
+      assertEquals("", c.holder(n, "x"), "nobody holds x yet, asked on " + n);
+    }
+    long a = c.acquire("n1", Claim.exclusive("x").withTag("cand-1"));
+    long b = c.acquire("n2", Claim.exclusive("x").withTag("cand-2"));
+    assertNotNull(c.req(a).granted);
+    assertNull(c.req(b).granted, "the second waits");
+    for (String n : c.ids) {
+      assertEquals("cand-1", c.holder(n, "x"), "the holder, asked on " + n + " (its owner " + c.bakery(n).ownerFor("x")
+          + "), and never the waiter");
+    }
+    c.advance(10 * MS);
+    c.release(a);
+    assertNotNull(c.req(b).granted);
+    for (String n : c.ids) {
+      assertEquals("cand-2", c.holder(n, "x"), "the next holder, asked on " + n);
+    }
+    c.release(b);
+    long d = c.acquire("n3", Claim.exclusive("x"));
+    assertNotNull(c.req(d).granted);
+    for (String n : c.ids) {
+      assertEquals("", c.holder(n, "x"), "a holder without a tag, asked on " + n);
+      assertEquals("", c.holder(n, "y"), "a name nobody holds, asked on " + n);
+    }
+    c.release(d);
+    for (String n : c.ids) {
+      assertEquals("", c.holder(n, "x"), "released, asked on " + n);
+    }
+  }
+
+  @Test
+  void theHolderIsStillNamedAfterItsOwnerLeaderCrashesAndTheTablesAreHandedOver() {
+    BakeryCluster c = new BakeryCluster(5, 77);
+    c.startAll();
+    c.awaitView();
+    List<String> leaders = c.leaders();
+    String client = c.ids.stream().filter(i -> !leaders.contains(i)).findFirst().orElseThrow();
+    String owner = leaders.get(2);
+    String blind = leaders.get(1);
+    String name = c.nameOwnedBy(java.util.Map.of(client, owner));
+    c.cut(owner, blind); // the ticket reaches `blind` only through the merged tables of the next view
+    long a = c.acquire(client, Claim.exclusive(name).withTag("cand-a"));
+    assertNotNull(c.req(a).granted);
+    long term = c.bakery(client).term();
+    c.crash(owner);
+    for (int i = 0; i < 40 && (c.bakery(client).term() == term || !c.viewReady()); i++) {
+      c.advance(T / 3);
+      c.renew(a);
+    }
+    assertTrue(c.bakery(client).term() > term && c.viewReady(), "a new view without the crashed owner");
+    c.advance(T / 3);
+    c.renew(a);
+    assertNull(c.req(a).lost, "the holder keeps its grant across the hand-over");
+    for (String n : c.cores.keySet()) {
+      assertEquals("cand-a", c.holder(n, name), "the holder after the hand-over, asked on " + n + " (its owner "
+          + c.bakery(n).ownerFor(name) + ")");
+    }
+    c.release(a);
+    for (String n : c.cores.keySet()) {
+      assertEquals("", c.holder(n, name), "released, asked on " + n);
+    }
+  }
+
+  @Test
   void withoutAQuorumOfLeadersAnAcquireFailsUnavailableNamingThem() {
     BakeryCluster c = cluster(3);
     c.cut("n1", "n2");

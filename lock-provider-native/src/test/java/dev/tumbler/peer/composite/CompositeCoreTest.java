@@ -58,6 +58,7 @@ class CompositeCoreTest {
         case Input.Acquire<LamportMessage> a -> out.add(new Output.Granted<>(a.requestId(), a.claim().name(), 9));
         case Input.Renew<LamportMessage> r -> out.add(new Output.Renewed<>(r.requestId(), 1, 2));
         case Input.View<LamportMessage> v -> log.add(name + ":view " + v.term());
+        case Input.HolderQuery<LamportMessage> q -> out.add(new Output.Holder<>(q.queryId(), q.name(), name));
         default -> { }
       }
       return out;
@@ -125,6 +126,12 @@ class CompositeCoreTest {
     log.clear();
     c.step(5, new Input.Message<>("b", new Envelope(Channel.BUCKETS, new LamportMessage.Ack(4))));
     assertEquals(List.of("buckets:Message"), log);
+
+    // who holds a name is the lock core's to say, and its answer passes through as it is
+    log.clear();
+    List<Output<Envelope>> answer = c.step(6, new Input.HolderQuery<>(8, "x"));
+    assertEquals(List.of("lock:HolderQuery"), log);
+    assertEquals(List.of(new Output.Holder<>(8, "x", "lock")), answer);
   }
 
   @Test

@@ -40,6 +40,18 @@ class ClaimTest {
     assertMessage(() -> new Claim(List.of("x"), Claim.Mode.READ, 1, 1, Claim.Writer.SOFT, 0), "SOFT writer mode");
     assertMessage(() -> Claim.write("w", Claim.Writer.TIMED_SOFT, 0), "quiet period");
     assertMessage(() -> Claim.write("w", Claim.Writer.HARD, 10), "quiet period");
+    assertMessage(() -> Claim.exclusive("x").withTag("t".repeat(Claim.MAX_TAG_LENGTH + 1)), "tag");
+    assertMessage(() -> Claim.exclusive("x").withTag("a\nb"), "control character");
+  }
+
+  @Test
+  void aTagNamesWhoClaimsAndChangesNothingElse() {
+    assertEquals("", Claim.exclusive("x").tag(), "no tag unless given");
+    Claim tagged = Claim.exclusive("x").withTag("node-1#3.1");
+    assertEquals("node-1#3.1", tagged.tag());
+    assertEquals(Claim.exclusive("x"), tagged.withTag(""));
+    assertTrue(tagged.isPlainLock());
+    assertEquals("x", tagged.name());
   }
 
   private static void assertMessage(Runnable r, String part) {

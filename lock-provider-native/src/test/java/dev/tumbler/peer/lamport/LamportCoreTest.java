@@ -291,4 +291,17 @@ class LamportCoreTest {
     assertThrows(IllegalStateException.class, () -> c.step(0, new Input.Acquire<>(1, "s", Claim.exclusive("y"), false)));
     assertEquals((5L << 10) | 3, LamportCore.fencingToken(5, 3));
   }
+
+  @Test
+  void aHolderQueryIsAnsweredAtOnceThatTheCoreCannotTell() {
+    Net net = new Net(LamportCore.Variant.LAMPORT, "a", "b");
+    net.step("a", new Input.Acquire<>(1, "s", Claim.exclusive("x").withTag("cand-1"), false));
+    net.drain();
+    for (String node : List.of("a", "b")) {
+      List<Output<LamportMessage>> outs = net.cores.get(node).step(net.now, new Input.HolderQuery<>(7, "x"));
+      assertEquals(List.of(new Output.Holder<>(7, "x", "")), outs.stream()
+          .filter(o -> o instanceof Output.Holder<?>).toList(), "asked on " + node);
+      assertTrue(outs.stream().noneMatch(o -> o instanceof Output.Send<?>), "nobody is asked");
+    }
+  }
 }

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The node runtime's side of renewals and losses: {@code renew} completes with the core's answer, a
  * {@code Lost} reaches the grant's listener on a thread other than the node's, and the messages sent are
- * counted by type.
+ * counted by type; a holder query completes with the core's answer as well.
  */
 class PeerNodeRenewTest {
 
@@ -73,6 +73,19 @@ class PeerNodeRenewTest {
         n.close();
       }
     }
+  }
+
+  @Test
+  void aHolderQueryCompletesWithTheCoresAnswerAndFailsOnceTheNodeIsClosed() throws Exception {
+    InMemoryNetwork net = new InMemoryNetwork("holder-" + System.nanoTime(), Set.of("a"));
+    PeerNode<Envelope> a = node(net, "a", List.of("a"));
+    a.start();
+    PeerNode.Pending held = a.acquire("s", Claim.exclusive("x").withTag("cand-1"), false);
+    assertTrue(held.outcome().get(10, TimeUnit.SECONDS).granted());
+    assertEquals(java.util.Optional.empty(), a.holder("x").get(10, TimeUnit.SECONDS),
+        "Lamport cannot tell who holds a lock: it says so at once");
+    a.close();
+    assertTrue(a.holder("x").isCompletedExceptionally(), "asked after close");
   }
 
   @Test

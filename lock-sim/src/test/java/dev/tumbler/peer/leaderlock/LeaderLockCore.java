@@ -144,6 +144,7 @@ final class LeaderLockCore implements ProtocolCore<LeaderLockMessage> {
           }
         }
         case Input.View<LeaderLockMessage> v -> view(now, v.term(), v.leaders(), v.activeUntil());
+        case Input.HolderQuery<LeaderLockMessage> q -> out.add(Output.Holder.unknown(q));
       }
       do {
         while (!local.isEmpty()) {
