@@ -35,7 +35,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -46,9 +45,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link Transport} of a native cluster over TCP, optionally TLS: blocking reads on virtual threads, one
- * platform thread per peer that dials it and writes what {@link #send} does not write itself (see
- * {@code Outbound}).
+ * The {@link Transport} of a native cluster over TCP, optionally TLS: handshakes of accepted connections on
+ * virtual threads, then blocking reads on one platform thread per peer that reads its authenticated
+ * connections (see {@code serveInbound}), and one platform thread per peer that dials it and writes what
+ * {@link #send} does not write itself (see {@code Outbound}).
  *
  * <h2>Connections</h2>
  * Every node dials every peer (at its id, or at its {@linkplain TcpTransportConfig#dialAddress dial
@@ -127,6 +127,7 @@ public final class TcpTransport implements Transport {
   private final String self;
   private final Set<String> peers;
   private final Map<String, Outbound> outbound = new LinkedHashMap<>();
+  private final Map<String, MemberReader> readers = new LinkedHashMap<>();
   private final ConcurrentHashMap<String, Inbound> inbound = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, ReentrantLock> deliveryLocks = new ConcurrentHashMap<>();
   private final Set<Closeable> open = ConcurrentHashMap.newKeySet();
@@ -155,6 +156,7 @@ public final class TcpTransport implements Transport {
     this.peers = Set.copyOf(new LinkedHashSet<>(config.peers()));
     for (String p : config.peers()) {
       outbound.put(p, new Outbound(p));
+      readers.put(p, new MemberReader(p));
     }
     // bounded so that a stuck peer cannot exhaust memory; overflowing closes the link (peerDown)
     this.sendQueueLimit = Math.max(16L << 20, 4L * config.maxFrameSize());
@@ -227,6 +229,9 @@ public final class TcpTransport implements Transport {
       for (Outbound o : outbound.values()) {
         // a platform thread: one per peer, and on plain TCP it waits in a selector (see Outbound)
         spawnPlatform("tumbler-tcp-dial-" + o.peer, o::run);
+      }
+      for (MemberReader r : readers.values()) {
+        spawnPlatform("tumbler-tcp-read-" + r.peer, r::run); // see serveInbound
       }
     }
     LOG.info("{}: listening on port {}{}, peers {}", self, port(), config.tls() ? " (TLS)" : "", peers);
@@ -312,11 +317,21 @@ public final class TcpTransport implements Transport {
     }
   }
 
+  /**
+   * A virtual thread per accepted connection runs its handshake up to the dialer's proof; a connection
+   * that proves the secret is then handed, before its ACCEPT is sent, to its member's reader (see
+   * {@link MemberReader}), a platform thread started with the transport, which sends the ACCEPT and reads
+   * the connection until it ends. A platform thread blocked in a read is woken by the kernel directly,
+   * where a virtual thread's read goes through the poller and the scheduler: two more thread hand-offs per
+   * payload, on the path of every grant. The hand-off comes before the ACCEPT so that the dialer cannot
+   * take the link for up (and break it, and reconnect) before the thread that must see its end reads it.
+   * No thread is started per connection beyond the handshake's virtual one.
+   */
   private void serveInbound(Socket s) {
     String remote = String.valueOf(s.getRemoteSocketAddress());
     Watchdog watchdog = new Watchdog(s, config.handshakeTimeout());
     String peer = null;
-    Inbound conn = null;
+    boolean handedOver = false;
     try {
       s.setTcpNoDelay(true);
       s.setSoTimeout(millis(config.handshakeTimeout()));
@@ -327,7 +342,148 @@ public final class TcpTransport implements Transport {
       DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream(), 1 << 12));
       Accepted a = acceptorHandshake(in, out, claimant -> claim(s, claimant));
       peer = a.peer;
-      watchdog.done();
+      handedOver = readers.get(peer).handOver(new Handover(s, remote, a, in, out, watchdog));
+      if (!handedOver) {
+        throw new IOException("transport closed");
+      }
+    } catch (IOException | RuntimeException e) {
+      logInboundEnd(s, remote, peer, watchdog, e);
+    } finally {
+      if (!handedOver) {
+        watchdog.done();
+        settle(s);
+        evicted.remove(s);
+        closeQuietly(s);
+        open.remove(s);
+      }
+    }
+  }
+
+  /** A member's connection whose proof checked, for its member's reader. */
+  private static final class Handover {
+    final Socket socket;
+    final String remote;
+    final Accepted accepted;
+    final DataInputStream in;
+    final DataOutputStream out;
+    final Watchdog watchdog;
+    /** A newer connection from the member took its place: its end is not a break of the link. */
+    volatile boolean replaced;
+
+    Handover(Socket socket, String remote, Accepted accepted, DataInputStream in, DataOutputStream out,
+        Watchdog watchdog) {
+      this.socket = socket;
+      this.remote = remote;
+      this.accepted = accepted;
+      this.in = in;
+      this.out = out;
+      this.watchdog = watchdog;
+    }
+  }
+
+  /**
+   * The reader of one member's connections: a platform thread, started with the transport, that serves
+   * them one at a time, in the order their handshakes ended. A newer connection ends the one being read
+   * (the member reconnected: the old one is dead to it) and replaces one still waiting.
+   */
+  private final class MemberReader {
+    final String peer;
+    // guarded by this
+    private Handover next;
+    private Handover serving;
+
+    MemberReader(String peer) {
+      this.peer = peer;
+    }
+
+    /** Hands {@code h} to this reader; returns false if the transport is closed (nothing was taken). */
+    boolean handOver(Handover h) {
+      Handover dropped;
+      synchronized (this) {
+        if (state != State.STARTED) {
+          return false;
+        }
+        dropped = next;
+        next = h;
+        if (serving != null) {
+          serving.replaced = true;
+          closeQuietly(serving.socket);
+        }
+        notifyAll();
+      }
+      if (dropped != null) {
+        discard(dropped);
+      }
+      return true;
+    }
+
+    void run() {
+      try {
+        while (state == State.STARTED) {
+          Handover h;
+          synchronized (this) {
+            while (next == null) {
+              wait();
+            }
+            h = next;
+            next = null;
+            serving = h;
+          }
+          try {
+            serveMember(peer, h);
+          } catch (Error e) {
+            // this thread must outlive one connection: it is the only one that reads this member
+            LOG.error("{}: reading the connection from {} failed", self, peer, e);
+          } finally {
+            synchronized (this) {
+              serving = null;
+            }
+          }
+        }
+      } catch (InterruptedException e) {
+        // the transport closed
+      } finally {
+        Handover left;
+        synchronized (this) {
+          left = next;
+          next = null;
+        }
+        if (left != null) {
+          discard(left);
+        }
+      }
+    }
+  }
+
+  /** Closes a handed-over connection that will never be served. */
+  private void discard(Handover h) {
+    h.watchdog.done();
+    settle(h.socket);
+    evicted.remove(h.socket);
+    closeQuietly(h.socket);
+    open.remove(h.socket);
+  }
+
+  /**
+   * A member's connection whose proof checked, on its member's reader: sends the ACCEPT, makes the
+   * connection the one that delivers from {@code peer}, and reads it until it ends; then, unless a newer
+   * connection from {@code peer} replaced it, breaks the outbound link to {@code peer} (see the class
+   * javadoc, "Up and down").
+   */
+  private void serveMember(String peer, Handover h) {
+    Socket s = h.socket;
+    String remote = h.remote;
+    Watchdog watchdog = h.watchdog;
+    DataOutputStream out = h.out;
+    Inbound conn = null;
+    Exception ending = null;
+    try {
+      // stopped before the ACCEPT: once the dialer has it, only the link's end may close the connection
+      if (!watchdog.done()) {
+        throw new SocketTimeoutException("handshake timed out");
+      }
+      Frames.write(out, Frames.ACCEPT, new byte[0]);
+      out.flush();
       settle(s);
       conn = new Inbound(peer, s);
       Inbound old = inbound.put(peer, conn);
@@ -337,50 +493,60 @@ public final class TcpTransport implements Transport {
       }
       LOG.debug("{}: inbound link from {} ({}) up", self, peer, remote);
       s.setSoTimeout(millis(config.idleTimeout()));
-      readLoop(conn, in, new FrameSealer(a.sessionKey));
-    } catch (TcpProtocolException e) {
-      if (state == State.STARTED && (peer != null || handshakeLog.allow(e.reason().name()))) {
-        LOG.warn("{}: closing connection from {}{}: {}", self, remote, peer == null ? "" : " (" + peer + ")",
-            e.getMessage());
-      }
-    } catch (IOException e) {
-      if (state == State.STARTED) {
-        if (peer == null && evicted.remove(s)) {
-          if (handshakeLog.allow("EVICTED")) {
-            LOG.warn("{}: closing connection from {} during its handshake: the oldest of {} waiting for a first "
-                + "frame, closed to admit a new connection", self, remote, MAX_UNIDENTIFIED);
-          }
-        } else if (watchdog.fired() || (peer == null && e instanceof SocketTimeoutException)) {
-          if (handshakeLog.allow("TIMEOUT")) {
-            LOG.warn("{}: closing connection from {}: {} (no complete handshake within {} ms)", self, remote,
-                Reason.TIMEOUT.text, config.handshakeTimeout().toMillis());
-          }
-        } else if (e instanceof SocketTimeoutException) {
-          LOG.warn("{}: closing connection from {} ({}): nothing received for {} ms", self, remote, peer,
-              config.idleTimeout().toMillis());
-        } else if (peer == null) {
-          if (handshakeLog.allow("IO")) {
-            LOG.warn("{}: closing connection from {} during its handshake: {}", self, remote, describe(e));
-          }
-        } else {
-          LOG.info("{}: inbound link from {} ended: {}", self, peer, describe(e));
-        }
-      }
-    } catch (RuntimeException e) {
-      if (state == State.STARTED) {
-        LOG.error("{}: closing connection from {}{}: {}", self, remote, peer == null ? "" : " (" + peer + ")",
-            e.toString(), e);
-      }
+      readLoop(conn, h.in, new FrameSealer(h.accepted.sessionKey));
+    } catch (IOException | RuntimeException e) {
+      ending = e;
+      logInboundEnd(s, remote, peer, watchdog, e);
     } finally {
-      watchdog.done();
-      settle(s);
-      evicted.remove(s);
-      closeQuietly(s);
-      open.remove(s);
-      if (conn != null && inbound.remove(peer, conn)) {
+      discard(h);
+      // closed by the peer before a newer connection replaced it: a break all the same, whichever came first
+      boolean replaced = h.replaced && !(ending instanceof EOFException);
+      if (conn != null && inbound.remove(peer, conn) && !replaced) {
         Outbound o = outbound.get(peer);
         if (o != null) {
           o.breakLink("the inbound link from " + peer + " ended");
+        }
+      }
+    }
+  }
+
+  /** Logs why an inbound connection ended; {@code peer} is null until its HELLO named a member it proved. */
+  private void logInboundEnd(Socket s, String remote, String peer, Watchdog watchdog, Exception failure) {
+    switch (failure) {
+      case TcpProtocolException e -> {
+        if (state == State.STARTED && (peer != null || handshakeLog.allow(e.reason().name()))) {
+          LOG.warn("{}: closing connection from {}{}: {}", self, remote, peer == null ? "" : " (" + peer + ")",
+              e.getMessage());
+        }
+      }
+      case IOException e -> {
+        if (state == State.STARTED) {
+          if (peer == null && evicted.remove(s)) {
+            if (handshakeLog.allow("EVICTED")) {
+              LOG.warn("{}: closing connection from {} during its handshake: the oldest of {} waiting for a first "
+                  + "frame, closed to admit a new connection", self, remote, MAX_UNIDENTIFIED);
+            }
+          } else if (watchdog.fired() || (peer == null && e instanceof SocketTimeoutException)) {
+            if (handshakeLog.allow("TIMEOUT")) {
+              LOG.warn("{}: closing connection from {}: {} (no complete handshake within {} ms)", self, remote,
+                  Reason.TIMEOUT.text, config.handshakeTimeout().toMillis());
+            }
+          } else if (e instanceof SocketTimeoutException) {
+            LOG.warn("{}: closing connection from {} ({}): nothing received for {} ms", self, remote, peer,
+                config.idleTimeout().toMillis());
+          } else if (peer == null) {
+            if (handshakeLog.allow("IO")) {
+              LOG.warn("{}: closing connection from {} during its handshake: {}", self, remote, describe(e));
+            }
+          } else {
+            LOG.info("{}: inbound link from {} ended: {}", self, peer, describe(e));
+          }
+        }
+      }
+      default -> {
+        if (state == State.STARTED) {
+          LOG.error("{}: closing connection from {}{}: {}", self, remote, peer == null ? "" : " (" + peer + ")",
+              failure.toString(), failure);
         }
       }
     }
@@ -466,8 +632,7 @@ public final class TcpTransport implements Transport {
       reject(out, Reason.BAD_MAC);
       throw new TcpProtocolException(Reason.BAD_MAC, "from '" + hello.dialer() + "'");
     }
-    Frames.write(out, Frames.ACCEPT, new byte[0]);
-    out.flush();
+    // the ACCEPT is sent by the thread that reads the connection afterwards (serveMember)
     return new Accepted(hello.dialer(),
         Frames.proof(secret, Frames.SESSION_KEY, hello.dialer(), self, hello.nonce(), nonce));
   }
@@ -971,16 +1136,19 @@ public final class TcpTransport implements Transport {
 
   /** Closes a socket when its handshake has not finished in time (a per-read timeout alone lets a slowloris live). */
   private final class Watchdog {
+    private static final int RUNNING = 0;
+    private static final int DONE = 1;
+    private static final int FIRED = 2;
+
     private final Thread thread;
-    private final AtomicBoolean fired = new AtomicBoolean();
-    private final AtomicBoolean done = new AtomicBoolean();
+    // one of the three: either the handshake ended in time (DONE) or the socket is closed (FIRED), never both
+    private final AtomicInteger outcome = new AtomicInteger(RUNNING);
 
     Watchdog(Socket s, Duration timeout) {
       thread = Thread.ofVirtual().name("tumbler-tcp-handshake-timer").start(() -> {
         try {
           Thread.sleep(timeout);
-          if (!done.get()) {
-            fired.set(true);
+          if (outcome.compareAndSet(RUNNING, FIRED)) {
             closeQuietly(s);
           }
         } catch (InterruptedException e) {
@@ -989,14 +1157,17 @@ public final class TcpTransport implements Transport {
       });
     }
 
-    void done() {
-      if (done.compareAndSet(false, true)) {
+    /** Stops the watchdog; returns false if it fired first (the socket is closed, or is being closed). */
+    boolean done() {
+      if (outcome.compareAndSet(RUNNING, DONE)) {
         thread.interrupt();
+        return true;
       }
+      return outcome.get() == DONE;
     }
 
     boolean fired() {
-      return fired.get();
+      return outcome.get() == FIRED;
     }
   }
 
