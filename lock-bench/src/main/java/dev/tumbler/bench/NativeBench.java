@@ -106,6 +106,16 @@ public final class NativeBench {
             ratio(t, perRound.get("raw round trip")), ratio(t, perRound.get("zookeeper ensemble")),
             ratio(t, perRound.get("hazelcast fencedlock")), messagesPerEntry(stats.get(a.name()), a));
       }
+      System.out.println();
+      for (Algorithm<?> a : Algorithms.all()) {
+        if (a.elected()) {
+          // the least any quorum algorithm with an owner leader needs: the client's request to its owner, one
+          // round to a majority of the leaders, the grant back: two raw round trips
+          System.out.printf(Locale.ROOT, "%s against its own floor (client -> owner leader -> majority of leaders"
+              + " -> client, 2 raw round trips): %.2fx%n", a.name(),
+              ratio(perRound.get(a.name()), perRound.get("raw round trip")) / 2);
+        }
+      }
     } finally {
       for (int i = resources.size() - 1; i >= 0; i--) {
         try {

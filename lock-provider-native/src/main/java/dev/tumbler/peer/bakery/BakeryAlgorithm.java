@@ -38,14 +38,13 @@ public final class BakeryAlgorithm implements Algorithm<BakeryMessage> {
   static final long TERM_EPOCH_SECONDS = 1_704_067_200L;
 
   /**
-   * Not yet {@code READ_WRITE}: the core serves read and write claims (and its scripted tests pass), but the
-   * TCK's read/write group failed once in a full run on a TCP cluster (a second reader refused for 2 s).
+   * {@code READ_WRITE}: read claims share, write claims (hard, soft, timed-soft) exclude, by the activation rule.
    * {@code LEADER_ELECTION}: an election is the SPI's {@code LockElection} over an exclusive claim tagged with the
    * candidate id, and a candidate that does not lead learns who does from its owner leader's table
    * ({@link #answersHolderQueries()}).
    */
   private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(Capability.MUTEX,
-      Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION, Capability.FAIR,
+      Capability.READ_WRITE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION, Capability.FAIR,
       Capability.LEADER_ELECTION, Capability.FAULT_TOLERANT));
   private static final BakeryCodec CODEC = new BakeryCodec();
 

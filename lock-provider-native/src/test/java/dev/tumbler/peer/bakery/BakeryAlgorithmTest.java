@@ -31,8 +31,7 @@ class BakeryAlgorithmTest {
     assertEquals("bakery", B.name());
     assertSame(B, Algorithms.byName("bakery").orElseThrow());
     assertEquals(List.of("lamport", "ricart-agrawala", "bakery"), Algorithms.names().subList(0, 3));
-    // not READ_WRITE yet (see BakeryAlgorithm): declared only once the TCK passes it
-    assertEquals(EnumSet.of(Capability.MUTEX, Capability.FENCING, Capability.LEASE_EXPIRY,
+    assertEquals(EnumSet.of(Capability.MUTEX, Capability.READ_WRITE, Capability.FENCING, Capability.LEASE_EXPIRY,
         Capability.LOST_NOTIFICATION, Capability.FAIR, Capability.LEADER_ELECTION, Capability.FAULT_TOLERANT),
         EnumSet.copyOf(B.capabilities()));
     assertTrue(B.answersHolderQueries(), "elections name their leader to every candidate");
