@@ -1,11 +1,10 @@
 package dev.tumbler.peer.bakery;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
 import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.election.ElectionCore;
 import dev.tumbler.peer.election.ElectionMutations;
+import dev.tumbler.peer.sim.MutationHunt;
 import dev.tumbler.peer.sim.Simulation;
 import dev.tumbler.peer.sim.SimulationConfig;
 import dev.tumbler.peer.sim.Workload;
@@ -57,28 +56,8 @@ class BakeryMutationSimulationTest {
     caught(mutation, rule, BakerySimulationTest.simulation(config(), tweak));
   }
 
-  /** {@code rule} null: any violation counts. */
   private static void caught(String mutation, String rule, Simulation<Envelope> sim) {
-    long[] seeds = Simulation.seeds(BUDGET);
-    String first = null;
-    for (long seed : seeds) {
-      Simulation.Result r = sim.run(seed);
-      if (r.ok()) {
-        continue;
-      }
-      if (first == null) {
-        first = "seed " + seed + ": " + r.violation();
-      }
-      if (rule == null || r.violation().startsWith(rule + ":") || seeds.length == 1) {
-        System.out.println("mutation (" + mutation + "): first violation at " + first + "; first "
-            + (rule == null ? "" : rule + " ") + "violation at seed " + seed);
-        String replay = BakerySimulationTest.replay("BakeryMutationSimulationTest", seed);
-        // the shrunk report only when one seed is replayed: a mutated core's traces are large
-        System.out.println(seeds.length == 1 ? sim.report(r, replay) : "replay: " + replay);
-        return;
-      }
-    }
-    fail("mutation (" + mutation + ") not caught as " + rule + " in " + seeds.length + " seeds"
-        + (first == null ? "" : "; first violation of another kind at " + first));
+    MutationHunt.caught(mutation, rule, sim, BUDGET,
+        seed -> BakerySimulationTest.replay("BakeryMutationSimulationTest", seed));
   }
 }

@@ -1,9 +1,8 @@
 package dev.tumbler.peer.leaderlock;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.election.ElectionMutations;
+import dev.tumbler.peer.sim.MutationHunt;
 import dev.tumbler.peer.sim.Simulation;
 import dev.tumbler.peer.sim.Workload;
 import java.util.function.Consumer;
@@ -48,7 +47,7 @@ class LeaderLockMutationTest {
    */
   @Test
   void anElectionThatLeavesAHelloUnansweredStalls() {
-    caught("election leaves a Hello unanswered", LIVENESS, LeaderLockRunner.electionTweaked(
+    caught("election leaves a Hello unanswered", MutationHunt.LIVENESS, LeaderLockRunner.electionTweaked(
         LeaderLockRunner.config(Workload.READ_WRITE), ElectionMutations::helloUnanswered));
   }
 
@@ -56,31 +55,7 @@ class LeaderLockMutationTest {
     caught(mutation, rule, LeaderLockRunner.simulation(LeaderLockRunner.config(Workload.READ_WRITE), tweak));
   }
 
-  /** Not a rule of its own: a request that never ended after the heal, or a probe never granted. */
-  private static final String LIVENESS = "liveness";
-
   private static void caught(String mutation, String rule, Simulation<Envelope> sim) {
-    long[] seeds = Simulation.seeds(BUDGET);
-    String first = null;
-    for (long seed : seeds) {
-      Simulation.Result r = sim.run(seed);
-      if (r.ok()) {
-        continue;
-      }
-      if (first == null) {
-        first = "seed " + seed + ": " + r.violation();
-      }
-      boolean named = rule.equals(LIVENESS)
-          ? r.violation().startsWith("request ") || r.violation().startsWith("probe ")
-          : r.violation().startsWith(rule + ":");
-      if (named || seeds.length == 1) {
-        System.out.println("mutation (" + mutation + "): first violation at " + first + "; first " + rule
-            + " violation at seed " + seed);
-        System.out.println(sim.report(r, LeaderLockRunner.replay("LeaderLockMutationTest", seed)));
-        return;
-      }
-    }
-    assertTrue(seeds.length == 1, "the mutation (" + mutation + ") broke no " + rule + " rule in " + seeds.length
-        + " seeds" + (first == null ? "" : "; first other violation at " + first));
+    MutationHunt.caught(mutation, rule, sim, BUDGET, seed -> LeaderLockRunner.replay("LeaderLockMutationTest", seed));
   }
 }

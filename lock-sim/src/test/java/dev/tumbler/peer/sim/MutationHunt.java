@@ -1,0 +1,55 @@
+package dev.tumbler.peer.sim;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.function.LongFunction;
+
+/**
+ * Runs a mutated algorithm under the simulator until a seed breaks the rule the mutation targets: the shared
+ * loop of the simulator's mutation tests. Prints the first seed that broke it and the replay command (the
+ * shrunk report when one seed is replayed with {@code -Dsim.seed=S}: a mutated core's traces are large).
+ */
+public final class MutationHunt {
+
+  /** Not a rule of its own: a request that never ended after the heal, or a probe never granted. */
+  public static final String LIVENESS = "liveness";
+
+  private MutationHunt() {}
+
+  /**
+   * @param mutation what was changed, for the messages
+   * @param rule the prefix of the violations that count ({@code "exclusion"}, {@code "fencing"}, ...),
+   *     {@link #LIVENESS}, or null for any violation
+   * @param budget seeds the mutation may take to be caught
+   * @param replay the replay command of a seed
+   */
+  public static void caught(String mutation, String rule, Simulation<?> sim, int budget, LongFunction<String> replay) {
+    long[] seeds = Simulation.seeds(budget);
+    String first = null;
+    for (long seed : seeds) {
+      Simulation.Result r = sim.run(seed);
+      if (r.ok()) {
+        continue;
+      }
+      if (first == null) {
+        first = "seed " + seed + ": " + r.violation();
+      }
+      if (named(rule, r.violation()) || seeds.length == 1) {
+        System.out.println("mutation (" + mutation + "): first violation at " + first + "; first "
+            + (rule == null ? "" : rule + " ") + "violation at seed " + seed);
+        System.out.println(seeds.length == 1 ? sim.report(r, replay.apply(seed)) : "replay: " + replay.apply(seed));
+        return;
+      }
+    }
+    fail("the mutation (" + mutation + ") broke no " + (rule == null ? "" : rule + " ") + "rule in " + seeds.length
+        + " seeds" + (first == null ? "" : "; first other violation at " + first));
+  }
+
+  private static boolean named(String rule, String violation) {
+    if (rule == null) {
+      return true;
+    }
+    return rule.equals(LIVENESS) ? violation.startsWith("request ") || violation.startsWith("probe ")
+        : violation.startsWith(rule + ":");
+  }
+}
