@@ -74,6 +74,8 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
   static final byte RESTATE = 25;
   static final byte WHO_HOLDS = 26;
   static final byte HOLDS = 27;
+  static final byte TICKET_CHECK = 28;
+  static final byte TICKET_GONE = 29;
 
   private static final Claim.Mode[] MODES = Claim.Mode.values();
   private static final Claim.Writer[] WRITERS = Claim.Writer.values();
@@ -176,6 +178,8 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
           out.writeUTF(m.name());
         }
         case BakeryMessage.TicketReady m -> nameKey(out, TICKET_READY, m.term(), m.name(), m.key());
+        case BakeryMessage.TicketCheck m -> nameKey(out, TICKET_CHECK, m.term(), m.name(), m.key());
+        case BakeryMessage.TicketGone m -> nameKey(out, TICKET_GONE, m.term(), m.name(), m.key());
         case BakeryMessage.ActivateLock m -> nameKey(out, ACTIVATE_LOCK, m.term(), m.name(), m.key());
         case BakeryMessage.LockActivated m -> {
           nameKey(out, LOCK_ACTIVATED, m.term(), m.name(), m.key());
@@ -297,6 +301,8 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
         }
         case LOCK_EXITING -> new BakeryMessage.LockExiting(in.readLong(), reqKey(in), name(in));
         case TICKET_READY -> new BakeryMessage.TicketReady(in.readLong(), name(in), key(in));
+        case TICKET_CHECK -> new BakeryMessage.TicketCheck(in.readLong(), name(in), key(in));
+        case TICKET_GONE -> new BakeryMessage.TicketGone(in.readLong(), name(in), key(in));
         case ACTIVATE_LOCK -> new BakeryMessage.ActivateLock(in.readLong(), name(in), key(in));
         case LOCK_ACTIVATED -> new BakeryMessage.LockActivated(in.readLong(), name(in), key(in), bool(in));
         case RENEW_TICKET -> new BakeryMessage.RenewTicket(in.readLong(), name(in), key(in));

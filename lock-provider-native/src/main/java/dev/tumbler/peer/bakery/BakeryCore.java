@@ -268,7 +268,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         case Input.Cancel<BakeryMessage> c -> {
           Req q = requests.get(c.requestId());
           if (q != null) {
-            if (q.state != ReqState.HELD) {
+            if (q.state != ReqState.HELD || q.unreported) {
               // the leaders it could not reach, when they are what it waited for
               out.add(new Output.Failed<>(q.id, q.name(), Output.Failure.CANCELLED,
                   connectedLeaders() < quorum() ? missingLeaders() : Set.of()));
@@ -447,6 +447,16 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     q.validUntil = sentAt + trustNanos;
     q.renewSentAt = NONE;
     q.pruneSentAt(m.echo());
+    if (now >= q.validUntil) {
+      // the grant is trusted from a message sent before the leaders were asked, and the activation took so
+      // long that its window has closed already: a renewal gives it a window, and the client hears of the
+      // grant only then (or of a failure after peerTimeout)
+      q.unreported = true;
+      q.unreportedSince = now;
+      q.renewSentAt = now;
+      toOwner(q, new BakeryMessage.Renew(q.key, q.ticket, q.nextSeq(now)));
+      return;
+    }
     out.add(new Output.Granted<>(q.id, q.name(), q.token, 1, sentAt, q.validUntil));
   }
 
@@ -456,13 +466,19 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       return;
     }
     Long sentAt = q.sentAt.get(m.echo());
-    if (sentAt == null || sentAt <= q.reported || now >= q.validUntil) {
+    if (sentAt == null || sentAt <= q.reported || now >= q.validUntil && !q.unreported
+        || now >= sentAt + trustNanos) {
       return; // never earlier than reported (L-5); never revives a grant whose window closed (L-6)
     }
     q.reported = sentAt;
     q.validUntil = sentAt + trustNanos;
     q.renewSentAt = NONE;
     q.pruneSentAt(m.echo());
+    if (q.unreported) {
+      q.unreported = false; // the grant, with its first open window
+      out.add(new Output.Granted<>(q.id, q.name(), q.token, 1, sentAt, q.validUntil));
+      return;
+    }
     out.add(new Output.Renewed<>(q.id, sentAt, q.validUntil));
   }
 
@@ -476,12 +492,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   private void onUnlocked(String from, BakeryMessage.Unlocked m) {
     Req q = byKey.get(m.reqKey());
     if (q != null && from.equals(q.owner)) {
-      if (q.state == ReqState.HELD) {
+      if (q.state == ReqState.HELD && !q.unreported) {
         out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.REVOKED, m.detail()));
         requests.remove(q.id);
         byKey.remove(q.key);
         q.state = ReqState.ENDED;
-      } else if (q.state == ReqState.PENDING) {
+      } else if (q.state == ReqState.PENDING || q.state == ReqState.HELD) {
         fail(q, Output.Failure.UNAVAILABLE, m.detail());
       }
     }
@@ -529,7 +545,18 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           }
         }
         case HELD -> {
-          if (now >= q.validUntil) {
+          if (q.unreported && now - q.unreportedSince >= peerTimeoutNanos) {
+            toOwner(q, new BakeryMessage.Unlock(q.key));
+            fail(q, Output.Failure.UNAVAILABLE, "the grant's window had closed when it arrived, and no renewal "
+                + "answered within peerTimeout");
+          } else if (q.unreported) {
+            if (now - q.renewSentAt >= renewPatienceNanos()) {
+              q.renewSentAt = now; // asked again a quarter of a lease later, at most
+              if (connected(q.owner)) {
+                toOwner(q, new BakeryMessage.Renew(q.key, q.ticket, q.nextSeq(now)));
+              }
+            }
+          } else if (now >= q.validUntil) {
             out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.EXPIRED, "no renewal within the lease"));
             end(q);
           } else if (!isLeader(q.owner)) {
@@ -947,6 +974,20 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           dirty.add(x.name());
         }
       }
+      case BakeryMessage.TicketCheck c -> {
+        if (ticket(c.name(), c.key()) == null) {
+          send(from, new BakeryMessage.TicketGone(term, c.name(), c.key()));
+        }
+      }
+      case BakeryMessage.TicketGone g -> {
+        Table table = tables.get(g.name());
+        Tk t = table == null ? null : table.tickets.get(g.key());
+        if (t != null && t.state != State.ACTIVE && t.owner.equals(from)) {
+          table.tickets.remove(g.key());
+          table.deferred.remove(g.key());
+          dirty.add(g.name());
+        }
+      }
       case BakeryMessage.TicketReady r -> {
         Tk t = ticket(r.name(), r.key());
         if (t != null && t.state == State.ADDED) {
@@ -1117,6 +1158,10 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       if (mayActivate(table, t)) {
         markActive(table, t);
         r.phase = Phase.ACTIVATING;
+        // the client's window is trusted from a message of its that arrived before the leaders were asked:
+        // their agreements expire T after they got ActivateLock, and a later keep-alive's send time could
+        // put the window's end after that (sim seed 505507, exclusion)
+        r.activationEcho = r.echo;
         r.acks = newAcks();
         r.acks.add(term, self);
         r.refusals.clear();
@@ -1166,7 +1211,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
     r.phase = Phase.GRANTED;
     r.acks = null;
-    r.grantEcho = r.echo;
+    r.grantEcho = r.activationEcho;
     fact(r, "ACTIVE");
     toClient(r, new BakeryMessage.Locked(r.reqKey, r.key, r.grantEcho));
   }
@@ -1247,6 +1292,22 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     startRenewal(r, r.echo);
   }
 
+  String debugTables() {
+    StringBuilder sb = new StringBuilder(self + " term=" + term + " acting=" + acting() + "\n");
+    tables.forEach((n, t) -> {
+      sb.append("  ").append(n).append(" entering=").append(t.entering).append(" act=").append(t.activatedTop)
+          .append(" deferred=").append(t.deferred).append('\n');
+      t.tickets.values().forEach(k -> sb.append("    ").append(k.key).append(' ').append(k.reqKey).append(' ')
+          .append(k.owner).append(' ').append(k.mode).append(' ').append(k.state).append('\n'));
+    });
+    runs.values().forEach(r -> sb.append("  run ").append(r.reqKey).append(' ').append(r.name).append(' ')
+        .append(r.phase).append(' ').append(r.key).append(" still=").append(r.stillEntering).append(" acks=")
+        .append(r.acks == null ? "-" : r.acks.missing()).append(" refusals=").append(r.refusals).append('\n'));
+    requests.values().forEach(q -> sb.append("  req ").append(q.id).append(' ').append(q.key).append(' ')
+        .append(q.state).append(" owner=").append(q.owner).append(" unrep=").append(q.unreported).append('\n'));
+    return sb.toString();
+  }
+
   /** Drops the run's ticket everywhere and runs it again from P1, for a larger number. */
   private void redraw(Run r) {
     fact(r, "REDRAWN");
@@ -1291,6 +1352,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   /** Time-driven leader work: expiries, silent clients, runs waiting to start, renewals held back. */
   private void leaderTick() {
     forgetAbsentOwners();
+    checkStaleTickets();
     for (Map.Entry<String, Table> e : tables.entrySet()) {
       Table t = e.getValue();
       boolean expired = t.tickets.values().removeIf(x -> x.state == State.ACTIVE && x.deadline <= now);
@@ -1331,6 +1393,33 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           // its ticket left this table (an activation that found no quorum for T expired here): a late
           // LockActivated would find nothing to count, so it draws a new number instead of waiting for ever
           redraw(r);
+        }
+      }
+    }
+  }
+
+  /**
+   * Anti-entropy: a ticket of another owner that has waited here unchanged for a whole lease is checked with its
+   * owner ({@code TicketCheck}), which answers {@code TicketGone} if it dropped it. A drop lost on the way
+   * (a link break the ends saw differently, a message kept while this leader did not act) otherwise left a
+   * ticket here that held back every ticket behind it for ever. One check per ticket and lease.
+   */
+  private void checkStaleTickets() {
+    if (!acting()) {
+      return;
+    }
+    for (Map.Entry<String, Table> e : tables.entrySet()) {
+      for (Tk t : e.getValue().tickets.values()) {
+        if (t.state == State.ACTIVE || t.owner.equals(self) || t.key.term() != term) {
+          continue;
+        }
+        if (t.since == NONE) {
+          t.since = now;
+        } else if (now - t.since >= leaseNanos) {
+          t.since = now; // checked again a lease later, whether it could be asked now or not
+          if (connected(t.owner) && links.get(t.owner).synced) {
+            send(t.owner, new BakeryMessage.TicketCheck(term, e.getKey(), t.key));
+          }
         }
       }
     }
@@ -1725,7 +1814,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         case NEW -> q.missingSince + peerTimeoutNanos;
         case PENDING -> earliest(q.missingSince == NONE ? NONE : q.missingSince + peerTimeoutNanos,
             q.ownerLostSince != NONE ? q.ownerLostSince + graceNanos - leaseNanos : q.nextKeepAlive);
-        case HELD -> earliest(q.validUntil, q.renewSentAt == NONE ? NONE : q.renewSentAt + renewPatienceNanos());
+        case HELD -> q.unreported ? earliest(q.renewSentAt + renewPatienceNanos(), q.unreportedSince + peerTimeoutNanos)
+            : earliest(q.validUntil, q.renewSentAt == NONE ? NONE : q.renewSentAt + renewPatienceNanos());
         case ENDED -> NONE;
       });
     }
@@ -1733,6 +1823,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       for (Tk k : t.tickets.values()) {
         if (k.state == State.ACTIVE) {
           next = earliest(next, k.deadline);
+        } else if (k.since != NONE && acting()) {
+          next = earliest(next, k.since + leaseNanos); // its anti-entropy check
         }
       }
       long quiet = t.quietEnds();
@@ -1955,6 +2047,10 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     long validUntil;
     /** When the oldest renewal the owner has not answered yet was asked for; NONE if none waits. */
     long renewSentAt = NONE;
+    /** Granted with a window that had closed on arrival: reported once a renewal opens one. */
+    boolean unreported;
+    /** Since when the grant has waited to be reported. */
+    long unreportedSince = NONE;
 
     Req(long id, String session, Claim claim, boolean attempt) {
       this.id = id;
@@ -1998,6 +2094,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     /** The claim's tag, put on the ticket. */
     String tag = "";
     long echo;
+    /** {@link #echo} when the activation was asked for: the grant's echo. */
+    long activationEcho;
     long grantEcho;
     long lastHeard;
     Acks renewAcks;
@@ -2111,6 +2209,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     State state;
     long deadline = NONE;
     final String tag;
+    /** Since when this leader has kept this ticket of another owner without checking it (anti-entropy). */
+    long since = NONE;
 
     Tk(Key key, ReqKey reqKey, String owner, Mode mode, State state, String tag) {
       this.key = key;

@@ -380,6 +380,27 @@ public sealed interface BakeryMessage extends PeerMessage {
     }
   }
 
+  /**
+   * Anti-entropy: the sender has kept {@code key}, a ticket of the receiver's that is not active, unchanged for a
+   * whole lease; answered with {@link TicketGone} if the receiver, its owner, no longer has it.
+   */
+  record TicketCheck(long term, String name, Key key) implements Termed {
+    public TicketCheck {
+      requireTerm(term);
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(key, "key");
+    }
+  }
+
+  /** The answer to {@link TicketCheck}: the owner has no ticket {@code key} (its drop was lost on the way). */
+  record TicketGone(long term, String name, Key key) implements Termed {
+    public TicketGone {
+      requireTerm(term);
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(key, "key");
+    }
+  }
+
   /** P6: may the ticket be activated by your table? */
   record ActivateLock(long term, String name, Key key) implements Termed {
     public ActivateLock {

@@ -68,6 +68,8 @@ class BakeryCodecTest {
     all.add(new BakeryMessage.TicketAdded(3, R, false, List.of()));
     all.add(new BakeryMessage.LockExiting(3, R, "x"));
     all.add(new BakeryMessage.TicketReady(3, "x", K));
+    all.add(new BakeryMessage.TicketCheck(3, "x", K));
+    all.add(new BakeryMessage.TicketGone(3, "x", K));
     all.add(new BakeryMessage.ActivateLock(3, "x", K));
     all.add(new BakeryMessage.LockActivated(3, "x", K, true));
     all.add(new BakeryMessage.LockActivated(3, "x", K2, false));
@@ -102,7 +104,7 @@ class BakeryCodecTest {
 
   @Test
   void truncatedTrailingVersionAndTypeAreTypedErrors() {
-    CodecChecks.refusesDamage(codec, BakeryCodec.VERSION, every(), new BakeryMessage.TablesRequest(1), (byte) 0, (byte) 28, (byte) 99, (byte) -1);
+    CodecChecks.refusesDamage(codec, BakeryCodec.VERSION, every(), new BakeryMessage.TablesRequest(1), (byte) 0, (byte) 30, (byte) 99, (byte) -1);
   }
 
 
