@@ -778,7 +778,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       }
       for (Map.Entry<String, Table> e : tables.entrySet()) {
         Table t = e.getValue();
-        if (t.tickets.values().removeIf(k -> k.owner.equals(from) && !keys.contains(Map.entry(e.getKey(), k.key)))
+        if (t.tickets.values().removeIf(k -> k.owner.equals(from) && !k.orphan
+            && !keys.contains(Map.entry(e.getKey(), k.key)))
             | t.entering.entrySet().removeIf(en -> en.getValue().equals(from) && !entering.contains(en.getKey()))) {
           dirty.add(e.getKey());
         }
@@ -799,6 +800,15 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
 
   /** Drops what a peer's earlier incarnation left: its clients died with it. */
   private void forgetIncarnation(String peer, long old) {
+    // the grants its earlier process made as an owner stand: no restatement of the new process (which owns
+    // none of them) removes them; they expire, or their clients relock them (sim seed 261558, exclusion)
+    for (Table t : tables.values()) {
+      for (Tk k : t.tickets.values()) {
+        if (k.owner.equals(peer) && k.state == State.ACTIVE) {
+          k.orphan = true;
+        }
+      }
+    }
     for (Run r : List.copyOf(runs.values())) {
       if (r.client.equals(peer) && r.reqKey.incarnation() == old) {
         dropRun(r, true);
@@ -1285,6 +1295,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       return;
     }
     t.owner = self;
+    t.orphan = false;
     r.mode = t.mode;
     r.tag = t.tag;
     r.phase = Phase.GRANTED;
@@ -1329,6 +1340,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   /** Forgets a run and every record of its request; tells the other leaders when {@code tell}. */
   private void dropRun(Run r, boolean tell) {
     runs.remove(r.reqKey);
+    if (r.phase == Phase.ADOPT) {
+      // a relocked grant not taken over yet: its active ticket is not this node's to drop, here or anywhere
+      // (a restarted leader that dropped a relock it had not adopted yet freed a held lock: sim seed 261558)
+      return;
+    }
     if (r.key != null) {
       fact(r, "DROPPED");
     }
@@ -2211,6 +2227,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     final String tag;
     /** Since when this leader has kept this ticket of another owner without checking it (anti-entropy). */
     long since = NONE;
+    /** Active, and made by an earlier process of its owner: no restatement of the owner's removes it. */
+    boolean orphan;
 
     Tk(Key key, ReqKey reqKey, String owner, Mode mode, State state, String tag) {
       this.key = key;
