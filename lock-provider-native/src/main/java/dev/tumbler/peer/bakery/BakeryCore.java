@@ -1275,6 +1275,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       startRenewal(r, m.seq());
       return;
     }
+    if (r != null && r.phase == Phase.ADOPT && r.key.equals(m.key())) {
+      // the same relock again (restated): it waits to be adopted as before; dropping it would have told every
+      // leader to drop the held lock (a restarted leader did, sim seed 261558, exclusion)
+      r.heard(m.seq(), now);
+      return;
+    }
     if (r != null) {
       dropRun(r, true);
     }
@@ -1340,11 +1346,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   /** Forgets a run and every record of its request; tells the other leaders when {@code tell}. */
   private void dropRun(Run r, boolean tell) {
     runs.remove(r.reqKey);
-    if (r.phase == Phase.ADOPT) {
-      // a relocked grant not taken over yet: its active ticket is not this node's to drop, here or anywhere
-      // (a restarted leader that dropped a relock it had not adopted yet freed a held lock: sim seed 261558)
-      return;
-    }
     if (r.key != null) {
       fact(r, "DROPPED");
     }
