@@ -1,5 +1,7 @@
 package dev.tumbler.peer.bakery;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.election.ElectionCore;
@@ -8,6 +10,7 @@ import dev.tumbler.peer.sim.MutationHunt;
 import dev.tumbler.peer.sim.Simulation;
 import dev.tumbler.peer.sim.SimulationConfig;
 import dev.tumbler.peer.sim.Workload;
+import java.util.Optional;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
@@ -57,7 +60,11 @@ class BakeryMutationSimulationTest {
   }
 
   private static void caught(String mutation, String rule, Simulation<Envelope> sim) {
-    MutationHunt.caught(mutation, rule, sim, BUDGET,
+    Optional<MutationHunt.Caught> c = MutationHunt.hunt(mutation, rule, sim, BUDGET,
         seed -> BakerySimulationTest.replay("BakeryMutationSimulationTest", seed));
+    assertTrue(c.isPresent(), "the mutation (" + mutation + ") broke no " + (rule == null ? "" : rule + " ")
+        + "rule in " + BUDGET + " seeds");
+    assertTrue(MutationHunt.named(rule, c.get().violation()), c.get().violation());
   }
+
 }

@@ -1,10 +1,13 @@
 package dev.tumbler.peer.leaderlock;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.election.ElectionMutations;
 import dev.tumbler.peer.sim.MutationHunt;
 import dev.tumbler.peer.sim.Simulation;
 import dev.tumbler.peer.sim.Workload;
+import java.util.Optional;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
@@ -56,6 +59,11 @@ class LeaderLockMutationTest {
   }
 
   private static void caught(String mutation, String rule, Simulation<Envelope> sim) {
-    MutationHunt.caught(mutation, rule, sim, BUDGET, seed -> LeaderLockRunner.replay("LeaderLockMutationTest", seed));
+    Optional<MutationHunt.Caught> c = MutationHunt.hunt(mutation, rule, sim, BUDGET,
+        seed -> LeaderLockRunner.replay("LeaderLockMutationTest", seed));
+    assertTrue(c.isPresent(), "the mutation (" + mutation + ") broke no " + (rule == null ? "" : rule + " ")
+        + "rule in " + BUDGET + " seeds");
+    assertTrue(MutationHunt.named(rule, c.get().violation()), c.get().violation());
   }
+
 }

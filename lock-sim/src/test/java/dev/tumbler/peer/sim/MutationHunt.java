@@ -1,13 +1,13 @@
 package dev.tumbler.peer.sim;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
+import java.util.Optional;
 import java.util.function.LongFunction;
 
 /**
  * Runs a mutated algorithm under the simulator until a seed breaks the rule the mutation targets: the shared
- * loop of the simulator's mutation tests. Prints the first seed that broke it and the replay command (the
- * shrunk report when one seed is replayed with {@code -Dsim.seed=S}: a mutated core's traces are large).
+ * loop of the simulator's mutation tests, which assert on what it returns. Prints the first seed that broke it
+ * and the replay command (the shrunk report when one seed is replayed with {@code -Dsim.seed=S}: a mutated
+ * core's traces are large).
  */
 public final class MutationHunt {
 
@@ -16,14 +16,21 @@ public final class MutationHunt {
 
   private MutationHunt() {}
 
+  /** The first seed whose violation named the rule, and that violation. */
+  public record Caught(long seed, String violation) {}
+
   /**
+   * Runs seeds until one breaks {@code rule}; prints it and its replay command.
+   *
    * @param mutation what was changed, for the messages
    * @param rule the prefix of the violations that count ({@code "exclusion"}, {@code "fencing"}, ...),
    *     {@link #LIVENESS}, or null for any violation
    * @param budget seeds the mutation may take to be caught
    * @param replay the replay command of a seed
+   * @return the seed that caught it, empty when no seed of the budget did (the caller asserts)
    */
-  public static void caught(String mutation, String rule, Simulation<?> sim, int budget, LongFunction<String> replay) {
+  public static Optional<Caught> hunt(String mutation, String rule, Simulation<?> sim, int budget,
+      LongFunction<String> replay) {
     long[] seeds = Simulation.seeds(budget);
     String first = null;
     for (long seed : seeds) {
@@ -34,18 +41,20 @@ public final class MutationHunt {
       if (first == null) {
         first = "seed " + seed + ": " + r.violation();
       }
-      if (named(rule, r.violation()) || seeds.length == 1) {
+      if (named(rule, r.violation())) {
         System.out.println("mutation (" + mutation + "): first violation at " + first + "; first "
             + (rule == null ? "" : rule + " ") + "violation at seed " + seed);
         System.out.println(seeds.length == 1 ? sim.report(r, replay.apply(seed)) : "replay: " + replay.apply(seed));
-        return;
+        return Optional.of(new Caught(seed, r.violation()));
       }
     }
-    fail("the mutation (" + mutation + ") broke no " + (rule == null ? "" : rule + " ") + "rule in " + seeds.length
-        + " seeds" + (first == null ? "" : "; first other violation at " + first));
+    System.out.println("mutation (" + mutation + "): broke no " + (rule == null ? "" : rule + " ") + "rule in "
+        + seeds.length + " seeds" + (first == null ? "" : "; first other violation at " + first));
+    return Optional.empty();
   }
 
-  private static boolean named(String rule, String violation) {
+  /** Whether {@code violation} breaks {@code rule} (null: any). */
+  public static boolean named(String rule, String violation) {
     if (rule == null) {
       return true;
     }
