@@ -63,7 +63,7 @@ class BakeryMutationSimulationTest {
     Optional<MutationHunt.Caught> c = MutationHunt.hunt(mutation, rule, sim, BUDGET,
         seed -> BakerySimulationTest.replay("BakeryMutationSimulationTest", seed));
     assertTrue(c.isPresent(), "the mutation (" + mutation + ") broke no " + (rule == null ? "" : rule + " ")
-        + "rule in " + BUDGET + " seeds");
+        + "rule in its seeds (default " + BUDGET + ", or -Dsim.seeds)");
     assertTrue(MutationHunt.named(rule, c.get().violation()), c.get().violation());
   }
 

@@ -62,7 +62,7 @@ class LeaderLockMutationTest {
     Optional<MutationHunt.Caught> c = MutationHunt.hunt(mutation, rule, sim, BUDGET,
         seed -> LeaderLockRunner.replay("LeaderLockMutationTest", seed));
     assertTrue(c.isPresent(), "the mutation (" + mutation + ") broke no " + (rule == null ? "" : rule + " ")
-        + "rule in " + BUDGET + " seeds");
+        + "rule in its seeds (default " + BUDGET + ", or -Dsim.seeds)");
     assertTrue(MutationHunt.named(rule, c.get().violation()), c.get().violation());
   }
 
