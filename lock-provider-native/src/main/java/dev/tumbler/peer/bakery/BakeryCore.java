@@ -268,7 +268,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         case Input.Cancel<BakeryMessage> c -> {
           Req q = requests.get(c.requestId());
           if (q != null) {
-            if (q.state != ReqState.HELD || q.unreported) {
+            if (q.state != ReqState.HELD) {
               // the leaders it could not reach, when they are what it waited for
               out.add(new Output.Failed<>(q.id, q.name(), Output.Failure.CANCELLED,
                   connectedLeaders() < quorum() ? missingLeaders() : Set.of()));
@@ -440,23 +440,22 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     if (sentAt == null) {
       return; // not an echo of ours: a peer's bug, never a grant
     }
+    q.pruneSentAt(m.echo());
+    if (now >= sentAt + trustNanos) {
+      // the grant is trusted from a message sent before the leaders were asked, and the activation took so
+      // long that its window has closed already. Renewing and reporting it now would break F2: readers with
+      // larger keys may have been granted and ended meanwhile. The client gives the ticket up and draws
+      // again, above every key added since (seeds 108906 and 268309).
+      toOwner(q, new BakeryMessage.Unlock(q.key));
+      dispatch(q, q.key);
+      return;
+    }
     q.state = ReqState.HELD;
     q.ticket = m.key();
     q.token = m.key().token();
     q.reported = sentAt;
     q.validUntil = sentAt + trustNanos;
     q.renewSentAt = NONE;
-    q.pruneSentAt(m.echo());
-    if (now >= q.validUntil) {
-      // the grant is trusted from a message sent before the leaders were asked, and the activation took so
-      // long that its window has closed already: a renewal gives it a window, and the client hears of the
-      // grant only then (or of a failure after peerTimeout)
-      q.unreported = true;
-      q.unreportedSince = now;
-      q.renewSentAt = now;
-      toOwner(q, new BakeryMessage.Renew(q.key, q.ticket, q.nextSeq(now)));
-      return;
-    }
     out.add(new Output.Granted<>(q.id, q.name(), q.token, 1, sentAt, q.validUntil));
   }
 
@@ -466,19 +465,13 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       return;
     }
     Long sentAt = q.sentAt.get(m.echo());
-    if (sentAt == null || sentAt <= q.reported || now >= q.validUntil && !q.unreported
-        || now >= sentAt + trustNanos) {
+    if (sentAt == null || sentAt <= q.reported || now >= q.validUntil || now >= sentAt + trustNanos) {
       return; // never earlier than reported (L-5); never revives a grant whose window closed (L-6)
     }
     q.reported = sentAt;
     q.validUntil = sentAt + trustNanos;
     q.renewSentAt = NONE;
     q.pruneSentAt(m.echo());
-    if (q.unreported) {
-      q.unreported = false; // the grant, with its first open window
-      out.add(new Output.Granted<>(q.id, q.name(), q.token, 1, sentAt, q.validUntil));
-      return;
-    }
     out.add(new Output.Renewed<>(q.id, sentAt, q.validUntil));
   }
 
@@ -492,7 +485,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   private void onUnlocked(String from, BakeryMessage.Unlocked m) {
     Req q = byKey.get(m.reqKey());
     if (q != null && from.equals(q.owner)) {
-      if (q.state == ReqState.HELD && !q.unreported) {
+      if (q.state == ReqState.HELD) {
         out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.REVOKED, m.detail()));
         requests.remove(q.id);
         byKey.remove(q.key);
@@ -545,18 +538,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           }
         }
         case HELD -> {
-          if (q.unreported && now - q.unreportedSince >= peerTimeoutNanos) {
-            toOwner(q, new BakeryMessage.Unlock(q.key));
-            fail(q, Output.Failure.UNAVAILABLE, "the grant's window had closed when it arrived, and no renewal "
-                + "answered within peerTimeout");
-          } else if (q.unreported) {
-            if (now - q.renewSentAt >= renewPatienceNanos()) {
-              q.renewSentAt = now; // asked again a quarter of a lease later, at most
-              if (connected(q.owner)) {
-                toOwner(q, new BakeryMessage.Renew(q.key, q.ticket, q.nextSeq(now)));
-              }
-            }
-          } else if (now >= q.validUntil) {
+          if (now >= q.validUntil) {
             out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.EXPIRED, "no renewal within the lease"));
             end(q);
           } else if (!isLeader(q.owner)) {
@@ -1309,22 +1291,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     startRenewal(r, r.echo);
   }
 
-  String debugTables() {
-    StringBuilder sb = new StringBuilder(self + " term=" + term + " acting=" + acting() + "\n");
-    tables.forEach((n, t) -> {
-      sb.append("  ").append(n).append(" entering=").append(t.entering).append(" act=").append(t.activatedTop)
-          .append(" deferred=").append(t.deferred).append('\n');
-      t.tickets.values().forEach(k -> sb.append("    ").append(k.key).append(' ').append(k.reqKey).append(' ')
-          .append(k.owner).append(' ').append(k.mode).append(' ').append(k.state).append('\n'));
-    });
-    runs.values().forEach(r -> sb.append("  run ").append(r.reqKey).append(' ').append(r.name).append(' ')
-        .append(r.phase).append(' ').append(r.key).append(" still=").append(r.stillEntering).append(" acks=")
-        .append(r.acks == null ? "-" : r.acks.missing()).append(" refusals=").append(r.refusals).append('\n'));
-    requests.values().forEach(q -> sb.append("  req ").append(q.id).append(' ').append(q.key).append(' ')
-        .append(q.state).append(" owner=").append(q.owner).append(" unrep=").append(q.unreported).append('\n'));
-    return sb.toString();
-  }
-
   /** Drops the run's ticket everywhere and runs it again from P1, for a larger number. */
   private void redraw(Run r) {
     fact(r, "REDRAWN");
@@ -1831,8 +1797,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         case NEW -> q.missingSince + peerTimeoutNanos;
         case PENDING -> earliest(q.missingSince == NONE ? NONE : q.missingSince + peerTimeoutNanos,
             q.ownerLostSince != NONE ? q.ownerLostSince + graceNanos - leaseNanos : q.nextKeepAlive);
-        case HELD -> q.unreported ? earliest(q.renewSentAt + renewPatienceNanos(), q.unreportedSince + peerTimeoutNanos)
-            : earliest(q.validUntil, q.renewSentAt == NONE ? NONE : q.renewSentAt + renewPatienceNanos());
+        case HELD -> earliest(q.validUntil, q.renewSentAt == NONE ? NONE : q.renewSentAt + renewPatienceNanos());
         case ENDED -> NONE;
       });
     }
@@ -2064,10 +2029,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     long validUntil;
     /** When the oldest renewal the owner has not answered yet was asked for; NONE if none waits. */
     long renewSentAt = NONE;
-    /** Granted with a window that had closed on arrival: reported once a renewal opens one. */
-    boolean unreported;
-    /** Since when the grant has waited to be reported. */
-    long unreportedSince = NONE;
 
     Req(long id, String session, Claim claim, boolean attempt) {
       this.id = id;
