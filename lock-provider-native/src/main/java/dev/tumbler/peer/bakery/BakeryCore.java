@@ -15,7 +15,6 @@ import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
 import java.nio.charset.StandardCharsets;
-import java.util.Collections;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -211,12 +210,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     if (peerTimeoutNanos <= 0 || leaderTimeoutNanos < 0) {
       throw new IllegalArgumentException("bad timeouts " + peerTimeoutNanos + "/" + leaderTimeoutNanos);
     }
-    TreeSet<String> ids = new TreeSet<>(peers);
-    if (ids.contains(self)) {
-      throw new IllegalArgumentException("peers must not contain self (" + self + ")");
-    }
-    this.peers = Collections.unmodifiableSortedSet(ids); // sorted: one iteration order in every JVM, so a seed replays
-    for (String p : ids) {
+    this.peers = ProtocolCore.otherMembers(self, peers);
+    for (String p : this.peers) {
       links.put(p, new Link());
     }
     this.leaseNanos = leaseNanos;

@@ -1,6 +1,11 @@
 package dev.tumbler.peer.core;
 
+import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
+import java.util.SortedSet;
+import java.util.TreeSet;
 
 /**
  * One algorithm of the native provider, as a pure state machine: {@code step(now, input) → outputs}.
@@ -35,4 +40,19 @@ public interface ProtocolCore<M extends PeerMessage> {
 
   /** The algorithm's name, as in the URL ({@code lamport}, {@code ricart-agrawala}). */
   String algorithm();
+
+  /**
+   * The members a core of {@code self} talks to, sorted: a core that iterates over them does so in one order
+   * in every JVM, so that a seed replays.
+   *
+   * @throws IllegalArgumentException if {@code peers} holds {@code self}
+   * @throws NullPointerException if {@code self} or an id is null
+   */
+  static SortedSet<String> otherMembers(String self, Collection<String> peers) {
+    TreeSet<String> ids = new TreeSet<>(peers);
+    if (ids.contains(Objects.requireNonNull(self, "self"))) {
+      throw new IllegalArgumentException("peers must not contain self (" + self + ")");
+    }
+    return Collections.unmodifiableSortedSet(ids);
+  }
 }

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.random.RandomGenerator;
 
@@ -189,10 +190,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     this.self = Objects.requireNonNull(self, "self");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.random = Objects.requireNonNull(random, "random");
-    TreeSet<String> ids = new TreeSet<>(peers);
-    if (ids.contains(self)) {
-      throw new IllegalArgumentException("peers must not contain self (" + self + ")");
-    }
+    SortedSet<String> ids = ProtocolCore.otherMembers(self, peers);
     ElectionCodec.requireEncodable(self);
     for (String id : ids) {
       ElectionCodec.requireEncodable(id);

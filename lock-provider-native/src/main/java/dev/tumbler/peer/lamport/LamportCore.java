@@ -150,10 +150,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     }
     this.peerTimeoutNanos = peerTimeoutNanos;
     this.clock = initialClock;
-    TreeSet<String> members = new TreeSet<>(peers);
-    if (members.contains(self)) {
-      throw new IllegalArgumentException("peers must not contain self (" + self + ")");
-    }
+    TreeSet<String> members = new TreeSet<>(ProtocolCore.otherMembers(self, peers));
     members.add(self);
     if (members.size() > MAX_NODES) {
       throw new IllegalArgumentException("at most " + MAX_NODES + " members: " + members.size());
