@@ -26,6 +26,7 @@ import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import java.util.function.LongFunction;
 import java.util.random.RandomGenerator;
 
 /**
@@ -301,6 +302,46 @@ public final class Simulation<M extends PeerMessage> {
   /** Runs {@code ops} in the world of {@code seed}. */
   public Result run(long seed, List<Op> ops, boolean trace) {
     return new Run(seed, nodesFor(seed), ops, trace).execute();
+  }
+
+  /** What a run of many seeds added up to. */
+  public record Totals(int seeds, long requests, long grants, long renewals, long events) {
+    /** The summary line, {@code "<label>: N seeds, 0 violations, …"}. */
+    public String summary(String label) {
+      return label + ": " + seeds + " seeds, 0 violations, " + requests + " requests, " + grants + " grants, "
+          + (renewals > 0 ? renewals + " renewals answered over the network, " : "") + events + " events";
+    }
+  }
+
+  /**
+   * Runs every seed and stops at the first violation with an {@link AssertionError} carrying its report
+   * ({@code replay} gives the command that runs that seed again). A run of 100,000 seeds or more prints a
+   * progress line to stdout every tenth of the way (surefire keeps it in
+   * {@code target/surefire-reports/<test>-output.txt}, which {@code tail -f} follows).
+   */
+  public Totals runAll(String label, long[] seeds, LongFunction<String> replay) {
+    long requests = 0;
+    long grants = 0;
+    long renewals = 0;
+    long events = 0;
+    long started = System.nanoTime();
+    int step = seeds.length >= 100_000 ? seeds.length / 10 : Integer.MAX_VALUE;
+    for (int i = 0; i < seeds.length; i++) {
+      Result r = run(seeds[i]);
+      if (!r.ok()) {
+        throw new AssertionError(report(r, replay.apply(seeds[i])));
+      }
+      requests += r.requests();
+      grants += r.grants();
+      renewals += r.messagesByType().getOrDefault("lock/Renewed", 0L);
+      events += r.events();
+      if ((i + 1) % step == 0 && i + 1 < seeds.length) {
+        System.out.printf("%s: %d of %d seeds (up to seed %d), 0 violations, %d s%n", label, i + 1, seeds.length,
+            seeds[i], (System.nanoTime() - started) / 1_000_000_000L);
+        System.out.flush();
+      }
+    }
+    return new Totals(seeds.length, requests, grants, renewals, events);
   }
 
   /**

@@ -1,7 +1,6 @@
 package dev.tumbler.peer.bakery;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.composite.Envelope;
@@ -48,24 +47,11 @@ class BakerySimulationTest {
     SimulationConfig config = config();
     Simulation<Envelope> sim = simulation(config, c -> { });
     long[] seeds = Simulation.seeds(CI_SEEDS);
-    long grants = 0;
-    long requests = 0;
-    long events = 0;
-    long renewals = 0;
-    for (long seed : seeds) {
-      Simulation.Result r = sim.run(seed);
-      if (!r.ok()) {
-        fail(sim.report(r, replay("BakerySimulationTest", seed)));
-      }
-      grants += r.grants();
-      requests += r.requests();
-      events += r.events();
-      renewals += r.messagesByType().getOrDefault("lock/Renewed", 0L);
-    }
-    System.out.printf("bakery, %s: %d seeds, 0 violations, %d requests, %d grants, %d renewals answered "
-        + "over the network, %d events%n", config.workload(), seeds.length, requests, grants, renewals, events);
+    String label = "bakery, " + config.workload();
+    Simulation.Totals t = sim.runAll(label, seeds, seed -> replay("BakerySimulationTest", seed));
+    System.out.println(t.summary(label));
     if (seeds.length > 1) {
-      assertTrue(grants > requests / 3, grants + " grants of " + requests + " requests");
+      assertTrue(t.grants() > t.requests() / 3, t.grants() + " grants of " + t.requests() + " requests");
     }
   }
 }

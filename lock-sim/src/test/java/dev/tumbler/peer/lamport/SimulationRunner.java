@@ -1,7 +1,5 @@
 package dev.tumbler.peer.lamport;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
 import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.sim.Simulation;
@@ -31,20 +29,7 @@ final class SimulationRunner {
 
   static void assertEverySeedKeepsTheInvariants(LamportAlgorithm variant, String testClass) {
     Simulation<Envelope> sim = simulation(variant, SimulationConfig.standard(), c -> { });
-    long grants = 0;
-    long requests = 0;
-    long events = 0;
-    long[] seeds = Simulation.seeds(CI_SEEDS);
-    for (long seed : seeds) {
-      Simulation.Result r = sim.run(seed);
-      if (!r.ok()) {
-        fail(sim.report(r, replay(testClass, seed)));
-      }
-      grants += r.grants();
-      requests += r.requests();
-      events += r.events();
-    }
-    System.out.printf("%s: %d seeds, 0 violations, %d requests, %d grants, %d events%n", variant.name(),
-        seeds.length, requests, grants, events);
+    Simulation.Totals t = sim.runAll(variant.name(), Simulation.seeds(CI_SEEDS), seed -> replay(testClass, seed));
+    System.out.println(t.summary(variant.name()));
   }
 }
