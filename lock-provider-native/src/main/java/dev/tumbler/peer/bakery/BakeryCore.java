@@ -724,11 +724,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
     for (Run r : List.copyOf(runs.values())) {
       if (r.client.equals(from) && !listed.contains(r.reqKey)) {
-        if (r.phase == Phase.GRANTED) {
+        if (r.phase == Phase.GRANTED || r.phase == Phase.ADOPT) {
           // the client moved the lock to another owner (a renewal relock while this link was down) or released
           // it and the Unlock was lost with the link: this node stops owning it, but the ticket stays active in
           // every table until it expires or its new owner renews it; dropping it everywhere here once let a
-          // reader in while the writer still held the lock through its new owner
+          // reader in while the writer still held the lock through its new owner (sim seed 128), and so did
+          // dropping a relock not adopted yet, which the client had moved on to another owner meanwhile (39176)
           runs.remove(r.reqKey);
         } else {
           dropRun(r, true);
