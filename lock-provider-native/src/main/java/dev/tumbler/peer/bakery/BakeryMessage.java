@@ -374,9 +374,7 @@ public sealed interface BakeryMessage extends PeerMessage {
   /** P5: the ticket is ready. */
   record TicketReady(long term, String name, Key key) implements Termed {
     public TicketReady {
-      requireTerm(term);
-      Objects.requireNonNull(name, "name");
-      Objects.requireNonNull(key, "key");
+      requireTicket(term, name, key);
     }
   }
 
@@ -386,27 +384,21 @@ public sealed interface BakeryMessage extends PeerMessage {
    */
   record TicketCheck(long term, String name, Key key) implements Termed {
     public TicketCheck {
-      requireTerm(term);
-      Objects.requireNonNull(name, "name");
-      Objects.requireNonNull(key, "key");
+      requireTicket(term, name, key);
     }
   }
 
   /** The answer to {@link TicketCheck}: the owner has no ticket {@code key} (its drop was lost on the way). */
   record TicketGone(long term, String name, Key key) implements Termed {
     public TicketGone {
-      requireTerm(term);
-      Objects.requireNonNull(name, "name");
-      Objects.requireNonNull(key, "key");
+      requireTicket(term, name, key);
     }
   }
 
   /** P6: may the ticket be activated by your table? */
   record ActivateLock(long term, String name, Key key) implements Termed {
     public ActivateLock {
-      requireTerm(term);
-      Objects.requireNonNull(name, "name");
-      Objects.requireNonNull(key, "key");
+      requireTicket(term, name, key);
     }
   }
 
@@ -416,27 +408,21 @@ public sealed interface BakeryMessage extends PeerMessage {
    */
   record LockActivated(long term, String name, Key key, boolean granted) implements Termed {
     public LockActivated {
-      requireTerm(term);
-      Objects.requireNonNull(name, "name");
-      Objects.requireNonNull(key, "key");
+      requireTicket(term, name, key);
     }
   }
 
   /** Renewal: extend the active ticket's deadline to T from now. */
   record RenewTicket(long term, String name, Key key) implements Termed {
     public RenewTicket {
-      requireTerm(term);
-      Objects.requireNonNull(name, "name");
-      Objects.requireNonNull(key, "key");
+      requireTicket(term, name, key);
     }
   }
 
   /** Renewal answer. */
   record TicketRenewed(long term, String name, Key key) implements Termed {
     public TicketRenewed {
-      requireTerm(term);
-      Objects.requireNonNull(name, "name");
-      Objects.requireNonNull(key, "key");
+      requireTicket(term, name, key);
     }
   }
 
@@ -515,6 +501,13 @@ public sealed interface BakeryMessage extends PeerMessage {
     if (seq < 1) {
       throw new IllegalArgumentException("bad sequence number " + seq);
     }
+  }
+
+  /** The checks of a message about one ticket: a term in range, a name and a key. */
+  private static void requireTicket(long term, String name, Key key) {
+    requireTerm(term);
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(key, "key");
   }
 
   private static void requireTerm(long term) {

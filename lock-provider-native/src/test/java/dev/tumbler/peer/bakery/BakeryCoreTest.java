@@ -279,26 +279,45 @@ class BakeryCoreTest {
     }
   }
 
+  /**
+   * A 5-node cluster where a lock of {@code client} is owned by the leader {@code owner}, and {@code blind} is
+   * another leader (the tests cut the two apart).
+   */
+  private record HandOver(BakeryCluster c, String client, String owner, String blind, String name) {
+    static HandOver start() {
+      BakeryCluster c = new BakeryCluster(5, 77);
+      c.startAll();
+      c.awaitView();
+      List<String> leaders = c.leaders();
+      String client = c.ids.stream().filter(i -> !leaders.contains(i)).findFirst().orElseThrow();
+      String owner = leaders.get(2);
+      return new HandOver(c, client, owner, leaders.get(1), c.nameOwnedBy(java.util.Map.of(client, owner)));
+    }
+
+    /** Crashes the owner and renews grant {@code a} until a new view without it is ready. */
+    void crashOwnerRenewing(long a) {
+      long term = c.bakery(client).term();
+      c.crash(owner);
+      for (int i = 0; i < 40 && (c.bakery(client).term() == term || !c.viewReady()); i++) {
+        c.advance(T / 3);
+        c.renew(a);
+      }
+      assertTrue(c.bakery(client).term() > term && c.viewReady(), "a new view without the crashed owner");
+    }
+  }
+
   @Test
   void theHolderIsStillNamedAfterItsOwnerLeaderCrashesAndTheTablesAreHandedOver() {
-    BakeryCluster c = new BakeryCluster(5, 77);
-    c.startAll();
-    c.awaitView();
-    List<String> leaders = c.leaders();
-    String client = c.ids.stream().filter(i -> !leaders.contains(i)).findFirst().orElseThrow();
-    String owner = leaders.get(2);
-    String blind = leaders.get(1);
-    String name = c.nameOwnedBy(java.util.Map.of(client, owner));
+    HandOver h = HandOver.start();
+    BakeryCluster c = h.c;
+    String client = h.client;
+    String owner = h.owner;
+    String blind = h.blind;
+    String name = h.name;
     c.cut(owner, blind); // the ticket reaches `blind` only through the merged tables of the next view
     long a = c.acquire(client, Claim.exclusive(name).withTag("cand-a"));
     assertNotNull(c.req(a).granted);
-    long term = c.bakery(client).term();
-    c.crash(owner);
-    for (int i = 0; i < 40 && (c.bakery(client).term() == term || !c.viewReady()); i++) {
-      c.advance(T / 3);
-      c.renew(a);
-    }
-    assertTrue(c.bakery(client).term() > term && c.viewReady(), "a new view without the crashed owner");
+    h.crashOwnerRenewing(a);
     c.advance(T / 3);
     c.renew(a);
     assertNull(c.req(a).lost, "the holder keeps its grant across the hand-over");
@@ -367,26 +386,18 @@ class BakeryCoreTest {
 
   @Test
   void aHandOverMergesTheTablesOfAQuorumOfTheOldLeaders() {
-    BakeryCluster c = new BakeryCluster(5, 77);
-    c.startAll();
-    c.awaitView();
-    List<String> leaders = c.leaders();
-    String client = c.ids.stream().filter(i -> !leaders.contains(i)).findFirst().orElseThrow();
-    String owner = leaders.get(2);
-    String blind = leaders.get(1);
-    String name = c.nameOwnedBy(java.util.Map.of(client, owner));
+    HandOver h = HandOver.start();
+    BakeryCluster c = h.c;
+    String client = h.client;
+    String owner = h.owner;
+    String blind = h.blind;
+    String name = h.name;
     c.cut(owner, blind); // the owner's phases reach the third leader only: the ticket is unknown to `blind`
     long a = c.acquire(client, Claim.exclusive(name));
     assertNotNull(c.req(a).granted);
     assertEquals(List.of(), c.bakery(blind).tickets(name), blind + " never saw the ticket");
     long token = c.req(a).granted.fencingToken();
-    long term = c.bakery(client).term();
-    c.crash(owner);
-    for (int i = 0; i < 40 && (c.bakery(client).term() == term || !c.viewReady()); i++) {
-      c.advance(T / 3);
-      c.renew(a);
-    }
-    assertTrue(c.bakery(client).term() > term && c.viewReady(), "a new view without the crashed owner");
+    h.crashOwnerRenewing(a);
     assertEquals(1, c.bakery(blind).tickets(name).size(), blind + " learnt the ticket from the merged tables");
     for (int i = 0; i < 6; i++) {
       c.advance(T / 3);
