@@ -299,7 +299,13 @@ abstract sealed class Backend implements AutoCloseable {
           return new Grant(true, token, 0);
         }
       }
-      undo(uncertain, p, args.getFirst());
+      // Refused by a majority: the lock is held (or the contenders split the masters so that each was
+      // refused by a majority; they look again at `recheck` at the latest). The undo then wakes nobody:
+      // its release message would wake every waiter, this one too, to a lock still held, and each retry
+      // takes the masters outside the holder's majority and undoes them again, so the waiters would wake
+      // each other in a loop of round trips to every master for as long as the holder holds.
+      boolean heldElsewhere = answered - granted.size() >= majority;
+      undo(uncertain, p, args.getFirst(), !heldElsewhere);
       if (granted.size() < majority && answered < majority) {
         throw new ServiceUnavailableException("only " + answered + " of " + nodes.size()
             + " Redis masters answered; Redlock needs " + majority
@@ -312,14 +318,17 @@ abstract sealed class Backend implements AutoCloseable {
       return replies.stream().filter(r -> r instanceof Throwable).count();
     }
 
-    private void undo(List<RedisNode> targets, Primitive p, String owner) {
+    /**
+     * Gives back a grant that did not win: synchronous, so that nothing is left behind when the caller
+     * returns (or its service closes). With {@code wake}, the release is published, so that waiters the
+     * partial grant turned away look again at once.
+     */
+    private void undo(List<RedisNode> targets, Primitive p, String owner, boolean wake) {
       if (targets.isEmpty()) {
         return;
       }
-      // synchronous, so that nothing is left behind when the caller returns (or its service closes); the
-      // release is published, so waiters that the partial grant turned away look again at once
       boolean interrupted = Thread.interrupted();
-      for (Object r : onAll(targets, p.release(), p.keys(), List.of(owner, p.channel()), true)) {
+      for (Object r : onAll(targets, p.release(), p.keys(), List.of(owner, wake ? p.channel() : ""), true)) {
         if (r instanceof Throwable t) {
           LOG.debug("undoing a partial Redlock grant failed; it expires on that master: {}", t.toString());
         }

@@ -108,6 +108,32 @@ class RedlockTest {
   }
 
   @Test
+  void aWaiterRefusedByTheHoldersMajorityDoesNotWakeItselfWithItsOwnUndo() throws Exception {
+    List<String> keys = new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, "outside-majority");
+    Duration maxWait = Duration.ofSeconds(1);
+    Duration recheck = Duration.ofMillis(250);
+    String url = "lock:redis://" + masters.get(0).address() + "," + masters.get(1).address() + ","
+        + masters.get(2).address() + "?mode=redlock&leaseTime=10s&timeout=300ms&recheck=" + recheck.toMillis() + "ms";
+    try (LockService a = LockProviders.connect(url); LockService b = LockProviders.connect(url);
+        Jedis m0 = masters.get(0).client()) {
+      Lease held = a.lock("outside-majority").acquire();
+      // the holder keeps masters 1 and 2, a majority; master 0 is free, so every attempt of the waiter is
+      // granted there (raising its fencing counter) and undone
+      m0.del(keys.getFirst());
+      long before = Long.parseLong(m0.get(keys.getLast()));
+      assertTrue(b.lock("outside-majority").tryAcquire(maxWait).isEmpty(), "a majority holds it");
+      long attempts = Long.parseLong(m0.get(keys.getLast())) - before;
+      // one before subscribing, one once subscribed, one per recheck, one at the deadline
+      long bound = 2 + maxWait.toMillis() / recheck.toMillis() + 1;
+      assertTrue(attempts <= bound, attempts + " attempts in " + maxWait.toMillis() + " ms; at most " + bound
+          + " without a wake-up: the undo of each refused attempt woke the waiter again");
+      assertFalse(m0.exists(keys.getFirst()), "the last attempt's grant on master 0 was given back");
+      assertTrue(held.isValid());
+      held.release();
+    }
+  }
+
+  @Test
   void aHolderLosesItsLeaseWhenTheMajorityGoesAway() throws Exception {
     try (LockService a = open()) {
       Lease l = a.lock("majority-lost").acquire();
