@@ -5,7 +5,9 @@ import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.lock.spi.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -49,6 +51,12 @@ abstract sealed class Backend implements AutoCloseable {
 
   /** Runs a read-only script where it can be answered (the server, or the first master that answers). */
   abstract Object read(Scripts.Script script, List<String> keys, List<String> args);
+
+  /**
+   * Who holds the mutex whose keys are {@code keys}, as its grants count: the owner value on the server,
+   * or the one a majority of the Redlock masters holds; null when nobody does.
+   */
+  abstract String holder(List<String> keys);
 
   void register(String channel, Waiter w) {
     for (RedisNode n : nodes()) {
@@ -112,6 +120,11 @@ abstract sealed class Backend implements AutoCloseable {
     @Override
     Object read(Scripts.Script script, List<String> keys, List<String> args) {
       return node.eval(script, keys, args, true);
+    }
+
+    @Override
+    String holder(List<String> keys) {
+      return node.eval(Scripts.HOLDER, keys, List.of(), true) instanceof String s ? s : null;
     }
   }
 
@@ -286,7 +299,13 @@ abstract sealed class Backend implements AutoCloseable {
           return new Grant(true, token, 0);
         }
       }
-      undo(uncertain, p, args.getFirst());
+      // Refused by a majority: the lock is held (or the contenders split the masters so that each was
+      // refused by a majority; they look again at `recheck` at the latest). The undo then wakes nobody:
+      // its release message would wake every waiter, this one too, to a lock still held, and each retry
+      // takes the masters outside the holder's majority and undoes them again, so the waiters would wake
+      // each other in a loop of round trips to every master for as long as the holder holds.
+      boolean heldElsewhere = answered - granted.size() >= majority;
+      undo(uncertain, p, args.getFirst(), !heldElsewhere);
       if (granted.size() < majority && answered < majority) {
         throw new ServiceUnavailableException("only " + answered + " of " + nodes.size()
             + " Redis masters answered; Redlock needs " + majority
@@ -299,14 +318,17 @@ abstract sealed class Backend implements AutoCloseable {
       return replies.stream().filter(r -> r instanceof Throwable).count();
     }
 
-    private void undo(List<RedisNode> targets, Primitive p, String owner) {
+    /**
+     * Gives back a grant that did not win: synchronous, so that nothing is left behind when the caller
+     * returns (or its service closes). With {@code wake}, the release is published, so that waiters the
+     * partial grant turned away look again at once.
+     */
+    private void undo(List<RedisNode> targets, Primitive p, String owner, boolean wake) {
       if (targets.isEmpty()) {
         return;
       }
-      // synchronous, so that nothing is left behind when the caller returns (or its service closes); the
-      // release is published, so waiters that the partial grant turned away look again at once
       boolean interrupted = Thread.interrupted();
-      for (Object r : onAll(targets, p.release(), p.keys(), List.of(owner, p.channel()), true)) {
+      for (Object r : onAll(targets, p.release(), p.keys(), List.of(owner, wake ? p.channel() : ""), true)) {
         if (r instanceof Throwable t) {
           LOG.debug("undoing a partial Redlock grant failed; it expires on that master: {}", t.toString());
         }
@@ -361,6 +383,36 @@ abstract sealed class Backend implements AutoCloseable {
         }
       }
       throw last;
+    }
+
+    /**
+     * Asks every master, like a grant does: a grant holds a majority, and the masters outside it say
+     * nothing about who leads. One of them may hold nothing (its key expired after a term ended there, or it
+     * was down when the grant was made), or the grant of a candidate that won only that master and is
+     * about to give it back; a single master's answer can name nobody, or a loser, for a whole term.
+     *
+     * @throws ServiceUnavailableException if fewer than a majority answered
+     */
+    @Override
+    String holder(List<String> keys) {
+      Map<String, Integer> votes = new HashMap<>();
+      int answered = 0;
+      Throwable error = null;
+      for (Object r : onAll(nodes, Scripts.HOLDER, keys, List.of(), true)) {
+        if (r instanceof Throwable t) {
+          error = t;
+          continue;
+        }
+        answered++;
+        if (r instanceof String owner && votes.merge(owner, 1, Integer::sum) >= majority) {
+          return owner;
+        }
+      }
+      if (answered < majority) {
+        throw new ServiceUnavailableException("only " + answered + " of " + nodes.size()
+            + " Redis masters answered; Redlock needs " + majority, error);
+      }
+      return null;
     }
 
     @Override

@@ -134,9 +134,9 @@ final class RedisLockService extends AbstractLockService {
 
   private Optional<String> leaderOf(Primitive p) {
     try {
-      Object holder = backend.read(Scripts.HOLDER, p.keys(), List.of());
-      if (holder instanceof String s && s.indexOf('|') > 0) {
-        return Optional.of(s.substring(0, s.indexOf('|')));
+      String holder = backend.holder(p.keys());
+      if (holder != null && holder.indexOf('|') > 0) {
+        return Optional.of(holder.substring(0, holder.indexOf('|')));
       }
       return Optional.empty();
     } catch (RuntimeException e) {

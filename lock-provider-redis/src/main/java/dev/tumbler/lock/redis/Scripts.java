@@ -19,7 +19,8 @@ import java.util.HexFormat;
  *       extended, 0 otherwise (then the lease is lost).
  *   <li>Release: {@code ARGV = owner, channel}; deletes only what this owner holds and publishes the
  *       owner on the channel in the same script, so waiters are woken one hop after the release (the
- *       owner lets a waiter on several Redlock masters count one release once).
+ *       owner lets a waiter on several Redlock masters count one release once). An empty channel
+ *       publishes nothing: a Redlock grant on a minority, undone while another holds the lock.
  *   <li>Times come from the server ({@code TIME}), never from the client: expiries of permits and readers
  *       are compared against the same clock that sets them.
  * </ul>
@@ -102,7 +103,7 @@ final class Scripts {
   static final Script MUTEX_RELEASE = Script.of("mutex-release", """
       if redis.call('GET', KEYS[1]) == ARGV[1] then
         redis.call('DEL', KEYS[1])
-        redis.call('PUBLISH', ARGV[2], ARGV[1])
+        if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
         return 1
       end
       return 0
@@ -142,7 +143,9 @@ final class Scripts {
 
   static final Script READ_RELEASE = Script.of("read-release", """
       local removed = redis.call('ZREM', KEYS[2], ARGV[1])
-      if removed == 1 and redis.call('ZCARD', KEYS[2]) == 0 then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
+      if removed == 1 and ARGV[2] ~= '' and redis.call('ZCARD', KEYS[2]) == 0 then
+        redis.call('PUBLISH', ARGV[2], ARGV[1])
+      end
       return removed
       """);
 
@@ -188,7 +191,7 @@ final class Scripts {
   static final Script SEMAPHORE_RELEASE = Script.of("semaphore-release", """
       local removed = redis.call('ZREM', KEYS[1], ARGV[1])
       redis.call('HDEL', KEYS[2], ARGV[1])
-      if removed == 1 then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
+      if removed == 1 and ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
       return removed
       """);
 

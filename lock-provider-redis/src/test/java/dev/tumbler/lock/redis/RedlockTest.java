@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
@@ -77,6 +78,58 @@ class RedlockTest {
       assertTrue(a.lock("minority").tryAcquire(Duration.ZERO).isEmpty(), "one master of three grants nothing");
       assertFalse(m2.exists(key), "the third master's grant was given back");
       assertEquals("someone-else", m0.get(key), "the undo touches only its own grant");
+    }
+  }
+
+  @Test
+  void leaderIsWhoHoldsAMajorityWhateverTheFirstMasterSays() throws Exception {
+    String key = new RedisKeys("").mutex(RedisKeys.Kind.ELECTION, "lookup").getFirst();
+    try (LockService a = open(); LockService b = open(); Jedis m0 = masters.get(0).client()) {
+      LeaderElection leader = a.election("lookup").join();
+      assertTrue(leader.awaitLeadership(Duration.ofSeconds(5)), "a sole candidate did not lead");
+      LeaderElection other = b.election("lookup"); // not a candidate: it only asks who leads
+      Optional<String> expected = Optional.of(leader.candidateId());
+      assertEquals(expected, other.leader());
+      // the grant is gone from the first master (it expired there, or the master restarted); the other two
+      // keep the term, and renewals go on on that majority
+      m0.del(key);
+      assertEquals(expected, other.leader(), "the first master holds nothing");
+      // or the first master holds the grant of a candidate that won it alone and is about to give it back
+      m0.set(key, "loser|someone:1", SetParams.setParams().px(10_000));
+      assertEquals(expected, other.leader(), "the first master holds a losing candidate's grant");
+      assertTrue(leader.isLeader());
+    }
+    String alone = new RedisKeys("").mutex(RedisKeys.Kind.ELECTION, "minority-only").getFirst();
+    try (LockService b = open(); Jedis m0 = masters.get(0).client()) {
+      m0.set(alone, "loser|someone:2", SetParams.setParams().px(10_000));
+      assertEquals(Optional.empty(), b.election("minority-only").leader(),
+          "a grant on one master of three is nobody's term");
+    }
+  }
+
+  @Test
+  void aWaiterRefusedByTheHoldersMajorityDoesNotWakeItselfWithItsOwnUndo() throws Exception {
+    List<String> keys = new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, "outside-majority");
+    Duration maxWait = Duration.ofSeconds(1);
+    Duration recheck = Duration.ofMillis(250);
+    String url = "lock:redis://" + masters.get(0).address() + "," + masters.get(1).address() + ","
+        + masters.get(2).address() + "?mode=redlock&leaseTime=10s&timeout=300ms&recheck=" + recheck.toMillis() + "ms";
+    try (LockService a = LockProviders.connect(url); LockService b = LockProviders.connect(url);
+        Jedis m0 = masters.get(0).client()) {
+      Lease held = a.lock("outside-majority").acquire();
+      // the holder keeps masters 1 and 2, a majority; master 0 is free, so every attempt of the waiter is
+      // granted there (raising its fencing counter) and undone
+      m0.del(keys.getFirst());
+      long before = Long.parseLong(m0.get(keys.getLast()));
+      assertTrue(b.lock("outside-majority").tryAcquire(maxWait).isEmpty(), "a majority holds it");
+      long attempts = Long.parseLong(m0.get(keys.getLast())) - before;
+      // one before subscribing, one once subscribed, one per recheck, one at the deadline
+      long bound = 2 + maxWait.toMillis() / recheck.toMillis() + 1;
+      assertTrue(attempts <= bound, attempts + " attempts in " + maxWait.toMillis() + " ms; at most " + bound
+          + " without a wake-up: the undo of each refused attempt woke the waiter again");
+      assertFalse(m0.exists(keys.getFirst()), "the last attempt's grant on master 0 was given back");
+      assertTrue(held.isValid());
+      held.release();
     }
   }
 

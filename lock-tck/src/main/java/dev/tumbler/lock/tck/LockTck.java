@@ -325,10 +325,16 @@ public abstract class LockTck {
   }
 
   static void eventually(Duration max, String what, BooleanSupplier condition) throws InterruptedException {
+    eventually(max, () -> what, condition);
+  }
+
+  /** Like {@link #eventually(Duration, String, BooleanSupplier)}, with a message made when it fails. */
+  static void eventually(Duration max, java.util.function.Supplier<String> what, BooleanSupplier condition)
+      throws InterruptedException {
     long end = System.nanoTime() + max.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - end > 0) {
-        fail(what + " (waited " + max.toMillis() + " ms)");
+        fail(what.get() + " (waited " + max.toMillis() + " ms)");
       }
       Thread.sleep(10);
     }
@@ -2027,8 +2033,14 @@ public abstract class LockTck {
         assertNotEquals(Optional.of(gone.candidateId()), e.leader(), "candidate " + e.candidateId()
             + " still names " + gone.candidateId() + " leader after it left and " + now.candidateId() + " leads");
       }
-      eventually(SLACK, "not every candidate names the new leader",
+      eventually(SLACK, () -> "not every candidate names the new leader " + now.candidateId() + ": " + named(c),
           () -> c.stream().allMatch(e -> e.leader().equals(Optional.of(now.candidateId()))));
+    }
+
+    /** What each candidate names leader, for a failure message. */
+    private static String named(List<LeaderElection> c) {
+      return c.stream().map(e -> e.candidateId() + " names " + e.leader().orElse("nobody"))
+          .collect(java.util.stream.Collectors.joining(", "));
     }
 
     private void leaderIsolatedHearsFirst(FaultInjector.Fault how) throws Exception {
