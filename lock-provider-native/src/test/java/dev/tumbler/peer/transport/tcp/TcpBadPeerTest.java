@@ -374,7 +374,9 @@ class TcpBadPeerTest {
   @Test
   void aMemberGetsThroughMoreStalledConnectionsThanThePoolHolds() throws Exception {
     // more attackers than the pool of connections awaiting HELLO: each closed one reconnects at once, so the
-    // pool is always full and only evicting its oldest lets anyone in
+    // pool is always full and only evicting lets anyone in. On a busy machine the node accepts faster than its
+    // handshake threads start, so the oldest admitted connection may not have been read: evicting it closed
+    // the good peer's connections before their HELLO was read, redial after redial
     int attackers = TcpTransport.MAX_UNIDENTIFIED + 44;
     java.util.concurrent.atomic.AtomicBoolean attacking = new java.util.concurrent.atomic.AtomicBoolean(true);
     List<Thread> threads = new java.util.ArrayList<>();
