@@ -100,8 +100,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A flood of connections that never finish their handshake must not shut a member out. At most
  * {@value #MAX_UNIDENTIFIED} connections may wait for their first frame (HELLO); when a new one arrives and
- * there are that many, the <em>oldest</em> is closed: a member's connection sends its HELLO at once, so it
- * is always among the newest. A HELLO that names a member moves the connection out of that pool; at most
+ * there are that many, the one this node has been <em>reading longest</em> is closed: a member's connection
+ * sends its HELLO at once, so it leaves the pool as soon as the node reads it. A connection whose handshake
+ * thread has not started reading it is never closed to admit another (on a busy node the accept loop admits
+ * connections faster than their threads start); when the pool holds only such connections, the node
+ * accepts no more until one is read, and new connections wait in the listen backlog (see
+ * {@link UnidentifiedPool}). A HELLO that names a member moves the connection out of that pool; at most
  * {@value #MAX_CLAIMS_PER_PEER} handshakes may claim one member at a time, again the oldest closed first.
  * (An attacker who knows a member's id and floods HELLOs naming it faster than that member's handshake round
  * trip can still delay it; keep the transport on a private network, or behind TLS.)
@@ -112,7 +116,7 @@ import org.slf4j.LoggerFactory;
 public final class TcpTransport implements Transport {
   private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
 
-  /** Connections that may wait for their HELLO at once; beyond it the oldest is closed. */
+  /** Connections that may wait for their HELLO at once; beyond it the one read longest is closed. */
   static final int MAX_UNIDENTIFIED = 256;
   /** Handshakes that may claim one member at once (HELLO named it, proof not yet checked). */
   static final int MAX_CLAIMS_PER_PEER = 4;
@@ -132,9 +136,11 @@ public final class TcpTransport implements Transport {
   private final ConcurrentHashMap<String, ReentrantLock> deliveryLocks = new ConcurrentHashMap<>();
   private final Set<Closeable> open = ConcurrentHashMap.newKeySet();
   private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
-  // connections in their handshake, oldest first: not yet named (by HELLO), and claiming each member
-  private final java.util.LinkedHashSet<Socket> unidentified = new java.util.LinkedHashSet<>();
-  private final Map<String, java.util.ArrayDeque<Socket>> claims = new java.util.HashMap<>();
+  // connections in their handshake: not yet named (by HELLO), and claiming each member, oldest first
+  private final ReentrantLock handshakes = new ReentrantLock();
+  private final java.util.concurrent.locks.Condition roomForUnidentified = handshakes.newCondition();
+  private final UnidentifiedPool<Socket> unidentified = new UnidentifiedPool<>(MAX_UNIDENTIFIED); // handshakes
+  private final Map<String, java.util.ArrayDeque<Socket>> claims = new java.util.HashMap<>(); // handshakes
   private final Set<Socket> evicted = ConcurrentHashMap.newKeySet();
   private final LogLimiter handshakeLog;
   private final SecureRandom nonces = new SecureRandom();
@@ -293,6 +299,9 @@ public final class TcpTransport implements Transport {
 
   private void acceptLoop() {
     while (state == State.STARTED) {
+      if (!awaitRoomForUnidentified()) {
+        return;
+      }
       Socket s;
       try {
         s = server.accept();
@@ -303,10 +312,10 @@ public final class TcpTransport implements Transport {
         }
         continue;
       }
-      Socket oldest = admit(s);
-      if (oldest != null) {
-        evicted.add(oldest);
-        closeQuietly(oldest); // its thread logs it, rate-limited
+      Socket evict = admit(s);
+      if (evict != null) {
+        evicted.add(evict);
+        closeQuietly(evict); // its thread logs it, rate-limited
       }
       open.add(s);
       if (state != State.STARTED) {
@@ -335,6 +344,7 @@ public final class TcpTransport implements Transport {
     try {
       s.setTcpNoDelay(true);
       s.setSoTimeout(millis(config.handshakeTimeout()));
+      reading(s);
       if (s instanceof SSLSocket ssl) {
         ssl.startHandshake();
       }
@@ -523,8 +533,8 @@ public final class TcpTransport implements Transport {
         if (state == State.STARTED) {
           if (peer == null && evicted.remove(s)) {
             if (handshakeLog.allow("EVICTED")) {
-              LOG.warn("{}: closing connection from {} during its handshake: the oldest of {} waiting for a first "
-                  + "frame, closed to admit a new connection", self, remote, MAX_UNIDENTIFIED);
+              LOG.warn("{}: closing connection from {} during its handshake: read longest of {} waiting for a "
+                  + "first frame, closed to admit a new connection", self, remote, MAX_UNIDENTIFIED);
             }
           } else if (watchdog.fired() || (peer == null && e instanceof SocketTimeoutException)) {
             if (handshakeLog.allow("TIMEOUT")) {
@@ -554,30 +564,67 @@ public final class TcpTransport implements Transport {
 
   private record Accepted(String peer, byte[] sessionKey) {}
 
-  /** Takes {@code s} into the pool of connections awaiting HELLO; returns the oldest to close if it was full. */
-  private Socket admit(Socket s) {
-    synchronized (unidentified) {
-      Socket oldest = null;
-      if (unidentified.size() >= MAX_UNIDENTIFIED) {
-        java.util.Iterator<Socket> it = unidentified.iterator();
-        oldest = it.next();
-        it.remove();
+  /**
+   * Accept loop: waits until the pool of connections awaiting HELLO can take one more, that is until it is
+   * not full or holds a connection that has been read (see {@link UnidentifiedPool}); meanwhile new
+   * connections wait in the listen backlog. Returns false if the transport closed meanwhile.
+   */
+  private boolean awaitRoomForUnidentified() {
+    handshakes.lock();
+    try {
+      while (!unidentified.hasRoom()) {
+        if (state != State.STARTED) {
+          return false;
+        }
+        roomForUnidentified.await(); // close() interrupts this thread
       }
-      unidentified.add(s);
-      return oldest;
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } finally {
+      handshakes.unlock();
+    }
+  }
+
+  /**
+   * Takes {@code s} into the pool of connections awaiting HELLO, after {@link #awaitRoomForUnidentified};
+   * returns the connection to close to make room for it, or null.
+   */
+  private Socket admit(Socket s) {
+    handshakes.lock();
+    try {
+      return unidentified.admit(s);
+    } finally {
+      handshakes.unlock();
+    }
+  }
+
+  /** {@code s}'s handshake thread starts reading it: from now on it may be evicted to admit another. */
+  private void reading(Socket s) {
+    handshakes.lock();
+    try {
+      unidentified.reading(s);
+      roomForUnidentified.signalAll();
+    } finally {
+      handshakes.unlock();
     }
   }
 
   /** {@code s}'s HELLO named member {@code peer}: it leaves the unnamed pool and claims that member. */
   private void claim(Socket s, String peer) {
     Socket oldest = null;
-    synchronized (unidentified) {
+    handshakes.lock();
+    try {
       unidentified.remove(s);
+      roomForUnidentified.signalAll();
       java.util.ArrayDeque<Socket> q = claims.computeIfAbsent(peer, p -> new java.util.ArrayDeque<>());
       q.addLast(s);
       if (q.size() > MAX_CLAIMS_PER_PEER) {
         oldest = q.pollFirst();
       }
+    } finally {
+      handshakes.unlock();
     }
     if (oldest != null) {
       evicted.add(oldest);
@@ -587,9 +634,14 @@ public final class TcpTransport implements Transport {
 
   /** {@code s} finished its handshake, or ended: it no longer counts in either pool. */
   private void settle(Socket s) {
-    synchronized (unidentified) {
-      unidentified.remove(s);
+    handshakes.lock();
+    try {
+      if (unidentified.remove(s)) {
+        roomForUnidentified.signalAll();
+      }
       claims.values().removeIf(q -> q.remove(s) && q.isEmpty());
+    } finally {
+      handshakes.unlock();
     }
   }
 

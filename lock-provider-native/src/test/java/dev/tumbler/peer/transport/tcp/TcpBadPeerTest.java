@@ -374,11 +374,14 @@ class TcpBadPeerTest {
   @Test
   void aMemberGetsThroughMoreStalledConnectionsThanThePoolHolds() throws Exception {
     // more attackers than the pool of connections awaiting HELLO: each closed one reconnects at once, so the
-    // pool is always full and only evicting its oldest lets anyone in
+    // pool is always full and only evicting lets anyone in. On a busy machine the node accepts faster than its
+    // handshake threads start, so the oldest admitted connection may not have been read: evicting it closed
+    // the good peer's connections before their HELLO was read, redial after redial
     int attackers = TcpTransport.MAX_UNIDENTIFIED + 44;
     java.util.concurrent.atomic.AtomicBoolean attacking = new java.util.concurrent.atomic.AtomicBoolean(true);
     List<Thread> threads = new java.util.ArrayList<>();
     long[] rejoinMs = new long[1];
+    long[] atBreak = new long[1];
     java.util.concurrent.atomic.AtomicLong connections = new java.util.concurrent.atomic.AtomicLong();
     String log = logged(() -> {
       try {
@@ -395,7 +398,12 @@ class TcpBadPeerTest {
             }
           }));
         }
-        Thread.sleep(1000);
+        // a fixed pause is not enough: 300 connects at once overflow the listen backlog, and the dropped ones
+        // retry after the kernel's SYN time-out (1 s, then 3 s), so a second after the start the pool often
+        // held some 130 connections, none evicted. A node closes a stalled connection only to admit another
+        // (or at its handshake time-out), so 2 reconnects per attacker mean the flood is on.
+        await("the flood under way", () -> connections.get() >= 3L * attackers);
+        atBreak[0] = connections.get();
         long t0 = System.nanoTime();
         good.breakLink(nodeId); // the good peer dials the node again, into the flood
         await("the good peer's link back up", () -> goodEvents.count("down " + nodeId) > 0 && good.isUp(nodeId)
@@ -409,7 +417,8 @@ class TcpBadPeerTest {
       }
     });
     // bound: the backoff ceiling (250 ms) and one handshake time-out (1 s) of the test configuration
-    assertTrue(rejoinMs[0] < 250 + 1000, "the good peer needed " + rejoinMs[0] + " ms to get through");
+    assertTrue(rejoinMs[0] < 250 + 1000, "the good peer needed " + rejoinMs[0] + " ms to get through ("
+        + atBreak[0] + " attacker connections before the break, " + connections.get() + " in all)");
     assertTrue(log.length() < 64 * 1024, "the flood wrote " + log.length() + " chars of log");
     long lines = log.lines().filter(l -> l.contains("closing connection from")).count();
     assertTrue(lines <= TcpTransport.LOG_BURST, lines + " lines for closed connections: not rate-limited");
