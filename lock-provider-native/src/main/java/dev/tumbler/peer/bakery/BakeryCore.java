@@ -742,7 +742,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     for (BakeryMessage.Relock r : m.held()) {
       onRelock(from, r);
     }
-    // as leader: the sender's tickets and entering records are exactly those it lists
+    // as leader: the sender's tickets and entering records are exactly those it lists, but for active tickets:
+    // those stand until they expire here (T after the last renewal seen) or are dropped. An active ticket the
+    // sender no longer lists may be held still through another owner (its client relocked it while this link
+    // was down, and the renewals of the new owner have not reached this node yet, sim seed 189354), or have been
+    // made by the sender's earlier process (261558); removing it let a writer in beside its holder
     if (m.term() == term && isLeader(from) && isLeader(self)) {
       // by name and key: keys repeat across names (a ticket of another name with the same key kept a dropped
       // one here for ever, sim seed 6551)
@@ -756,7 +760,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       }
       for (Map.Entry<String, Table> e : tables.entrySet()) {
         Table t = e.getValue();
-        if (t.tickets.values().removeIf(k -> k.owner.equals(from) && !k.orphan
+        if (t.tickets.values().removeIf(k -> k.owner.equals(from) && k.state != State.ACTIVE
             && !keys.contains(Map.entry(e.getKey(), k.key)))
             | t.entering.entrySet().removeIf(en -> en.getValue().equals(from) && !entering.contains(en.getKey()))) {
           dirty.add(e.getKey());
@@ -778,15 +782,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
 
   /** Drops what a peer's earlier incarnation left: its clients died with it. */
   private void forgetIncarnation(String peer, long old) {
-    // the grants its earlier process made as an owner stand: no restatement of the new process (which owns
-    // none of them) removes them; they expire, or their clients relock them (sim seed 261558, exclusion)
-    for (Table t : tables.values()) {
-      for (Tk k : t.tickets.values()) {
-        if (k.owner.equals(peer) && k.state == State.ACTIVE) {
-          k.orphan = true;
-        }
-      }
-    }
+    // the grants its earlier process made as an owner stand (a restatement removes no active ticket): they
+    // expire, or their clients relock them (sim seed 261558, exclusion)
     for (Run r : List.copyOf(runs.values())) {
       if (r.client.equals(peer) && r.reqKey.incarnation() == old) {
         dropRun(r, true);
@@ -1279,7 +1276,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       return;
     }
     t.owner = self;
-    t.orphan = false;
     r.mode = t.mode;
     r.tag = t.tag;
     r.phase = Phase.GRANTED;
@@ -2185,8 +2181,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     final String tag;
     /** Since when this leader has kept this ticket of another owner without checking it (anti-entropy). */
     long since = NONE;
-    /** Active, and made by an earlier process of its owner: no restatement of the owner's removes it. */
-    boolean orphan;
 
     Tk(Key key, ReqKey reqKey, String owner, Mode mode, State state, String tag) {
       this.key = key;

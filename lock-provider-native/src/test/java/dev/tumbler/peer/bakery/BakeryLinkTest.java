@@ -1,6 +1,7 @@
 package dev.tumbler.peer.bakery;
 
 import static dev.tumbler.peer.bakery.BakeryCluster.MS;
+import static dev.tumbler.peer.bakery.BakeryCluster.T;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class BakeryLinkTest {
 
   @Test
-  void aDropTicketLostInABreakIsRepairedByTheRestatement() {
+  void aDropTicketLostInABreakHoldsTheNameUntilTheTicketExpiresNotForEver() {
     BakeryCluster c = new BakeryCluster(3, 99);
     c.startAll();
     c.awaitView();
@@ -24,13 +25,22 @@ class BakeryLinkTest {
     assertNotNull(c.req(h).granted);
     c.cut("n2", "n3");
     c.release(h); // the DropTicket reaches n1 only: n3 still sees the ticket active
+    long released = c.now;
     assertEquals(1, c.bakery("n3").tickets(name).size(), "n3 missed the release");
     long w = c.acquire("n3", Claim.exclusive(name));
     c.advance(5 * MS);
     assertNull(c.req(w).granted, "n3's own table refuses while it believes the ticket active");
     c.heal("n2", "n3");
-    assertNotNull(c.req(w).granted, "n2's restatement does not list the ticket: n3 forgets it at once");
-    assertTrue(c.now < c.req(h).validUntil, "well before the stale ticket would have expired");
+    // n2's restatement does not list the ticket, but a restatement removes no active ticket: one its sender
+    // no longer lists may be held through another owner (a relock), and removing it let a writer in beside
+    // its holder (sim seed 189354)
+    assertNull(c.req(w).granted, "the restatement removed an active ticket");
+    for (int i = 0; i < 40 && c.req(w).granted == null; i++) {
+      c.advance(T / 10);
+    }
+    assertNotNull(c.req(w).granted, "the stale ticket expired, and n3 was granted");
+    assertTrue(c.now - released <= T + T / 5, "granted " + (c.now - released) / MS + " ms after the release, T is "
+        + T / MS + " ms");
   }
 
   @Test
