@@ -280,8 +280,8 @@ class BakeryCoreTest {
   }
 
   /**
-   * A 5-node cluster where a lock of {@code client} is owned by the leader {@code owner}, and {@code blind} is
-   * another leader (the tests cut the two apart).
+   * A 5-node cluster where a lock of {@code client} is owned by the leader {@code owner}, cut off from
+   * {@code blind}, another leader.
    */
   private record HandOver(BakeryCluster c, String client, String owner, String blind, String name) {
     static HandOver start() {
@@ -291,7 +291,9 @@ class BakeryCoreTest {
       List<String> leaders = c.leaders();
       String client = c.ids.stream().filter(i -> !leaders.contains(i)).findFirst().orElseThrow();
       String owner = leaders.get(2);
-      return new HandOver(c, client, owner, leaders.get(1), c.nameOwnedBy(java.util.Map.of(client, owner)));
+      String blind = leaders.get(1);
+      c.cut(owner, blind);
+      return new HandOver(c, client, owner, blind, c.nameOwnedBy(java.util.Map.of(client, owner)));
     }
 
     /** Crashes the owner and renews grant {@code a} until a new view without it is ready. */
@@ -308,13 +310,10 @@ class BakeryCoreTest {
 
   @Test
   void theHolderIsStillNamedAfterItsOwnerLeaderCrashesAndTheTablesAreHandedOver() {
-    HandOver h = HandOver.start();
+    HandOver h = HandOver.start(); // the ticket reaches `blind` only through the merged tables of the next view
     BakeryCluster c = h.c;
     String client = h.client;
-    String owner = h.owner;
-    String blind = h.blind;
     String name = h.name;
-    c.cut(owner, blind); // the ticket reaches `blind` only through the merged tables of the next view
     long a = c.acquire(client, Claim.exclusive(name).withTag("cand-a"));
     assertNotNull(c.req(a).granted);
     h.crashOwnerRenewing(a);
@@ -386,14 +385,11 @@ class BakeryCoreTest {
 
   @Test
   void aHandOverMergesTheTablesOfAQuorumOfTheOldLeaders() {
-    HandOver h = HandOver.start();
+    HandOver h = HandOver.start(); // the owner's phases reach the third leader only: the ticket is unknown to `blind`
     BakeryCluster c = h.c;
-    String client = h.client;
-    String owner = h.owner;
     String blind = h.blind;
     String name = h.name;
-    c.cut(owner, blind); // the owner's phases reach the third leader only: the ticket is unknown to `blind`
-    long a = c.acquire(client, Claim.exclusive(name));
+    long a = c.acquire(h.client, Claim.exclusive(name));
     assertNotNull(c.req(a).granted);
     assertEquals(List.of(), c.bakery(blind).tickets(name), blind + " never saw the ticket");
     long token = c.req(a).granted.fencingToken();
