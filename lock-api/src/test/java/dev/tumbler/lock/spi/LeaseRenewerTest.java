@@ -38,9 +38,7 @@ class LeaseRenewerTest {
   @Test
   void automaticRenewalKeepsTheLeaseAcrossManyTerms() throws Exception {
     ManualTicker ticker = new ManualTicker();
-    service.close();
-    service = backend.open(settings, ticker);
-    AbstractLease l = (AbstractLease) service.lock("a").acquire();
+    AbstractLease l = acquireOn(ticker);
     Duration step = T.dividedBy(12);
     for (int i = 1; i <= 72; i++) {
       ticker.advance(step);
@@ -61,14 +59,19 @@ class LeaseRenewerTest {
   @Test
   void renewalNoticedJustBeforeTheDeadlineKeepsTheLease() throws Exception {
     ManualTicker ticker = new ManualTicker();
-    service.close();
-    service = backend.open(settings, ticker);
-    AbstractLease l = (AbstractLease) service.lock("a").acquire();
+    AbstractLease l = acquireOn(ticker);
     ticker.advance(Duration.ofNanos(settings.trustedNanos() - 1));
     awaitRenewalSentAt(l, ticker.read());
     assertTrue(l.isValid());
     assertEquals(1, backend.renewCalls.get());
     l.release();
+  }
+
+  /** Reopens the service on {@code ticker} and acquires lock {@code a} there. */
+  private AbstractLease acquireOn(ManualTicker ticker) throws Exception {
+    service.close();
+    service = backend.open(settings, ticker);
+    return (AbstractLease) service.lock("a").acquire();
   }
 
   /** Waits until {@code l} was renewed by a request sent at {@code at}: the ticker stands still meanwhile. */
