@@ -15,6 +15,10 @@ import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
 import dev.tumbler.peer.election.ElectionCore;
 import dev.tumbler.peer.election.ElectionSettings;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -336,12 +340,26 @@ public final class Simulation<M extends PeerMessage> {
       renewals += r.messagesByType().getOrDefault("lock/Renewed", 0L);
       events += r.events();
       if ((i + 1) % step == 0 && i + 1 < seeds.length) {
-        System.out.printf("%s: %d of %d seeds (up to seed %d), 0 violations, %d s%n", label, i + 1, seeds.length,
-            seeds[i], (System.nanoTime() - started) / 1_000_000_000L);
-        System.out.flush();
+        progress(String.format("%s: %d of %d seeds (up to seed %d), 0 violations, %d s%n", label, i + 1,
+            seeds.length, seeds[i], (System.nanoTime() - started) / 1_000_000_000L));
       }
     }
     return new Totals(seeds.length, requests, grants, renewals, events);
+  }
+
+  /**
+   * A progress line: to stdout, and appended to {@code -Dsim.progressFile} (default
+   * {@code target/simulation-progress.txt} under the module), because surefire holds a test's stdout back in a
+   * buffer and its report file may stay empty for most of a long run.
+   */
+  private static void progress(String line) {
+    System.out.print(line);
+    Path file = Path.of(System.getProperty("sim.progressFile", "target/simulation-progress.txt"));
+    try {
+      Files.writeString(file, line, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    } catch (IOException e) {
+      System.out.println("progress file " + file + " not written: " + e);
+    }
   }
 
   /**
