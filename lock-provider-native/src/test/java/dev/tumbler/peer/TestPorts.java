@@ -20,10 +20,20 @@ import java.util.function.Supplier;
  * machine — another test, another build, or a node of the test itself redialling the stopped peer (which
  * can even connect to itself, TCP's simultaneous open). The restarted peer then fails to bind with
  * "Address already in use". Ports below the ephemeral range are only ever taken by an explicit bind, so
- * this picks a random one there that binds now. Thread safe.
+ * this picks a random one there that binds now.
+ *
+ * <p>Several test JVMs run side by side (surefire's {@code forkCount}): each takes ports only from its own
+ * slice of the range, chosen by the {@value #FORK_PROPERTY} system property ({@code fork-N}, N being surefire's fork number), so
+ * that a port one JVM freed to restart a peer on is never picked by the other. Thread safe.
  */
 public final class TestPorts {
   private static final int LOW = 20_000;
+  /** Set by the build to surefire's fork number (1, 2, …); absent when a test runs on its own. */
+  static final String FORK_PROPERTY = "tumbler.test.fork";
+  /** The range is cut into this many slices, one per fork number (modulo). */
+  private static final int SLICES = 4;
+  /** The property's form, {@code fork-N}: the build cannot pass a bare placeholder (Maven empties it). */
+  private static final java.util.regex.Pattern FORK = java.util.regex.Pattern.compile("fork-(\\d{1,6})");
   /**
    * Every port handed out in this JVM: the probe socket is closed before the caller binds, so without this
    * two calls in a row could return the same port (a soak run saw a cluster with two peers on one port).
@@ -34,9 +44,9 @@ public final class TestPorts {
 
   /** A loopback port below the ephemeral range that was free a moment ago, never one handed out before. */
   public static int freePort() {
-    int high = ephemeralLow() - 1;
+    int[] slice = slice(LOW, Math.max(LOW + 4000, ephemeralLow() - 1), System.getProperty(FORK_PROPERTY));
     for (int attempt = 0; attempt < 200; attempt++) {
-      int port = ThreadLocalRandom.current().nextInt(LOW, Math.max(LOW + 1000, high));
+      int port = ThreadLocalRandom.current().nextInt(slice[0], slice[1]);
       if (!HANDED_OUT.add(port)) {
         continue;
       }
@@ -48,7 +58,18 @@ public final class TestPorts {
         // in use: try another
       }
     }
-    throw new IllegalStateException("no free loopback port in [" + LOW + ", " + high + "]");
+    throw new IllegalStateException("no free loopback port in [" + slice[0] + ", " + slice[1] + ")");
+  }
+
+  /** The part {@code [from, to)} of {@code [low, high)} for a fork number; all of it when there is none. */
+  static int[] slice(int low, int high, String fork) {
+    java.util.regex.Matcher m = fork == null ? null : FORK.matcher(fork.strip());
+    if (m == null || !m.matches()) {
+      return new int[] {low, high};
+    }
+    int k = Integer.parseInt(m.group(1)) % SLICES;
+    int width = (high - low) / SLICES;
+    return new int[] {low + k * width, low + (k + 1) * width};
   }
 
   /**
