@@ -31,8 +31,10 @@ record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent,
    * @param atMillis when it was killed, from the start of the run
    * @param forMillis how long it stayed down
    * @param grantsMeanwhile grants the other members' workers received while it was down
+   * @param longestPauseMillis the longest time without a grant to the others while it was down (the failover
+   *     shows here: the kill to their first grant, when the killed member led the lock)
    */
-  record Outage(int node, long atMillis, long forMillis, long grantsMeanwhile) {}
+  record Outage(int node, long atMillis, long forMillis, long grantsMeanwhile, long longestPauseMillis) {}
 
   DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent, long[] latenciesNanos,
       boolean tokensIncreasing, boolean exclusionHeld, long timeouts) {
@@ -128,6 +130,8 @@ record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent,
           "node %d at %.1f s, for %.1f s", r.outage.node(), r.outage.atMillis() / 1e3, r.outage.forMillis() / 1e3)));
       rows.add(row(reports, "grants by the others meanwhile", r -> r.outage == null ? ""
           : r.outage.grantsMeanwhile() + (r.outage.grantsMeanwhile() > 0 ? "" : " (NONE)")));
+      rows.add(row(reports, "longest pause of the others", r -> r.outage == null ? ""
+          : String.format(Locale.ROOT, "%.2f s", r.outage.longestPauseMillis() / 1e3)));
     }
     if (reports.stream().anyMatch(r -> r.timeouts > 0)) {
       rows.add(row(reports, "acquire attempts timed out", r -> Long.toString(r.timeouts)));

@@ -73,14 +73,15 @@ class DemoReportTest {
   @Test
   void aKilledMemberIsShownAndTheOthersMustHaveKeptGranting() {
     DemoReport kept = new DemoReport("lamport", List.of(40L, 30L, 30L), -1, millis(1, 100), true, true, 0,
-        new DemoReport.Outage(3, 1700, 1600, 812));
+        new DemoReport.Outage(3, 1700, 1600, 812, 640));
     DemoReport stalled = new DemoReport("ricart-agrawala", List.of(40L, 30L, 30L), -1, millis(1, 100), true, true,
-        0, new DemoReport.Outage(3, 1700, 1600, 0));
+        0, new DemoReport.Outage(3, 1700, 1600, 0, 1600));
     DemoReport none = new DemoReport("lamport", List.of(40L, 30L, 30L), 600, millis(1, 100), true, true, 0);
     String table = DemoReport.table(List.of(kept, stalled, none));
     assertTrue(table.matches("(?s).*node killed midway\\s+node 3 at 1\\.7 s, for 1\\.6 s\\s+node 3 at 1\\.7 s.*"),
         table);
     assertTrue(table.matches("(?s).*grants by the others meanwhile\\s+812\\s+0 \\(NONE\\).*"), table);
+    assertTrue(table.matches("(?s).*longest pause of the others\\s+0\\.64 s\\s+1\\.60 s.*"), table);
     assertTrue(kept.passed());
     assertFalse(stalled.passed(), "no grant while a member was down: not fault tolerant");
     assertTrue(none.passed());
