@@ -16,7 +16,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 
-/** Background renewal and deadline enforcement, on the real clock with short terms. */
+/**
+ * Background renewal and deadline enforcement. Tests that bound when something happens run on a ticker the
+ * test moves, so a busy machine makes them slower, never wrong; the others use the real clock with short terms.
+ */
 class LeaseRenewerTest {
   private static final Duration T = Duration.ofMillis(300);
   private final TestBackend backend = new TestBackend();
@@ -74,6 +77,15 @@ class LeaseRenewerTest {
     return (AbstractLease) service.lock("a").acquire();
   }
 
+  /** Waits until the backend has had {@code n} renewal calls: the ticker stands still meanwhile. */
+  private void awaitCalls(int n) throws InterruptedException {
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // only so that a broken renewer ends the test
+    while (backend.renewCalls.get() < n) {
+      assertTrue(System.nanoTime() - giveUp < 0, "fewer than " + n + " renewal calls: " + backend.renewCalls.get());
+      Thread.sleep(1);
+    }
+  }
+
   /** Waits until {@code l} was renewed by a request sent at {@code at}: the ticker stands still meanwhile. */
   private static void awaitRenewalSentAt(AbstractLease l, long at) throws InterruptedException {
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // only so that a broken renewer ends the test
@@ -84,37 +96,58 @@ class LeaseRenewerTest {
     }
   }
 
+  /**
+   * Failing renewals are retried, and the lease is lost when the ticker reaches the client's deadline (3T/4 after
+   * the acquisition was sent), not a moment before and without the ticker moving on towards the backend's T.
+   */
   @Test
   void failingRenewalLosesTheLeaseAtTheClientDeadlineBeforeTheBackendTerm() throws Exception {
-    long sent = System.nanoTime();
-    Lease l = service.lock("a").acquire();
+    ManualTicker ticker = new ManualTicker();
+    AbstractLease l = acquireOn(ticker);
+    long deadline = l.lastSentNanos() + settings.trustedNanos();
     backend.renewOutcome = null; // every renewal throws
     AtomicLong lostAt = new AtomicLong();
     AtomicReference<LeaseLostEvent> event = new AtomicReference<>();
     CountDownLatch lost = new CountDownLatch(1);
     l.onLost(e -> {
-      lostAt.set(System.nanoTime());
+      lostAt.set(ticker.read());
       event.set(e);
       lost.countDown();
     });
-    assertTrue(lost.await(5, TimeUnit.SECONDS), "the renewer fires the listener without anyone calling isValid");
-    long elapsed = lostAt.get() - sent;
-    assertTrue(elapsed >= T.toNanos() * 3 / 4 - 1_000_000, "not before sent + 3T/4: " + elapsed);
-    assertTrue(elapsed < T.toNanos(), "before the backend's term ends: " + elapsed);
+    ticker.advance(Duration.ofNanos(settings.renewIntervalNanos()));
+    awaitCalls(1); // the renewal due at T/3 fails
+    // and is retried T/12 after it failed (when the renewer's catch reads the ticker: maybe after a step of the
+    // test's, so the test walks on a little at a time until the retry, never past the deadline)
+    Duration step = T.dividedBy(48);
+    while (backend.renewCalls.get() < 2 && ticker.read() + step.toNanos() < deadline) {
+      ticker.advance(step);
+      Thread.sleep(T.dividedBy(24).toMillis());
+    }
+    assertTrue(backend.renewCalls.get() >= 2, "retried before the deadline: " + backend.renewCalls.get());
+    ticker.advance(Duration.ofNanos(deadline - 1 - ticker.read()));
+    Thread.sleep(T.dividedBy(12).toMillis()); // ticks of the renewer's, a moment before the deadline
+    assertEquals(1, lost.getCount(), "lost before the client's deadline");
+    assertTrue(l.isValid());
+    ticker.advance(Duration.ofNanos(1));
+    assertTrue(lost.await(10, TimeUnit.SECONDS), "the renewer fires the listener without anyone calling isValid");
+    assertEquals(deadline, lostAt.get(), "lost at the client's deadline, with the backend's term T still ahead");
     assertEquals(LeaseLostEvent.Reason.EXPIRED, event.get().reason());
-    assertTrue(backend.renewCalls.get() >= 2, "retried: " + backend.renewCalls.get());
     assertFalse(l.isValid());
   }
 
+  /** A renewal call that hangs past the client's deadline does not keep the lease, nor revive it when it returns. */
   @Test
   void hangingRenewalCannotDelayTheLoss() throws Exception {
-    Lease l = service.lock("a").acquire();
+    ManualTicker ticker = new ManualTicker();
+    AbstractLease l = acquireOn(ticker);
+    long deadline = l.lastSentNanos() + settings.trustedNanos();
     backend.renewGate = new CountDownLatch(1);
     CountDownLatch lost = new CountDownLatch(1);
     l.onLost(e -> lost.countDown());
-    long start = System.nanoTime();
-    assertTrue(lost.await(T.toMillis() * 3, TimeUnit.MILLISECONDS), "lost while the renewal call still hangs");
-    assertTrue(System.nanoTime() - start < T.toNanos());
+    ticker.advance(Duration.ofNanos(settings.renewIntervalNanos()));
+    awaitCalls(1); // the renewal is in the backend, and hangs there
+    ticker.advance(Duration.ofNanos(deadline - ticker.read()));
+    assertTrue(lost.await(10, TimeUnit.SECONDS), "lost at the deadline while the renewal call still hangs");
     backend.renewGate.countDown(); // the late success must not revive it
     Thread.sleep(50);
     assertFalse(l.isValid());
@@ -136,30 +169,53 @@ class LeaseRenewerTest {
 
   @Test
   void pausedRenewalsLetTheLeaseExpireAndResumeRenewsNewLeases() throws Exception {
+    ManualTicker ticker = new ManualTicker();
+    AbstractLease l = acquireOn(ticker);
     service.renewer().pause();
-    Lease l = service.lock("a").acquire();
     CountDownLatch lost = new CountDownLatch(1);
     l.onLost(e -> lost.countDown());
-    assertTrue(lost.await(2, TimeUnit.SECONDS));
+    ticker.advance(Duration.ofNanos(settings.renewIntervalNanos()));
+    Thread.sleep(T.dividedBy(12).toMillis()); // renewer ticks while a renewal is due, and paused
+    ticker.advance(Duration.ofNanos(settings.trustedNanos() - settings.renewIntervalNanos()));
+    assertTrue(lost.await(10, TimeUnit.SECONDS));
     assertEquals(0, backend.renewCalls.get());
     l.release();
     service.renewer().resume();
-    Lease m = service.lock("b").acquire();
-    Thread.sleep(T.toMillis() * 2);
-    assertTrue(m.isValid());
+    AbstractLease m = (AbstractLease) service.lock("b").acquire();
+    for (int i = 1; i <= 24; i++) { // two terms, T/12 at a time: a renewal every T/3
+      ticker.advance(T.dividedBy(12));
+      if (ticker.read() - m.lastSentNanos() >= settings.renewIntervalNanos()) {
+        awaitRenewalSentAt(m, ticker.read());
+      }
+      assertTrue(m.isValid(), "renewed again after resume, at " + i + " × T/12");
+    }
+    assertEquals(6, backend.renewCalls.get());
     m.release();
   }
 
+  /**
+   * With {@code renew=manual} nothing renews by itself: the holder's own renewal moves the deadline on, and the
+   * lease is lost at the new deadline.
+   */
   @Test
   void manualModeOnlyWatchesTheDeadline() throws Exception {
+    ManualTicker ticker = new ManualTicker();
     service.close();
-    service = backend.open(new LeaseSettings(T, 0.75, LeaseSettings.Renew.MANUAL, ""), Ticker.system());
-    Lease l = service.lock("a").acquire();
-    Thread.sleep(T.toMillis() / 2);
+    service = backend.open(new LeaseSettings(T, 0.75, LeaseSettings.Renew.MANUAL, ""), ticker);
+    AbstractLease l = (AbstractLease) service.lock("a").acquire();
+    ticker.advance(T.dividedBy(2));
+    Thread.sleep(T.dividedBy(12).toMillis()); // renewer ticks past the automatic renewal's due time: none
+    assertEquals(0, backend.renewCalls.get());
     l.renew();
+    long deadline = ticker.read() + l.settings().trustedNanos();
     CountDownLatch lost = new CountDownLatch(1);
     l.onLost(e -> lost.countDown());
-    assertTrue(lost.await(2, TimeUnit.SECONDS));
+    ticker.advance(Duration.ofNanos(deadline - 1 - ticker.read())); // past the first deadline, before the new one
+    Thread.sleep(T.dividedBy(12).toMillis());
+    assertEquals(1, lost.getCount(), "the holder's renewal moved the deadline on");
+    assertTrue(l.isValid());
+    ticker.advance(Duration.ofNanos(1));
+    assertTrue(lost.await(10, TimeUnit.SECONDS));
     assertEquals(1, backend.renewCalls.get(), "only the explicit renewal");
   }
 
