@@ -4,8 +4,8 @@ import dev.tumbler.lock.tck.LockTck;
 import dev.tumbler.lock.tck.TckTarget;
 
 /**
- * The TCK against a 3-node cluster over real TCP on loopback, running Ricart–Agrawala (the in-memory
- * cluster runs Lamport, so the TCK sees both). Services are spread over the nodes.
+ * The TCK against a 3-node cluster over real TCP on loopback, running Ricart–Agrawala; services are spread
+ * over the nodes. Lamport runs on TCP in {@link NativeTcpClusterLamportTckTest}.
  */
 class NativeTcpClusterTckTest extends LockTck {
   @Override
