@@ -1334,9 +1334,9 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       if (expired) {
         dirty.add(e.getKey());
       }
-      long quiet = t.quietEnds();
-      if (quiet != NONE && quiet <= now && quiet > settledAt) {
-        dirty.add(e.getKey()); // a timed-soft writer's quiet period just ended
+      long quiet = t.quietEndAfter(settledAt);
+      if (quiet != NONE && quiet <= now) {
+        dirty.add(e.getKey()); // a timed-soft writer's quiet period ended since the last step
       }
     }
     for (Run r : List.copyOf(runs.values())) {
@@ -1801,10 +1801,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
           next = earliest(next, k.since + leaseNanos); // its anti-entropy check
         }
       }
-      long quiet = t.quietEnds();
-      if (quiet > now) {
-        next = earliest(next, quiet);
-      }
+      next = earliest(next, t.quietEndAfter(now));
     }
     for (Run r : runs.values()) {
       if (r.phase != Phase.GRANTED) {
@@ -2154,15 +2151,21 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
 
 
-    /** When the quiet period of a waiting timed-soft writer ends; NONE if none waits for it. */
-    long quietEnds() {
+    /**
+     * The earliest end, after {@code after}, of the quiet period of a waiting timed-soft writer; NONE if none.
+     * Not the earliest end of all: once the shortest quiet period has passed, a writer with a longer one
+     * (which may be the first in line) still needs a wake-up when its own ends (sim seed 796252: two timed-soft
+     * writers, and the one with the longer period waited for ever once the last reader had gone).
+     */
+    long quietEndAfter(long after) {
       long at = NONE;
       if (lastRead == NONE) {
         return NONE;
       }
       for (Tk t : tickets.values()) {
-        if (t.state != State.ACTIVE && t.mode.writer() == Claim.Writer.TIMED_SOFT) {
-          at = earliest(at, lastRead + t.mode.quietNanos());
+        long end = lastRead + t.mode.quietNanos();
+        if (t.state != State.ACTIVE && t.mode.writer() == Claim.Writer.TIMED_SOFT && end > after) {
+          at = earliest(at, end);
         }
       }
       return at;

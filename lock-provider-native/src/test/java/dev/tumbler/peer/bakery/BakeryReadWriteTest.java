@@ -109,4 +109,29 @@ class BakeryReadWriteTest {
     c.advanceTo(t3 + quiet);
     assertNotNull(c.req(w2).granted);
   }
+
+  /**
+   * Two timed-soft writers, the first in line with the longer quiet period: when the shorter one ends, neither
+   * may go (the second waits for the first), and the first still needs a wake-up when its own period ends.
+   * Sim seed 796252: only the earliest end was ever scheduled, and the first writer waited for ever.
+   */
+  @Test
+  void aTimedSoftWriterWithTheLongerQuietPeriodIsWokenWhenItEnds() {
+    BakeryCluster c = cluster();
+    long r = c.acquire("n1", Claim.read("rw"));
+    long t = c.req(r).grantedAt;
+    long first = c.acquire("n2", Claim.write("rw", Claim.Writer.TIMED_SOFT, 60 * MS));
+    long second = c.acquire("n3", Claim.write("rw", Claim.Writer.TIMED_SOFT, 40 * MS));
+    c.advance(5 * MS);
+    c.release(r);
+    c.advanceTo(t + 40 * MS);
+    assertNull(c.req(first).granted, "the first writer's quiet period runs on");
+    assertNull(c.req(second).granted, "the second writer waits for the first");
+    c.advanceTo(t + 60 * MS);
+    assertNotNull(c.req(first).granted, "woken when its own quiet period ends");
+    assertEquals(t + 60 * MS, c.req(first).grantedAt);
+    assertNull(c.req(second).granted);
+    c.release(first);
+    assertNotNull(c.req(second).granted, "no reader since: the second follows at once");
+  }
 }
