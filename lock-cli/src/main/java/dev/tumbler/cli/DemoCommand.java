@@ -51,6 +51,8 @@ final class DemoCommand implements Callable<Integer> {
    * it for that leader before it asks another: with the default of 2 s, that is longer than the outage.
    */
   private static final Duration DEMO_LEADER_LEASE = Duration.ofMillis(400);
+  /** The shortest run of a fault-tolerant algorithm: its outage (a third) must outlast the take-over. */
+  private static final Duration MIN_OUTAGE_DURATION = Duration.ofSeconds(3);
   /** How often the outage's watcher looks at the others' grants, to find their longest pause. */
   private static final long OUTAGE_SAMPLE_MILLIS = 5;
 
@@ -100,6 +102,14 @@ final class DemoCommand implements Callable<Integer> {
     }
     if (duration.isZero() || duration.isNegative()) {
       throw new IllegalArgumentException("--duration: must be positive");
+    }
+    for (String a : algorithms) {
+      if (Algorithms.byName(a).orElseThrow().capabilities().contains(Capability.FAULT_TOLERANT)
+          && duration.compareTo(MIN_OUTAGE_DURATION) < 0) {
+        throw new IllegalArgumentException("--duration: " + a + " needs at least " + MIN_OUTAGE_DURATION.toSeconds()
+            + "s: its demo kills a node for the middle third of the run, and the others take about "
+            + DEMO_LEASE.toMillis() + "ms to take over its clients");
+      }
     }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
