@@ -79,19 +79,23 @@ class LeaseRenewerTest {
 
   /** Waits until the backend has had {@code n} renewal calls: the ticker stands still meanwhile. */
   private void awaitCalls(int n) throws InterruptedException {
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // only so that a broken renewer ends the test
-    while (backend.renewCalls.get() < n) {
-      assertTrue(System.nanoTime() - giveUp < 0, "fewer than " + n + " renewal calls: " + backend.renewCalls.get());
-      Thread.sleep(1);
-    }
+    await(() -> backend.renewCalls.get() >= n, () -> "fewer than " + n + " renewal calls: " + backend.renewCalls.get());
   }
 
   /** Waits until {@code l} was renewed by a request sent at {@code at}: the ticker stands still meanwhile. */
   private static void awaitRenewalSentAt(AbstractLease l, long at) throws InterruptedException {
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // only so that a broken renewer ends the test
-    while (l.lastSentNanos() != at) {
+    await(() -> {
       assertTrue(l.isValid(), "lost while a renewal was due: " + l.lostEvent());
-      assertTrue(System.nanoTime() - giveUp < 0, "no renewal sent at the due time");
+      return l.lastSentNanos() == at;
+    }, () -> "no renewal sent at the due time");
+  }
+
+  /** Polls {@code done} on the real clock, for 10 s at most: only so that a broken renewer ends the test. */
+  private static void await(java.util.function.BooleanSupplier done, java.util.function.Supplier<String> failure)
+      throws InterruptedException {
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!done.getAsBoolean()) {
+      assertTrue(System.nanoTime() - giveUp < 0, failure);
       Thread.sleep(1);
     }
   }

@@ -398,13 +398,19 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   }
 
   /** The client ends {@code q} (release, cancel, session closed, window passed): the owner forgets it. */
+  /** Ends {@code q} here and tells its owner to drop its ticket: the client gave it up. */
   private void end(Req q) {
+    if (q.key != null && q.state != ReqState.NEW) {
+      toOwner(q, new BakeryMessage.Unlock(q.key));
+    }
+    forget(q);
+  }
+
+  /** Ends {@code q} here only: its ticket, if any, ends at the leaders by their own drop or expiry. */
+  private void forget(Req q) {
     requests.remove(q.id);
     if (q.key != null) {
       byKey.remove(q.key);
-      if (q.state != ReqState.NEW) {
-        toOwner(q, new BakeryMessage.Unlock(q.key));
-      }
     }
     q.state = ReqState.ENDED;
   }
@@ -412,11 +418,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   private void fail(Req q, Output.Failure failure, String detail) {
     Set<String> missing = failure == Output.Failure.UNAVAILABLE ? missingLeaders() : Set.of();
     out.add(new Output.Failed<>(q.id, q.name(), failure, missing, detail));
-    requests.remove(q.id);
-    if (q.key != null) {
-      byKey.remove(q.key);
-    }
-    q.state = ReqState.ENDED;
+    forget(q);
   }
 
   private void toOwner(Req q, BakeryMessage m) {
@@ -482,9 +484,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     if (q != null && from.equals(q.owner)) {
       if (q.state == ReqState.HELD) {
         out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.REVOKED, m.detail()));
-        requests.remove(q.id);
-        byKey.remove(q.key);
-        q.state = ReqState.ENDED;
+        forget(q);
       } else if (q.state == ReqState.PENDING || q.state == ReqState.HELD) {
         fail(q, Output.Failure.UNAVAILABLE, m.detail());
       }
@@ -535,7 +535,10 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         case HELD -> {
           if (now >= q.validUntil) {
             out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.EXPIRED, "no renewal within the lease"));
-            end(q);
+            // not given back: the leaders keep the ticket until their own expiry, up to T/4 later, and that is
+            // the time the holder's lost listeners have to run before anyone else is granted (an Unlock here
+            // let a client of another node in within milliseconds, before the holder's listeners had run)
+            forget(q);
           } else if (!isLeader(q.owner)) {
             relockHeld(q);
           } else if (q.renewSentAt != NONE && now - q.renewSentAt >= renewPatienceNanos()) {

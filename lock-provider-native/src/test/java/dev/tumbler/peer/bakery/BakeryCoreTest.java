@@ -101,6 +101,10 @@ class BakeryCoreTest {
     assertEquals(validUntil, c.req(a).lostAt);
     c.until(() -> c.req(b).granted != null, 2 * T, "the waiter is granted once the expired ticket is gone");
     assertTrue(c.req(b).granted.fencingToken() > c.req(a).granted.fencingToken());
+    // not before the leaders' own term (T from the request the grant answered, T/4 after the holder's window):
+    // that margin is what the holder's lost listeners get to run before anyone else holds the lock
+    assertTrue(c.req(b).grantedAt >= c.req(a).granted.sentAt() + T, "the waiter was granted "
+        + (c.req(b).grantedAt - validUntil) / 1000 + " us after the holder's window closed, before the leaders' term");
   }
 
   @Test
