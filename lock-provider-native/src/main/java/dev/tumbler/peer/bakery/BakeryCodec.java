@@ -36,7 +36,7 @@ import java.util.List;
 public final class BakeryCodec implements MessageCodec<BakeryMessage> {
 
   /** The encoding version this codec writes and reads (2: requests and tickets carry their claim's tag). */
-  public static final byte VERSION = 2;
+  public static final byte VERSION = 3;
 
   /** The longest lock name on the wire, in characters (a namespace-qualified name, as in the Lamport codec). */
   static final int MAX_NAME_LENGTH = 3 + 1 + 256 + 1 + 256;
@@ -251,6 +251,10 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
           out.writeByte(HOLDS);
           out.writeLong(m.queryId());
           out.writeUTF(m.name());
+          out.writeBoolean(m.key() != null);
+          if (m.key() != null) {
+            key(out, m.key());
+          }
           out.writeUTF(m.tag());
         }
       }
@@ -360,7 +364,7 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
           yield new BakeryMessage.Restate(term, incarnation, answer, pending, held, tickets, entering);
         }
         case WHO_HOLDS -> new BakeryMessage.WhoHolds(in.readLong(), name(in));
-        case HOLDS -> new BakeryMessage.Holds(in.readLong(), name(in), tag(in));
+        case HOLDS -> new BakeryMessage.Holds(in.readLong(), name(in), bool(in) ? key(in) : null, tag(in));
         default -> throw new CodecException("unknown bakery message type " + type);
       };
       if (in.available() > 0) {

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -163,6 +164,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   // client role
   private final Map<Long, Req> requests = new LinkedHashMap<>();
   private final Map<ReqKey, Req> byKey = new HashMap<>();
+  private final Map<Long, HolderAsk> holderAsks = new HashMap<>();
 
   // leader role
   private final Map<String, Table> tables = new TreeMap<>();
@@ -338,14 +340,53 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         supersedes, q.claim.tag());
   }
 
-  /** Asks the leader that would own this node's requests on the name who holds it; unknown if none is reachable. */
+  /**
+   * Asks every reachable leader who holds the name, and answers from a majority of them ({@link HolderAsk});
+   * unknown at once if no majority is reachable. One leader alone may not yet know the latest grant: a quorum
+   * activated it, but the leader's own copy of the ticket before it may still run for a while.
+   */
   private void whoHolds(Input.HolderQuery<BakeryMessage> q) {
-    String owner = leaders.isEmpty() ? null : ownerFor(q.name());
-    if (owner == null) {
+    List<String> reachable = new ArrayList<>();
+    for (Leader l : leaders) {
+      if (connected(l.nodeId())) {
+        reachable.add(l.nodeId());
+      }
+    }
+    if (leaders.isEmpty() || reachable.size() < quorum()) {
       out.add(Output.Holder.unknown(q));
       return;
     }
-    send(owner, new BakeryMessage.WhoHolds(q.queryId(), q.name()));
+    holderAsks.put(q.queryId(), new HolderAsk(q.name(), Set.copyOf(reachable), quorum(), now));
+    for (String l : reachable) {
+      send(l, new BakeryMessage.WhoHolds(q.queryId(), q.name()));
+    }
+  }
+
+  /** An answer to {@link #whoHolds}: once a majority has answered, the tag of the largest active key among them. */
+  private void onHolds(String from, BakeryMessage.Holds h) {
+    HolderAsk a = holderAsks.get(h.queryId());
+    if (a == null || !a.asked.contains(from) || !a.name.equals(h.name()) || !a.answered.add(from)) {
+      return;
+    }
+    if (h.key() != null && (a.best == null || h.key().compareTo(a.best) > 0)) {
+      a.best = h.key();
+      a.tag = h.tag();
+    }
+    if (a.answered.size() >= a.needed) {
+      holderAsks.remove(h.queryId());
+      out.add(new Output.Holder<>(h.queryId(), a.name, a.tag));
+    }
+  }
+
+  /** Holder queries without a majority of answers within the peer timeout are answered unknown and forgotten. */
+  private void expireHolderAsks() {
+    for (var i = holderAsks.entrySet().iterator(); i.hasNext(); ) {
+      var e = i.next();
+      if (now - e.getValue().sentAt >= peerTimeoutNanos) {
+        i.remove();
+        out.add(new Output.Holder<>(e.getKey(), e.getValue().name, ""));
+      }
+    }
   }
 
   /** The owner of this node's requests on {@code name} (§3.2 client rule 1), or null if none is connected. */
@@ -397,7 +438,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     toOwner(q, new BakeryMessage.Renew(q.key, q.ticket, q.nextSeq(now)));
   }
 
-  /** The client ends {@code q} (release, cancel, session closed, window passed): the owner forgets it. */
   /** Ends {@code q} here and tells its owner to drop its ticket: the client gave it up. */
   private void end(Req q) {
     if (q.key != null && q.state != ReqState.NEW) {
@@ -493,6 +533,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
 
   /** Time-driven client work: dispatch, keep-alives, relocks, losses, peer timeouts. */
   private void clientTick() {
+    expireHolderAsks();
     for (Req q : List.copyOf(requests.values())) {
       switch (q.state) {
         case NEW -> {
@@ -869,8 +910,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       case BakeryMessage.LockFailed f -> onLockFailed(from, f);
       case BakeryMessage.Renewed r -> onRenewed(from, r);
       case BakeryMessage.Unlocked u -> onUnlocked(from, u);
-      case BakeryMessage.WhoHolds w -> send(from, new BakeryMessage.Holds(w.queryId(), w.name(), holderTag(w.name())));
-      case BakeryMessage.Holds h -> out.add(new Output.Holder<>(h.queryId(), h.name(), h.tag()));
+      case BakeryMessage.WhoHolds w -> answerWhoHolds(from, w);
+      case BakeryMessage.Holds h -> onHolds(from, h);
       // leader ↔ leader
       case BakeryMessage.TablesRequest t -> onTablesRequest(from, t);
       case BakeryMessage.Tables t -> onTables(from, t);
@@ -1523,20 +1564,24 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   }
 
   /**
-   * Who holds {@code name} by this leader's table: the tag of its active ticket with the largest key (a later
-   * grant has a larger key), while this leader acts; empty otherwise.
+   * Who holds {@code name} by this leader's table: its active ticket with the largest key (a later grant has a
+   * larger key). Only an acting leader answers: one that is not may have missed grants, and its silence leaves
+   * the client to the other leaders.
    */
-  private String holderTag(String name) {
-    Table t = tables.get(name);
-    if (t == null || !acting()) {
-      return "";
+  private void answerWhoHolds(String from, BakeryMessage.WhoHolds w) {
+    if (!acting()) {
+      return;
     }
-    for (Tk k : t.tickets.descendingMap().values()) {
-      if (k.state == State.ACTIVE && k.deadline > now) {
-        return k.tag;
+    Table t = tables.get(w.name());
+    if (t != null) {
+      for (Tk k : t.tickets.descendingMap().values()) {
+        if (k.state == State.ACTIVE && k.deadline > now) {
+          send(from, new BakeryMessage.Holds(w.queryId(), w.name(), k.key, k.tag));
+          return;
+        }
       }
     }
-    return "";
+    send(from, new BakeryMessage.Holds(w.queryId(), w.name(), null, ""));
   }
 
   private Table table(String name) {
@@ -2001,6 +2046,24 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   private enum ReqState { NEW, PENDING, HELD, ENDED }
 
   /** A request of this node's client. */
+  /** A holder query in flight ({@link #whoHolds}): the leaders asked, those that answered, the best answer yet. */
+  private static final class HolderAsk {
+    final String name;
+    final Set<String> asked;
+    final Set<String> answered = new HashSet<>();
+    final int needed;
+    final long sentAt;
+    Key best;
+    String tag = "";
+
+    HolderAsk(String name, Set<String> asked, int needed, long sentAt) {
+      this.name = name;
+      this.asked = asked;
+      this.needed = needed;
+      this.sentAt = sentAt;
+    }
+  }
+
   private static final class Req {
     final long id;
     final String session;

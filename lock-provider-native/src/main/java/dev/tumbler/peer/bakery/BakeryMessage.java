@@ -206,8 +206,9 @@ public sealed interface BakeryMessage extends PeerMessage {
   }
 
   /**
-   * Who holds {@code name}? Sent by a client to the leader that would own its requests on the name; answered
-   * with {@link Holds}. Changes nothing at the leader.
+   * Who holds {@code name}? Sent by a client to every leader; answered with {@link Holds}. The client takes the
+   * answer with the largest key from a majority, which meets every quorum that activated a ticket. Changes
+   * nothing at the leader.
    */
   record WhoHolds(long queryId, String name) implements BakeryMessage {
     public WhoHolds {
@@ -216,14 +217,19 @@ public sealed interface BakeryMessage extends PeerMessage {
   }
 
   /**
-   * The answer to {@link WhoHolds} {@code queryId}: the tag of the active ticket of {@code name} with the largest
-   * key in the sender's table; empty when it has none, the ticket has no tag, or the sender is not an acting
-   * leader.
+   * The answer to {@link WhoHolds} {@code queryId}: the active ticket of {@code name} with the largest key in the
+   * sender's table, and its tag (empty when the ticket has none).
+   *
+   * @param key that ticket's key; null, with an empty tag, when the sender has no active ticket of the name or
+   *     is not an acting leader
    */
-  record Holds(long queryId, String name, String tag) implements BakeryMessage {
+  record Holds(long queryId, String name, Key key, String tag) implements BakeryMessage {
     public Holds {
       Objects.requireNonNull(name, "name");
       requireTag(tag);
+      if (key == null && !tag.isEmpty()) {
+        throw new IllegalArgumentException("a tag without a ticket");
+      }
     }
   }
 

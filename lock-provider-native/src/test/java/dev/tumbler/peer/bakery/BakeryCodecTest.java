@@ -87,8 +87,9 @@ class BakeryCodecTest {
         List.of(), List.of(T3), List.of()));
     all.add(new BakeryMessage.WhoHolds(1, "x"));
     all.add(new BakeryMessage.WhoHolds(Long.MAX_VALUE, "n".repeat(BakeryCodec.MAX_NAME_LENGTH)));
-    all.add(new BakeryMessage.Holds(1, "x", ""));
-    all.add(new BakeryMessage.Holds(-1, "x", TAG));
+    all.add(new BakeryMessage.Holds(1, "x", null, ""));
+    all.add(new BakeryMessage.Holds(-1, "x", K2, TAG));
+    all.add(new BakeryMessage.Holds(2, "x", K, ""));
     return all;
   }
 
@@ -201,10 +202,23 @@ class BakeryCodecTest {
       byte[] holds = CodecChecks.raw(BakeryCodec.VERSION, BakeryCodec.HOLDS, out -> {
         out.writeLong(1);
         out.writeUTF("x");
+        out.writeBoolean(true);
+        out.writeLong(1);
+        out.writeLong(1);
+        out.writeByte(0);
         out.writeUTF(tag);
       });
       assertTrue(assertThrows(CodecException.class, () -> codec.decode(holds)).getMessage().contains("tag"));
     }
+    // a holder's tag without the ticket it names
+    byte[] tagWithoutKey = CodecChecks.raw(BakeryCodec.VERSION, BakeryCodec.HOLDS, out -> {
+      out.writeLong(1);
+      out.writeUTF("x");
+      out.writeBoolean(false);
+      out.writeUTF("cand-1");
+    });
+    assertTrue(assertThrows(CodecException.class, () -> codec.decode(tagWithoutKey)).getMessage()
+        .contains("tag without a ticket"));
     byte[] noName = CodecChecks.raw(BakeryCodec.VERSION, BakeryCodec.WHO_HOLDS, out -> {
       out.writeLong(1);
       out.writeUTF("");
