@@ -251,6 +251,7 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
           out.writeByte(HOLDS);
           out.writeLong(m.queryId());
           out.writeUTF(m.name());
+          out.writeBoolean(m.acting());
           out.writeBoolean(m.key() != null);
           if (m.key() != null) {
             key(out, m.key());
@@ -364,7 +365,7 @@ public final class BakeryCodec implements MessageCodec<BakeryMessage> {
           yield new BakeryMessage.Restate(term, incarnation, answer, pending, held, tickets, entering);
         }
         case WHO_HOLDS -> new BakeryMessage.WhoHolds(in.readLong(), name(in));
-        case HOLDS -> new BakeryMessage.Holds(in.readLong(), name(in), bool(in) ? key(in) : null, tag(in));
+        case HOLDS -> new BakeryMessage.Holds(in.readLong(), name(in), bool(in), bool(in) ? key(in) : null, tag(in));
         default -> throw new CodecException("unknown bakery message type " + type);
       };
       if (in.available() > 0) {

@@ -362,19 +362,25 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     }
   }
 
-  /** An answer to {@link #whoHolds}: once a majority has answered, the tag of the largest active key among them. */
+  /**
+   * An answer to {@link #whoHolds}: once a majority of acting leaders has answered, the tag of the largest active
+   * key among them; unknown (empty) as soon as too few of the leaders asked can still answer as acting ones.
+   */
   private void onHolds(String from, BakeryMessage.Holds h) {
     HolderAsk a = holderAsks.get(h.queryId());
     if (a == null || !a.asked.contains(from) || !a.name.equals(h.name()) || !a.answered.add(from)) {
       return;
     }
-    if (h.key() != null && (a.best == null || h.key().compareTo(a.best) > 0)) {
+    if (!h.acting()) {
+      a.notActing++;
+    } else if (h.key() != null && (a.best == null || h.key().compareTo(a.best) > 0)) {
       a.best = h.key();
       a.tag = h.tag();
     }
-    if (a.answered.size() >= a.needed) {
+    int acting = a.answered.size() - a.notActing;
+    if (acting >= a.needed || a.asked.size() - a.notActing < a.needed) {
       holderAsks.remove(h.queryId());
-      out.add(new Output.Holder<>(h.queryId(), a.name, a.tag));
+      out.add(new Output.Holder<>(h.queryId(), a.name, acting >= a.needed ? a.tag : ""));
     }
   }
 
@@ -1565,23 +1571,24 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
 
   /**
    * Who holds {@code name} by this leader's table: its active ticket with the largest key (a later grant has a
-   * larger key). Only an acting leader answers: one that is not may have missed grants, and its silence leaves
-   * the client to the other leaders.
+   * larger key). A leader that does not act says so: it may have missed grants, and the client counts only the
+   * answers of acting ones.
    */
   private void answerWhoHolds(String from, BakeryMessage.WhoHolds w) {
     if (!acting()) {
+      send(from, new BakeryMessage.Holds(w.queryId(), w.name(), false, null, ""));
       return;
     }
     Table t = tables.get(w.name());
     if (t != null) {
       for (Tk k : t.tickets.descendingMap().values()) {
         if (k.state == State.ACTIVE && k.deadline > now) {
-          send(from, new BakeryMessage.Holds(w.queryId(), w.name(), k.key, k.tag));
+          send(from, new BakeryMessage.Holds(w.queryId(), w.name(), true, k.key, k.tag));
           return;
         }
       }
     }
-    send(from, new BakeryMessage.Holds(w.queryId(), w.name(), null, ""));
+    send(from, new BakeryMessage.Holds(w.queryId(), w.name(), true, null, ""));
   }
 
   private Table table(String name) {
@@ -2051,6 +2058,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     final String name;
     final Set<String> asked;
     final Set<String> answered = new HashSet<>();
+    int notActing;
     final int needed;
     final long sentAt;
     Key best;

@@ -220,15 +220,20 @@ public sealed interface BakeryMessage extends PeerMessage {
    * The answer to {@link WhoHolds} {@code queryId}: the active ticket of {@code name} with the largest key in the
    * sender's table, and its tag (empty when the ticket has none).
    *
+   * @param acting whether the sender acts as a leader; one that does not may have missed grants, and its
+   *     answer carries no ticket and counts for nothing
    * @param key that ticket's key; null, with an empty tag, when the sender has no active ticket of the name or
-   *     is not an acting leader
+   *     does not act
    */
-  record Holds(long queryId, String name, Key key, String tag) implements BakeryMessage {
+  record Holds(long queryId, String name, boolean acting, Key key, String tag) implements BakeryMessage {
     public Holds {
       Objects.requireNonNull(name, "name");
       requireTag(tag);
       if (key == null && !tag.isEmpty()) {
         throw new IllegalArgumentException("a tag without a ticket");
+      }
+      if (!acting && key != null) {
+        throw new IllegalArgumentException("a ticket from a leader that does not act");
       }
     }
   }

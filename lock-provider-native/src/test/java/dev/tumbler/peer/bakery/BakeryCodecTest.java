@@ -87,9 +87,10 @@ class BakeryCodecTest {
         List.of(), List.of(T3), List.of()));
     all.add(new BakeryMessage.WhoHolds(1, "x"));
     all.add(new BakeryMessage.WhoHolds(Long.MAX_VALUE, "n".repeat(BakeryCodec.MAX_NAME_LENGTH)));
-    all.add(new BakeryMessage.Holds(1, "x", null, ""));
-    all.add(new BakeryMessage.Holds(-1, "x", K2, TAG));
-    all.add(new BakeryMessage.Holds(2, "x", K, ""));
+    all.add(new BakeryMessage.Holds(1, "x", true, null, ""));
+    all.add(new BakeryMessage.Holds(1, "x", false, null, ""));
+    all.add(new BakeryMessage.Holds(-1, "x", true, K2, TAG));
+    all.add(new BakeryMessage.Holds(2, "x", true, K, ""));
     return all;
   }
 
@@ -203,6 +204,7 @@ class BakeryCodecTest {
         out.writeLong(1);
         out.writeUTF("x");
         out.writeBoolean(true);
+        out.writeBoolean(true);
         out.writeLong(1);
         out.writeLong(1);
         out.writeByte(0);
@@ -214,11 +216,25 @@ class BakeryCodecTest {
     byte[] tagWithoutKey = CodecChecks.raw(BakeryCodec.VERSION, BakeryCodec.HOLDS, out -> {
       out.writeLong(1);
       out.writeUTF("x");
+      out.writeBoolean(true);
       out.writeBoolean(false);
       out.writeUTF("cand-1");
     });
     assertTrue(assertThrows(CodecException.class, () -> codec.decode(tagWithoutKey)).getMessage()
         .contains("tag without a ticket"));
+    // a ticket from a leader that says it does not act
+    byte[] notActing = CodecChecks.raw(BakeryCodec.VERSION, BakeryCodec.HOLDS, out -> {
+      out.writeLong(1);
+      out.writeUTF("x");
+      out.writeBoolean(false);
+      out.writeBoolean(true);
+      out.writeLong(1);
+      out.writeLong(1);
+      out.writeByte(0);
+      out.writeUTF("");
+    });
+    assertTrue(assertThrows(CodecException.class, () -> codec.decode(notActing)).getMessage()
+        .contains("does not act"));
     byte[] noName = CodecChecks.raw(BakeryCodec.VERSION, BakeryCodec.WHO_HOLDS, out -> {
       out.writeLong(1);
       out.writeUTF("");

@@ -10,7 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.composite.Channel;
+import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Output;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -305,6 +308,25 @@ class BakeryCoreTest {
     c.fast("n2", "n3");
     assertEquals("cand-2", c.holders.get(c.nextQueryId - 1).tag(), "the larger key of the majority's answers");
     assertEquals("cand-2", c.holder("n3", name));
+  }
+
+  @Test
+  void aHolderQueryIsAnsweredUnknownOnceTooFewOfTheLeadersAskedAct() {
+    BakeryCluster c = cluster(3);
+    c.acquire("n1", Claim.exclusive("x").withTag("cand-1"));
+    c.slow("n2", "n1");
+    c.slow("n3", "n1");
+    long id = c.nextQueryId++;
+    c.step("n1", new Input.HolderQuery<>(id, "x"));
+    c.drain();
+    assertNull(c.holders.get(id), "n1's own answer is one of the two a majority needs");
+    c.step("n1", new Input.Message<>("n2", new Envelope(Channel.LOCK,
+        new BakeryMessage.Holds(id, "x", false, null, ""))));
+    assertNull(c.holders.get(id), "n3 may still answer as an acting leader");
+    c.step("n1", new Input.Message<>("n3", new Envelope(Channel.LOCK,
+        new BakeryMessage.Holds(id, "x", false, null, ""))));
+    assertEquals("", c.holders.get(id).tag(), "two of three leaders do not act: unknown at once, not after a "
+        + "timeout");
   }
 
   /**
