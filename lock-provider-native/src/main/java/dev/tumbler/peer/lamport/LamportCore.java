@@ -34,6 +34,12 @@ import java.util.TreeSet;
  * </ol>
  * 3(N−1) messages per entry. Grants of a name follow the total order of their requests.
  *
+ * <p>A release goes at once to a peer that has a request of its own on the name's queue; to any other peer it
+ * is held back and sent just before the next message to that peer (rule 3 with a slower link, which the
+ * algorithm allows). Such a peer needs the release only for a request of its own, and the acknowledgement of
+ * that request follows the release on the same link. A client that locks the same name again and again then
+ * sends each release in the same write as its next request, and an idle peer wakes once per entry, not twice.
+ *
  * <h2>Ricart–Agrawala ({@link Variant#RICART_AGRAWALA})</h2>
  * A peer answers a request at once unless it holds the lock or has an earlier pending request for it, in
  * which case it defers the reply until it leaves; the requester enters when every peer has replied. The
@@ -125,6 +131,12 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
 
   /** Test-only mutation: Ricart–Agrawala grants without waiting for every peer's reply. */
   boolean mutationSkipReplies;
+
+  /**
+   * Test-only mutation: Lamport holds its release back from a peer that waits for the name too, until the
+   * next message to it. The simulator must find the peer that waits for ever.
+   */
+  boolean mutationHoldBackFromWaiters;
 
   /**
    * @param self this node's id
@@ -336,6 +348,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     }
     p.up = false;
     p.synced = false;
+    p.heldBack.clear(); // the Sync after the link is up again restates what is still live
     for (Own o : own.values()) {
       o.replies.remove(id); // a restarted peer's permission is not its predecessor's; it restates it after Sync
     }
@@ -533,8 +546,22 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       n.queue.remove(new Stamp(o.ts, selfIndex));
       LamportMessage.Release r = new LamportMessage.Release(o.name, o.ts, tick());
       for (Peer p : peers.values()) {
-        send(p, r);
+        if (waiting(n, p) && !mutationHoldBackFromWaiters) {
+          send(p, r);
+        } else if (p.up) {
+          p.heldBack.add(r); // sent before the next message to p (see the class comment)
+        }
       }
+    }
+
+    /** Whether {@code p} has a request of its own on {@code n}'s queue, which our release may let in. */
+    private boolean waiting(NameState n, Peer p) {
+      for (Stamp st : n.queue) {
+        if (st.node == p.index) {
+          return true;
+        }
+      }
+      return false;
     }
   }
 
@@ -665,8 +692,13 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
 
   // ---- small helpers
 
+  /** Sends {@code m} to {@code p} if its link is up, after the releases held back for it. */
   private void send(Peer p, LamportMessage m) {
     if (p.up) {
+      for (LamportMessage r : p.heldBack) {
+        out.add(new Output.Send<>(p.id, r));
+      }
+      p.heldBack.clear();
       out.add(new Output.Send<>(p.id, m));
     }
   }
@@ -727,6 +759,8 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     boolean synced;
     boolean everSynced;
     long lastSeen = -1;
+    /** Releases not sent yet: this peer has no request they could let in (see the class comment). */
+    final List<LamportMessage> heldBack = new ArrayList<>();
 
     Peer(String id, int index) {
       this.id = id;

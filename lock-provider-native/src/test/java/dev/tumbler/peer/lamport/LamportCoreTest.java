@@ -106,13 +106,43 @@ class LamportCoreTest {
   void lamportEntryCostsThreeTimesNMinusOne() {
     Net net = new Net(LamportCore.Variant.LAMPORT, "a", "b", "c");
     int before = net.sent;
+    for (long id = 1; id <= 3; id++) {
+      net.step("a", new Input.Acquire<>(id, "s", Claim.exclusive("x"), false));
+      net.drain();
+      assertEquals(id, net.outputs(Output.Granted.class).getLast().requestId());
+      net.step("a", new Input.Release<>(id));
+      net.drain();
+    }
+    // the third release is still held back: nobody waits for it, and it goes with a's next message
+    assertEquals(3 * 2 * 3 - 2, net.sent - before);
+  }
+
+  @Test
+  void aLamportReleaseGoesAtOnceToAWaitingPeerAndWithTheNextMessageToAnIdleOne() {
+    Net net = new Net(LamportCore.Variant.LAMPORT, "a", "b", "c");
     net.step("a", new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
     net.drain();
-    Output.Granted<?> g = net.outputs(Output.Granted.class).getFirst();
-    assertEquals(1, g.requestId());
-    net.step("a", new Input.Release<>(1));
+    net.step("b", new Input.Acquire<>(2, "s", Claim.exclusive("x"), false));
     net.drain();
-    assertEquals(3 * 2, net.sent - before);
+    assertEquals(1, net.outputs(Output.Granted.class).size(), "b waits behind a");
+    int seen = net.seen.size();
+    net.step("a", new Input.Release<>(1));
+    List<String> to = new ArrayList<>();
+    for (Output<LamportMessage> o : net.seen.subList(seen, net.seen.size())) {
+      if (o instanceof Output.Send<LamportMessage> m && m.message() instanceof LamportMessage.Release) {
+        to.add(m.to());
+      }
+    }
+    assertEquals(List.of("b"), to, "the release goes to the waiting peer b only; c has no request on x");
+    net.drain();
+    assertEquals(2, net.outputs(Output.Granted.class).getLast().requestId(), "b enters at once");
+    // c asks later: its queue still has a's released request, and a's acknowledgement brings the release first
+    net.step("b", new Input.Release<>(2));
+    net.drain();
+    net.step("c", new Input.Acquire<>(3, "s", Claim.exclusive("x"), false));
+    net.drain();
+    assertEquals(3, net.outputs(Output.Granted.class).getLast().requestId(), "c enters once a and b answer");
+    assertEquals(1, net.cores.get("c").openRequests(), "c holds its one request");
   }
 
   @Test

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
  * The simulator's teeth: a core that grants without waiting for a later-stamped message from every peer
  * (dropping half of Lamport's fifth rule) must be caught within the CI seed budget — both by some
  * invariant and by the exclusion invariant itself; so must a Ricart–Agrawala core that grants before
- * every peer replied.
+ * every peer replied, and a Lamport core that holds its release back from a peer waiting for the name.
  */
 class LamportMutationTest {
 
@@ -64,5 +64,21 @@ class LamportMutationTest {
       }
     }
     assertTrue(false, "the mutated Ricart-Agrawala core passed " + seeds.length + " seeds: no teeth");
+  }
+
+  @Test
+  void simulatorCatchesAReleaseHeldBackFromAWaitingPeer() {
+    Simulation<Envelope> sim = SimulationRunner.simulation(LamportAlgorithm.LAMPORT,
+        SimulationConfig.standard(), core -> core.mutationHoldBackFromWaiters = true);
+    long[] seeds = Simulation.seeds(SimulationRunner.CI_SEEDS);
+    for (long seed : seeds) {
+      Simulation.Result r = sim.run(seed);
+      if (!r.ok()) {
+        System.out.println("mutation (Lamport release held back from a waiting peer): caught at seed " + seed
+            + ": " + r.violation());
+        return;
+      }
+    }
+    assertTrue(false, "the mutated Lamport core passed " + seeds.length + " seeds: no teeth");
   }
 }
