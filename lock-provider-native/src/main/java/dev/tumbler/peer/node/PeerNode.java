@@ -503,18 +503,18 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     // inputs the outputs call for (giving back a grant nobody waits for), run once every output of this
     // step is carried out, so that the messages leave in the order the core produced them
     List<Input<M>> followUps = List.of();
-    for (Output<M> o : outs) {
+    for (int i = 0; i < outs.size(); i++) {
+      Output<M> o = outs.get(i);
       switch (o) {
         case Output.Send<M> s -> {
-          // While a link change is queued for the core, its view of that link is stale: what it sends
-          // now could be the first thing on a new connection, ahead of the Sync that must open it. The
-          // core restates everything in that Sync, so dropping is safe (like a loss in the break).
-          AtomicInteger queued = linkEventsQueued.get(s.to());
-          if (queued == null || queued.get() == 0) {
-            sent.incrementAndGet();
-            sentByType.computeIfAbsent(s.message().typeName(), k -> new LongAdder()).increment();
-            transport.send(s.to(), codec.encode(s.message()));
+          // the messages to one peer that follow each other leave together (e.g. a release held back and
+          // the request after it), so that the peer reads them with one wake-up
+          int end = i + 1;
+          while (end < outs.size() && outs.get(end) instanceof Output.Send<M> next && next.to().equals(s.to())) {
+            end++;
           }
+          send(s.to(), outs.subList(i, end));
+          i = end - 1;
         }
         case Output.SetTimer<M> t -> {
           ScheduledFuture<?> old = timers.remove(t.timerId());
@@ -611,6 +611,29 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
     for (Input<M> in : followUps) {
       step(in);
+    }
+  }
+
+  /** Sends the messages of {@code sends} (outputs of one step, all to {@code to}) in one transport call. */
+  private void send(String to, List<Output<M>> sends) {
+    // While a link change is queued for the core, its view of that link is stale: what it sends now could
+    // be the first thing on a new connection, ahead of the Sync that must open it. The core restates
+    // everything in that Sync, so dropping is safe (like a loss in the break).
+    AtomicInteger queued = linkEventsQueued.get(to);
+    if (queued != null && queued.get() != 0) {
+      return;
+    }
+    List<byte[]> payloads = new ArrayList<>(sends.size());
+    for (Output<M> o : sends) {
+      M m = ((Output.Send<M>) o).message();
+      sent.incrementAndGet();
+      sentByType.computeIfAbsent(m.typeName(), k -> new LongAdder()).increment();
+      payloads.add(codec.encode(m));
+    }
+    if (payloads.size() == 1) {
+      transport.send(to, payloads.getFirst());
+    } else {
+      transport.send(to, payloads);
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.tumbler.peer.transport;
 
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -35,6 +36,16 @@ public interface Transport extends AutoCloseable {
 
   /** Sends {@code payload} to {@code peer} asynchronously; never blocks on the network. */
   void send(String peer, byte[] payload);
+
+  /**
+   * Sends {@code payloads} to {@code peer} in order, as {@link #send(String, byte[])} would one by one; a
+   * transport may put them in one write, so that the peer reads them with one wake-up.
+   */
+  default void send(String peer, List<byte[]> payloads) {
+    for (byte[] p : payloads) {
+      send(peer, p);
+    }
+  }
 
   /** Whether a link to {@code peer} is up right now. */
   boolean isUp(String peer);

@@ -251,13 +251,21 @@ public final class TcpTransport implements Transport {
    */
   @Override
   public void send(String peer, byte[] payload) {
-    Objects.requireNonNull(payload, "payload");
+    send(peer, List.of(payload));
+  }
+
+  /** Plain TCP writes the frames of {@code payloads} with one system call while nothing is queued before them. */
+  @Override
+  public void send(String peer, List<byte[]> payloads) {
     Outbound o = outboundOf(peer);
-    if (payload.length > config.maxFrameSize()) {
-      throw new IllegalArgumentException("payload of " + payload.length + " bytes exceeds maxFrameSize "
-          + config.maxFrameSize());
+    for (byte[] payload : payloads) {
+      Objects.requireNonNull(payload, "payload");
+      if (payload.length > config.maxFrameSize()) {
+        throw new IllegalArgumentException("payload of " + payload.length + " bytes exceeds maxFrameSize "
+            + config.maxFrameSize());
+      }
     }
-    o.send(payload);
+    o.send(payloads);
   }
 
   @Override
@@ -759,22 +767,24 @@ public final class TcpTransport implements Transport {
       this.peer = peer;
     }
 
-    void send(byte[] payload) {
+    void send(List<byte[]> payloads) {
       long g = generation;
       if (g == 0) {
         LOG.trace("{}: link to {} down, payload dropped", self, peer);
         return;
       }
       Direct d = direct;
-      if (d != null && d.generation == g && d.tryWrite(payload)) {
+      if (d != null && d.generation == g && d.tryWrite(payloads)) {
         return;
       }
-      if (queuedBytes.addAndGet(payload.length) > sendQueueLimit) {
-        queuedBytes.addAndGet(-payload.length);
-        breakLink("more than " + sendQueueLimit + " bytes queued");
-        return;
+      for (byte[] payload : payloads) {
+        if (queuedBytes.addAndGet(payload.length) > sendQueueLimit) {
+          queuedBytes.addAndGet(-payload.length);
+          breakLink("more than " + sendQueueLimit + " bytes queued");
+          return;
+        }
+        queue.add(new Item(g, payload));
       }
-      queue.add(new Item(g, payload));
       if (d != null) {
         d.selector.wakeup();
       }
@@ -819,11 +829,11 @@ public final class TcpTransport implements Transport {
       }
 
       /**
-       * Writes {@code payload}'s frame now if nothing waits before it and nobody else is writing; returns
-       * false if it must be queued instead. Never blocks: the channel is non-blocking, and a frame the
-       * socket takes only part of is finished by the dialer thread.
+       * Writes the frames of {@code payloads} now, with one system call, if nothing waits before them and
+       * nobody else is writing; returns false if they must be queued instead. Never blocks: the channel is
+       * non-blocking, and what the socket does not take is finished by the dialer thread.
        */
-      boolean tryWrite(byte[] payload) {
+      boolean tryWrite(List<byte[]> payloads) {
         if (!lock.tryLock()) {
           return false;
         }
@@ -835,11 +845,16 @@ public final class TcpTransport implements Transport {
             return true; // the link is going down: dropped, as its peerDown will say
           }
           try {
-            ByteBuffer frame = ByteBuffer.wrap(sealer.frame(Frames.DATA, payload));
-            channel.write(frame);
+            ByteBuffer[] frames = new ByteBuffer[payloads.size()];
+            long total = 0;
+            for (int i = 0; i < frames.length; i++) {
+              frames[i] = ByteBuffer.wrap(sealer.frame(Frames.DATA, payloads.get(i)));
+              total += frames[i].remaining();
+            }
+            long written = frames.length == 1 ? channel.write(frames[0]) : channel.write(frames);
             lastWrite = System.nanoTime();
-            if (frame.hasRemaining()) {
-              pending = frame;
+            if (written < total) {
+              pending = rest(frames, (int) (total - written));
               selector.wakeup();
             }
           } catch (IOException e) {
@@ -851,6 +866,15 @@ public final class TcpTransport implements Transport {
         } finally {
           lock.unlock();
         }
+      }
+
+      /** What {@code frames} still hold, {@code left} bytes, in one buffer. */
+      private static ByteBuffer rest(ByteBuffer[] frames, int left) {
+        ByteBuffer b = ByteBuffer.allocate(left);
+        for (ByteBuffer f : frames) {
+          b.put(f);
+        }
+        return b.flip();
       }
 
       /**

@@ -84,9 +84,19 @@ final class TcpTestSupport {
     final Map<String, List<byte[]>> delivered = new ConcurrentHashMap<>();
     final List<String> events = new CopyOnWriteArrayList<>();
     final Map<String, Boolean> up = new ConcurrentHashMap<>();
+    /** While set and closed, a delivery waits for it (at most 10 s): the reader stops reading meanwhile. */
+    volatile java.util.concurrent.CountDownLatch gate;
 
     @Override
     public void deliver(String peer, byte[] payload) {
+      java.util.concurrent.CountDownLatch g = gate;
+      if (g != null) {
+        try {
+          g.await(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       delivered.computeIfAbsent(peer, k -> new CopyOnWriteArrayList<>()).add(payload);
     }
 
