@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.sim.Simulation;
 import dev.tumbler.peer.sim.SimulationConfig;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -52,33 +53,27 @@ class LamportMutationTest {
 
   @Test
   void simulatorCatchesRicartAgrawalaGrantWithoutReplies() {
-    Simulation<Envelope> sim = SimulationRunner.simulation(LamportAlgorithm.RICART_AGRAWALA,
-        SimulationConfig.standard(), core -> core.mutationSkipReplies = true);
-    long[] seeds = Simulation.seeds(SimulationRunner.CI_SEEDS);
-    for (long seed : seeds) {
-      Simulation.Result r = sim.run(seed);
-      if (!r.ok()) {
-        System.out.println("mutation (Ricart-Agrawala grant without every reply): caught at seed " + seed + ": "
-            + r.violation());
-        return;
-      }
-    }
-    assertTrue(false, "the mutated Ricart-Agrawala core passed " + seeds.length + " seeds: no teeth");
+    assertCaught(LamportAlgorithm.RICART_AGRAWALA, core -> core.mutationSkipReplies = true,
+        "Ricart-Agrawala grant without every reply");
   }
 
   @Test
   void simulatorCatchesAReleaseHeldBackFromAWaitingPeer() {
-    Simulation<Envelope> sim = SimulationRunner.simulation(LamportAlgorithm.LAMPORT,
-        SimulationConfig.standard(), core -> core.mutationHoldBackFromWaiters = true);
+    assertCaught(LamportAlgorithm.LAMPORT, core -> core.mutationHoldBackFromWaiters = true,
+        "Lamport release held back from a waiting peer");
+  }
+
+  /** Runs the CI seeds on a core with {@code mutation} until one fails, and prints the seed; fails if none does. */
+  private static void assertCaught(LamportAlgorithm algorithm, Consumer<LamportCore> mutation, String what) {
+    Simulation<Envelope> sim = SimulationRunner.simulation(algorithm, SimulationConfig.standard(), mutation);
     long[] seeds = Simulation.seeds(SimulationRunner.CI_SEEDS);
     for (long seed : seeds) {
       Simulation.Result r = sim.run(seed);
       if (!r.ok()) {
-        System.out.println("mutation (Lamport release held back from a waiting peer): caught at seed " + seed
-            + ": " + r.violation());
+        System.out.println("mutation (" + what + "): caught at seed " + seed + ": " + r.violation());
         return;
       }
     }
-    assertTrue(false, "the mutated Lamport core passed " + seeds.length + " seeds: no teeth");
+    assertTrue(false, "the mutated core (" + what + ") passed " + seeds.length + " seeds: no teeth");
   }
 }
