@@ -39,6 +39,8 @@ import java.util.TreeSet;
  * algorithm allows). Such a peer needs the release only for a request of its own, and the acknowledgement of
  * that request follows the release on the same link. A client that locks the same name again and again then
  * sends each release in the same write as its next request, and an idle peer wakes once per entry, not twice.
+ * A release held back for 10 ms ({@link #RELEASE_HOLD_NANOS}) is sent on its own (a timer), so that a peer's
+ * queue does not keep a released request for long.
  *
  * <h2>Ricart–Agrawala ({@link Variant#RICART_AGRAWALA})</h2>
  * A peer answers a request at once unless it holds the lock or has an earlier pending request for it, in
@@ -105,8 +107,14 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
   /** The largest logical clock value, so that a fencing token fits in a positive long. */
   public static final long MAX_CLOCK = (1L << (63 - NODE_BITS)) - 1;
 
-  /** The id of the one timer this core uses: the earliest peer timeout of a waiting request. */
+  /** The id of the timer for the earliest peer timeout of a waiting request. */
   static final long PEER_TIMER = 1;
+
+  /** The id of the timer that sends the releases still held back (Lamport; see the class comment). */
+  static final long RELEASE_TIMER = 2;
+
+  /** How long a release is held back at most before it is sent on its own. */
+  static final long RELEASE_HOLD_NANOS = 10_000_000;
 
   private static final long NO_TIMER = Long.MIN_VALUE;
 
@@ -121,6 +129,8 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
   private final Map<String, NameState> names = new LinkedHashMap<>();
   private long clock;
   private long timerAt = NO_TIMER;
+  private boolean releaseTimerSet;
+  private long now;
   private List<Output<LamportMessage>> out;
 
   /**
@@ -133,10 +143,10 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
   boolean mutationSkipReplies;
 
   /**
-   * Test-only mutation: Lamport holds its release back from a peer that waits for the name too, until the
-   * next message to it. The simulator must find the peer that waits for ever.
+   * Test-only mutation: Lamport loses the releases it holds back. The simulator must find the peer that waits
+   * for ever behind a released request.
    */
-  boolean mutationHoldBackFromWaiters;
+  boolean mutationLoseHeldBackReleases;
 
   /**
    * @param self this node's id
@@ -204,12 +214,18 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
   public List<Output<LamportMessage>> step(long now, Input<LamportMessage> input) {
     Objects.requireNonNull(input, "input");
     out = new ArrayList<>();
+    this.now = now;
     try {
       switch (input) {
         case Input.Message<LamportMessage> m -> receive(m.from(), m.message());
         case Input.TimerFired<LamportMessage> t -> {
           if (t.timerId() == PEER_TIMER) {
             timerAt = NO_TIMER;
+          } else if (t.timerId() == RELEASE_TIMER) {
+            releaseTimerSet = false;
+            for (Peer p : peers.values()) {
+              flush(p);
+            }
           }
         }
         case Input.PeerUp<LamportMessage> u -> up(u.peer());
@@ -546,10 +562,14 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       n.queue.remove(new Stamp(o.ts, selfIndex));
       LamportMessage.Release r = new LamportMessage.Release(o.name, o.ts, tick());
       for (Peer p : peers.values()) {
-        if (waiting(n, p) && !mutationHoldBackFromWaiters) {
+        if (waiting(n, p)) {
           send(p, r);
         } else if (p.up) {
-          p.heldBack.add(r); // sent before the next message to p (see the class comment)
+          p.heldBack.add(r); // sent before the next message to p, or by the release timer (class comment)
+          if (!releaseTimerSet) {
+            releaseTimerSet = true;
+            out.add(new Output.SetTimer<>(RELEASE_TIMER, now + RELEASE_HOLD_NANOS));
+          }
         }
       }
     }
@@ -695,12 +715,19 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
   /** Sends {@code m} to {@code p} if its link is up, after the releases held back for it. */
   private void send(Peer p, LamportMessage m) {
     if (p.up) {
+      flush(p);
+      out.add(new Output.Send<>(p.id, m));
+    }
+  }
+
+  /** Sends the releases held back for {@code p}. */
+  private void flush(Peer p) {
+    if (p.up && !mutationLoseHeldBackReleases) {
       for (LamportMessage r : p.heldBack) {
         out.add(new Output.Send<>(p.id, r));
       }
-      p.heldBack.clear();
-      out.add(new Output.Send<>(p.id, m));
     }
+    p.heldBack.clear();
   }
 
   private long tick() {

@@ -146,6 +146,26 @@ class LamportCoreTest {
   }
 
   @Test
+  void aReleaseHeldBackIsSentOnItsOwnWhenTheReleaseTimerFires() {
+    Net net = new Net(LamportCore.Variant.LAMPORT, "a", "b", "c");
+    net.step("a", new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
+    net.drain();
+    int seen = net.seen.size();
+    net.step("a", new Input.Release<>(1));
+    List<Output<LamportMessage>> released = List.copyOf(net.seen.subList(seen, net.seen.size()));
+    assertTrue(released.stream().noneMatch(o -> o instanceof Output.Send<LamportMessage>), "nobody waits: held "
+        + released);
+    assertTrue(released.contains(new Output.SetTimer<LamportMessage>(LamportCore.RELEASE_TIMER,
+        net.now + LamportCore.RELEASE_HOLD_NANOS)), "the release timer is set: " + released);
+    assertEquals(1, net.cores.get("b").activeNames(), "b still queues a's released request");
+    net.now += LamportCore.RELEASE_HOLD_NANOS;
+    net.step("a", new Input.TimerFired<>(LamportCore.RELEASE_TIMER));
+    net.drain();
+    assertEquals(0, net.cores.get("b").activeNames(), "the release reached b");
+    assertEquals(0, net.cores.get("c").activeNames(), "the release reached c");
+  }
+
+  @Test
   void ricartAgrawalaEntryCostsTwiceNMinusOne() {
     Net net = new Net(LamportCore.Variant.RICART_AGRAWALA, "a", "b", "c");
     int before = net.sent;

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  * The simulator's teeth: a core that grants without waiting for a later-stamped message from every peer
  * (dropping half of Lamport's fifth rule) must be caught within the CI seed budget — both by some
  * invariant and by the exclusion invariant itself; so must a Ricart–Agrawala core that grants before
- * every peer replied, and a Lamport core that holds its release back from a peer waiting for the name.
+ * every peer replied, and a Lamport core that loses the releases it holds back.
  */
 class LamportMutationTest {
 
@@ -58,9 +58,9 @@ class LamportMutationTest {
   }
 
   @Test
-  void simulatorCatchesAReleaseHeldBackFromAWaitingPeer() {
-    assertCaught(LamportAlgorithm.LAMPORT, core -> core.mutationHoldBackFromWaiters = true,
-        "Lamport release held back from a waiting peer");
+  void simulatorCatchesALostHeldBackRelease() {
+    assertCaught(LamportAlgorithm.LAMPORT, core -> core.mutationLoseHeldBackReleases = true,
+        "Lamport loses the releases it holds back");
   }
 
   /** Runs the CI seeds on a core with {@code mutation} until one fails, and prints the seed; fails if none does. */
