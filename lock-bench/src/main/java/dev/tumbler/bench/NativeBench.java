@@ -38,12 +38,17 @@ import org.apache.curator.test.TestingCluster;
  * <ul>
  *   <li><b>raw round trip</b>: a one-byte TCP ping-pong on loopback (TCP_NODELAY), the floor of anything
  *       that must hear from another process;
+ *   <li><b>raw fan-out to 2</b>: one byte to each of two echo servers, then both answers: the floor of
+ *       Lamport and Ricart–Agrawala, which hear from both peers before they grant (printed as each one's "own
+ *       floor");
  *   <li><b>ZooKeeper ensemble</b>: Curator's {@link InterProcessMutex} on a 3-server in-process ensemble;
  *   <li><b>Hazelcast FencedLock</b>: the CP subsystem's Raft-replicated lock on 3 CP members in this JVM
  *       (Hazelcast 5.4.0, whose CP subsystem is in the open-source edition), locked through a member.
  * </ul>
  *
- * Every side runs in each round, in an order that rotates from round to round, so that drift of a shared
+ * Every side first runs alone until the JIT has compiled its path ({@value #WARM_UP_OPS} operations, or
+ * {@value #WARM_UP_SECONDS} s for a slow side): a few hundred operations leave the native sides half
+ * interpreted and doubled their time. Then every side runs in each round, in an order that rotates from round to round, so that drift of a shared
  * machine hits all alike; the result per side is the median of its per-round time per operation, and
  * each ratio is the median over rounds of (algorithm / anchor) within the round. It also prints the
  * native messages sent per entry, from {@link NodeStats#messagesSentByType()}. For an algorithm with elected
@@ -53,6 +58,11 @@ import org.apache.curator.test.TestingCluster;
  * [iterations]}.
  */
 public final class NativeBench {
+
+  /** Operations each side runs alone before the rounds, so that its path is compiled. */
+  static final int WARM_UP_OPS = 20_000;
+  /** A side slower than this per warm-up (the ensemble's disk writes) stops warming up after it. */
+  static final int WARM_UP_SECONDS = 5;
 
   private NativeBench() {}
 
@@ -75,6 +85,7 @@ public final class NativeBench {
     try {
       Map<String, Op> sides = new LinkedHashMap<>();
       sides.put("raw round trip", pingPong(resources));
+      sides.put("raw fan-out to 2", fanOut(resources));
       Map<String, List<NodeStats>> stats = new LinkedHashMap<>();
       for (Algorithm<?> a : Algorithms.all()) {
         List<LockService> cluster = nativeCluster(a.name(), 3);
@@ -90,14 +101,17 @@ public final class NativeBench {
       sides.put("zookeeper ensemble", curatorOnEnsemble(resources));
       sides.put("hazelcast fencedlock", fencedLock(resources));
 
-      System.out.printf(Locale.ROOT, "%d rounds of %d operations per side, after %d warm-up rounds; 3 nodes each%n",
-          rounds, iterations, warmUp(rounds));
+      System.out.printf(Locale.ROOT, "%d rounds of %d operations per side, after up to %d operations (%d s) per side"
+          + " alone and %d warm-up rounds; 3 nodes each%n", rounds, iterations, WARM_UP_OPS, WARM_UP_SECONDS,
+          warmUp(rounds));
+      warmUpAlone(sides);
       Map<String, double[]> perRound = run(sides, rounds, iterations);
 
       System.out.println();
-      System.out.printf(Locale.ROOT, "%-22s %10s%n", "side", "us/op");
+      System.out.printf(Locale.ROOT, "%-22s %10s %18s%n", "side", "us/op", "rounds p10..p90");
       for (Map.Entry<String, double[]> e : perRound.entrySet()) {
-        System.out.printf(Locale.ROOT, "%-22s %10.1f%n", e.getKey(), median(e.getValue()) / 1000.0);
+        System.out.printf(Locale.ROOT, "%-22s %10.1f %8.1f..%-8.1f%n", e.getKey(), median(e.getValue()) / 1000.0,
+            quantile(e.getValue(), 0.1) / 1000.0, quantile(e.getValue(), 0.9) / 1000.0);
       }
       System.out.println();
       System.out.printf(Locale.ROOT, "%-18s %16s %20s %22s %18s%n", "algorithm", "x raw round trip",
@@ -110,6 +124,11 @@ public final class NativeBench {
       }
       System.out.println();
       for (Algorithm<?> a : Algorithms.all()) {
+        if (!a.elected()) {
+          // a request to both peers and both answers, with no protocol: what the raw fan-out side measures
+          System.out.printf(Locale.ROOT, "%s against its own floor (client -> both peers -> client, raw fan-out to 2):"
+              + " %.2fx%n", a.name(), ratio(perRound.get(a.name()), perRound.get("raw fan-out to 2")));
+        }
         if (a.elected()) {
           // the least any quorum algorithm with an owner leader needs: the client's request to its owner, one
           // round to a majority of the leaders, the grant back: two raw round trips
@@ -145,6 +164,19 @@ public final class NativeBench {
       }
     }
     throw new IllegalStateException("no name among 64 is owned by a leader on another node");
+  }
+
+  /** Runs each side alone, {@link #WARM_UP_OPS} operations or {@link #WARM_UP_SECONDS}, whichever ends first. */
+  private static void warmUpAlone(Map<String, Op> sides) throws Exception {
+    for (Map.Entry<String, Op> e : sides.entrySet()) {
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(WARM_UP_SECONDS);
+      int ops = 0;
+      while (ops < WARM_UP_OPS && System.nanoTime() < end) {
+        e.getValue().run();
+        ops++;
+      }
+      System.out.printf(Locale.ROOT, "  warmed up %-22s %6d operations%n", e.getKey(), ops);
+    }
   }
 
   /** Per side, the time per operation of every measured round (nanoseconds). */
@@ -188,6 +220,12 @@ public final class NativeBench {
     return median(r);
   }
 
+  private static double quantile(double[] values, double q) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    return sorted[(int) Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))];
+  }
+
   private static double median(double[] values) {
     double[] sorted = values.clone();
     Arrays.sort(sorted);
@@ -217,6 +255,41 @@ public final class NativeBench {
   // ---- the sides
 
   private static Op pingPong(List<AutoCloseable> resources) throws IOException {
+    Socket client = echoed(resources);
+    InputStream in = client.getInputStream();
+    OutputStream out = client.getOutputStream();
+    return () -> {
+      out.write(1);
+      out.flush();
+      if (in.read() < 0) {
+        throw new IOException("the echo server went away");
+      }
+    };
+  }
+
+  /**
+   * One byte to each of two echo servers, then both answers: the least a peer-to-peer algorithm that hears from
+   * both of its peers before it grants can cost, with no protocol at all.
+   */
+  private static Op fanOut(List<AutoCloseable> resources) throws IOException {
+    Socket[] clients = {echoed(resources), echoed(resources)};
+    InputStream[] ins = {clients[0].getInputStream(), clients[1].getInputStream()};
+    OutputStream[] outs = {clients[0].getOutputStream(), clients[1].getOutputStream()};
+    return () -> {
+      for (OutputStream out : outs) {
+        out.write(1);
+        out.flush();
+      }
+      for (InputStream in : ins) {
+        if (in.read() < 0) {
+          throw new IOException("the echo server went away");
+        }
+      }
+    };
+  }
+
+  /** A loopback connection to an echo server on a platform thread of its own (TCP_NODELAY both ways). */
+  private static Socket echoed(List<AutoCloseable> resources) throws IOException {
     ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
     resources.add(server);
     Thread echo = Thread.ofPlatform().daemon().name("bench-echo").start(() -> {
@@ -237,15 +310,7 @@ public final class NativeBench {
     client.setTcpNoDelay(true);
     resources.add(client);
     resources.add(echo::interrupt);
-    InputStream in = client.getInputStream();
-    OutputStream out = client.getOutputStream();
-    return () -> {
-      out.write(1);
-      out.flush();
-      if (in.read() < 0) {
-        throw new IOException("the echo server went away");
-      }
-    };
+    return client;
   }
 
   /** A cluster of {@code n} native peers over TCP on loopback, every link up before timing starts. */
