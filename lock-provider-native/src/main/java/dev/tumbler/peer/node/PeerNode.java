@@ -630,11 +630,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
       sentByType.computeIfAbsent(m.typeName(), k -> new LongAdder()).increment();
       payloads.add(codec.encode(m));
     }
-    if (payloads.size() == 1) {
-      transport.send(to, payloads.getFirst());
-    } else {
-      transport.send(to, payloads);
-    }
+    transport.send(to, payloads);
   }
 
   @Override
