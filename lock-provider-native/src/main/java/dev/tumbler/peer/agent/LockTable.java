@@ -1,0 +1,305 @@
+package dev.tumbler.peer.agent;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The lock server's table of the {@code agent} algorithm (design §4.2, "Lock server role"): the entries of
+ * the agents that asked for paths on this node, the grant rule that decides which of them hold, and the
+ * version that stamps every change. Pure state, no messages, no clock of its own: the core that owns it
+ * passes the wall-clock reading of each change and sends the {@link #notifications notifications}.
+ *
+ * <ul>
+ *   <li>An <b>entry</b> is one agent's claim on one path: the mode it wants, the mode it holds (none, read,
+ *       write) and its place ({@code seq}) in arrival order. At most one per (agent, path).
+ *   <li>Two paths are <b>related</b> when one is a prefix of the other (equal included): {@code [a]} and
+ *       {@code [a,b,c]} are, siblings {@code [a,b]} and {@code [a,c]} are not. Entries exist only for paths
+ *       that were asked for; no child is created ahead (the children of a name are unbounded).
+ *   <li>The <b>grant rule</b>, applied after every change in {@code seq} order until nothing changes: an
+ *       entry whose wanted mode its held mode does not cover becomes held in its wanted mode when (i) no
+ *       entry of another agent that holds, on a related path, conflicts with it, and (ii) no waiting entry of
+ *       another agent on the <em>same</em> path with a smaller {@code seq} conflicts with it. Two modes
+ *       conflict unless both are read. So only holders block across related paths, and each path is FIFO
+ *       among its waiters: a reader does not pass a writer waiting on its path.
+ *   <li>An <b>upgrade</b> (write asked by an agent whose entry holds read) keeps the entry's place; by the
+ *       grant rule a sole reader is upgraded at once.
+ *   <li>A <b>surrender</b> drops what the agent holds on a path and the paths related to it, and moves
+ *       those entries to the end of the queue (a new, largest {@code seq}), keeping what they want.
+ *   <li>The <b>version</b> {@code V} never goes back: every change sets {@code V := max(V + 1, wall)}, and the
+ *       entries a change grants are granted at that version, which is their fencing token on this server.
+ * </ul>
+ *
+ * Not thread safe: owned by one core.
+ */
+final class LockTable {
+
+  /** What an entry wants or holds. */
+  enum Mode {
+    READ,
+    WRITE;
+
+    /** Whether holding this mode gives what {@code wanted} asks for. */
+    boolean covers(Mode wanted) {
+      return this == WRITE || wanted == READ;
+    }
+
+    static boolean conflict(Mode a, Mode b) {
+      return a == WRITE || b == WRITE;
+    }
+  }
+
+  /**
+   * One entry, as a queue shows it.
+   *
+   * @param agent whose entry
+   * @param path the path it asks for
+   * @param wants the mode it asks for
+   * @param holds the mode it holds, or null
+   * @param seq its place in this server's order
+   * @param grantedAt the version at which it came to hold its mode; 0 while it holds nothing
+   */
+  record Entry(AgentId agent, List<String> path, Mode wants, Mode holds, long seq, long grantedAt) {
+
+    /** Whether it holds what it wants. */
+    boolean held() {
+      return holds != null && holds.covers(wants);
+    }
+  }
+
+  /**
+   * What an agent is told after a change: the queue of {@code path}, the entries on paths related to it in
+   * {@code seq} order, at {@code version}.
+   */
+  record Info(AgentId to, List<String> path, long version, List<Entry> queue) {}
+
+  private static final class Slot {
+    final AgentId agent;
+    final List<String> path;
+    Mode wants;
+    Mode holds;
+    long seq;
+    long grantedAt;
+
+    Slot(AgentId agent, List<String> path, Mode wants, long seq) {
+      this.agent = agent;
+      this.path = path;
+      this.wants = wants;
+      this.seq = seq;
+    }
+
+    boolean waiting() {
+      return holds == null || !holds.covers(wants);
+    }
+
+    Entry view() {
+      return new Entry(agent, path, wants, holds, seq, grantedAt);
+    }
+  }
+
+  private record Key(AgentId agent, List<String> path) {}
+
+  private final Map<Key, Slot> slots = new HashMap<>();
+  private final TreeMap<Long, Slot> bySeq = new TreeMap<>();
+  private long nextSeq = 1;
+  private long version;
+
+  /** The version of the latest change: 0 before the first. */
+  long version() {
+    return version;
+  }
+
+  /**
+   * {@code agent} asks for {@code path} in {@code mode}: a new entry at the end, or, for a path it has an
+   * entry on, the stronger of the two modes (an upgrade keeps the entry's place). Returns the paths whose
+   * entries changed (empty when the entry already asked for as much), for {@link #notifications}.
+   *
+   * @param wall the wall clock in microseconds, the floor of the version this change takes
+   */
+  Set<List<String>> lock(AgentId agent, List<String> path, Mode mode, long wall) {
+    Objects.requireNonNull(agent, "agent");
+    Objects.requireNonNull(mode, "mode");
+    List<String> p = checked(path);
+    Key k = new Key(agent, p);
+    Slot s = slots.get(k);
+    if (s != null && (s.wants.covers(mode))) {
+      return Set.of();
+    }
+    Set<List<String>> changed = new LinkedHashSet<>();
+    if (s == null) {
+      s = new Slot(agent, p, mode, nextSeq++);
+      slots.put(k, s);
+      bySeq.put(s.seq, s);
+    } else {
+      s.wants = mode;
+    }
+    changed.add(p);
+    change(wall, changed);
+    return changed;
+  }
+
+  /**
+   * {@code agent} gives up what it holds on {@code path} and on every path related to it: those entries hold
+   * nothing and move to the end of the queue, still asking for what they asked for. Returns the paths whose
+   * entries changed; empty when the agent held nothing there.
+   */
+  Set<List<String>> surrender(AgentId agent, List<String> path, long wall) {
+    Objects.requireNonNull(agent, "agent");
+    List<String> p = checked(path);
+    Set<List<String>> changed = new LinkedHashSet<>();
+    for (Slot s : List.copyOf(bySeq.values())) {
+      if (s.agent.equals(agent) && s.holds != null && related(s.path, p)) {
+        bySeq.remove(s.seq);
+        s.holds = null;
+        s.grantedAt = 0;
+        s.seq = nextSeq++;
+        bySeq.put(s.seq, s);
+        changed.add(s.path);
+      }
+    }
+    if (!changed.isEmpty()) {
+      change(wall, changed);
+    }
+    return changed;
+  }
+
+  /** {@code agent}'s transaction ended (or its lease ran out): all its entries go. Returns their paths. */
+  Set<List<String>> end(AgentId agent, long wall) {
+    Objects.requireNonNull(agent, "agent");
+    Set<List<String>> changed = new LinkedHashSet<>();
+    for (Slot s : List.copyOf(bySeq.values())) {
+      if (s.agent.equals(agent)) {
+        bySeq.remove(s.seq);
+        slots.remove(new Key(s.agent, s.path));
+        changed.add(s.path);
+      }
+    }
+    if (!changed.isEmpty()) {
+      change(wall, changed);
+    }
+    return changed;
+  }
+
+  /** The entries on paths related to {@code path}, in {@code seq} order. */
+  List<Entry> queue(List<String> path) {
+    List<Entry> q = new ArrayList<>();
+    for (Slot s : bySeq.values()) {
+      if (related(s.path, path)) {
+        q.add(s.view());
+      }
+    }
+    return q;
+  }
+
+  /** Every entry, in {@code seq} order. */
+  List<Entry> entries() {
+    return bySeq.values().stream().map(Slot::view).toList();
+  }
+
+  /**
+   * Who must hear of a change to the entries on {@code changed}: for every path asked for here that is
+   * related to one of them, its queue, to every agent with an entry related to it. In path order, then agent
+   * order, so that equal tables tell the same.
+   */
+  List<Info> notifications(Set<List<String>> changed) {
+    Comparator<List<String>> byPath = (a, b) -> String.join("\u0000", a).compareTo(String.join("\u0000", b));
+    TreeSet<List<String>> asked = new TreeSet<>(byPath);
+    for (Slot s : bySeq.values()) {
+      for (List<String> c : changed) {
+        if (related(s.path, c)) {
+          asked.add(s.path);
+        }
+      }
+    }
+    List<Info> out = new ArrayList<>();
+    for (List<String> q : asked) {
+      List<Entry> queue = queue(q);
+      TreeSet<AgentId> agents = new TreeSet<>();
+      for (Entry e : queue) {
+        agents.add(e.agent());
+      }
+      for (AgentId a : agents) {
+        out.add(new Info(a, q, version, queue));
+      }
+    }
+    return out;
+  }
+
+  /** Whether one of the paths is a prefix of the other (equal paths included). */
+  static boolean related(List<String> a, List<String> b) {
+    int n = Math.min(a.size(), b.size());
+    for (int i = 0; i < n; i++) {
+      if (!a.get(i).equals(b.get(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A conflict between two entries of different agents that both hold, if any: for checks (AG-1). */
+  String conflictAmongHolders() {
+    List<Slot> holders = bySeq.values().stream().filter(s -> s.holds != null).toList();
+    for (int i = 0; i < holders.size(); i++) {
+      for (int j = i + 1; j < holders.size(); j++) {
+        Slot a = holders.get(i);
+        Slot b = holders.get(j);
+        if (!a.agent.equals(b.agent) && related(a.path, b.path) && Mode.conflict(a.holds, b.holds)) {
+          return a.view() + " and " + b.view();
+        }
+      }
+    }
+    return null;
+  }
+
+  /** A change: the version moves on, and the grant rule runs until nothing more can be granted. */
+  private void change(long wall, Set<List<String>> changed) {
+    version = Math.max(version + 1, wall);
+    boolean granted = true;
+    while (granted) {
+      granted = false;
+      for (Slot s : bySeq.values()) {
+        if (s.waiting() && grantable(s)) {
+          s.holds = s.wants;
+          s.grantedAt = version;
+          changed.add(s.path);
+          granted = true;
+        }
+      }
+    }
+  }
+
+  private boolean grantable(Slot s) {
+    for (Slot o : bySeq.values()) {
+      if (o.agent.equals(s.agent) || !related(o.path, s.path)) {
+        continue;
+      }
+      if (o.holds != null && Mode.conflict(o.holds, s.wants)) {
+        return false; // (i) a holder of another agent
+      }
+      if (o.seq < s.seq && o.waiting() && o.path.equals(s.path) && Mode.conflict(o.wants, s.wants)) {
+        return false; // (ii) FIFO among the waiters of one path
+      }
+    }
+    return true;
+  }
+
+  private static List<String> checked(List<String> path) {
+    Objects.requireNonNull(path, "path");
+    if (path.isEmpty()) {
+      throw new IllegalArgumentException("a lock path has at least one element");
+    }
+    for (String e : path) {
+      if (e == null || e.isEmpty()) {
+        throw new IllegalArgumentException("a lock path has no empty element: " + path);
+      }
+    }
+    return List.copyOf(path);
+  }
+}

@@ -1,0 +1,11 @@
+/**
+ * The {@code agent} algorithm of seed 000 (Wiger and Arts' {@code locks}): transactions over hierarchical
+ * lock names, with a lock server on every node and one agent per transaction that finds and breaks
+ * deadlocks without a central wait-for graph (design: NATIVE-ALGORITHMS §4).
+ *
+ * <p>Under construction. What is here is the lock server's table ({@link dev.tumbler.peer.agent.LockTable}):
+ * its entries, the grant rule over related paths, upgrades, surrender to the end of the queue and the
+ * versions that stamp every change. The agent core, its messages and codec, and the registry line that makes
+ * {@code algorithm=agent} selectable come next; until then no service runs this package.
+ */
+package dev.tumbler.peer.agent;

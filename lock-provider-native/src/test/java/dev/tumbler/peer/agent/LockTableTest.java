@@ -1,0 +1,220 @@
+package dev.tumbler.peer.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.agent.LockTable.Entry;
+import dev.tumbler.peer.agent.LockTable.Info;
+import dev.tumbler.peer.agent.LockTable.Mode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The lock server's table: the design's scripted scenarios 1 and 7, FIFO, surrender, versions, and a fuzz. */
+class LockTableTest {
+  private static final AgentId T0 = new AgentId(10, 0, 0);
+  private static final AgentId T1 = new AgentId(11, 0, 1);
+  private static final AgentId T2 = new AgentId(12, 1, 0);
+  private static final AgentId T3 = new AgentId(13, 2, 0);
+  private static final AgentId T4 = new AgentId(14, 0, 2);
+
+  private final LockTable table = new LockTable();
+
+  private static List<String> p(String... names) {
+    return List.of(names);
+  }
+
+  private boolean holds(AgentId a, List<String> path) {
+    return table.entries().stream().anyMatch(e -> e.agent().equals(a) && e.path().equals(path) && e.held());
+  }
+
+  private void check() {
+    assertNull(table.conflictAmongHolders());
+  }
+
+  @Test
+  void hierarchyConflictsBothWaysAndSiblingsDoNot() {
+    // design §4.9 scenario 1
+    table.lock(T1, p("a", "b"), Mode.WRITE, 0);
+    table.lock(T4, p("a", "c"), Mode.WRITE, 0);
+    assertTrue(holds(T4, p("a", "c")), "a sibling is granted at once");
+    table.lock(T2, p("a", "b", "c"), Mode.READ, 0);
+    assertTrue(!holds(T2, p("a", "b", "c")), "a descendant of a held path waits");
+    table.lock(T3, p("a"), Mode.READ, 0);
+    assertTrue(!holds(T3, p("a")), "an ancestor of held paths waits");
+    check();
+    table.end(T1, 0);
+    assertTrue(holds(T2, p("a", "b", "c")));
+    assertTrue(!holds(T3, p("a")), "[a] still waits for [a,c]");
+    table.end(T4, 0);
+    assertTrue(holds(T3, p("a")), "two readers on related paths");
+    assertTrue(holds(T2, p("a", "b", "c")));
+    check();
+    assertEquals(List.of(p("a", "b", "c"), p("a")), table.entries().stream().map(Entry::path).toList(),
+        "entries only for the paths asked for");
+  }
+
+  @Test
+  void aWaiterOnAnAncestorDoesNotHoldBackAnUnrelatedDescendant() {
+    // design §4.9 scenario 1, the TCK's variant
+    table.lock(T0, p("n"), Mode.WRITE, 0);
+    table.lock(T1, p("n", "a", "b"), Mode.WRITE, 0);
+    assertTrue(!holds(T1, p("n", "a", "b")));
+    table.end(T0, 0);
+    assertTrue(holds(T1, p("n", "a", "b")));
+    table.lock(T2, p("n"), Mode.WRITE, 0);
+    assertTrue(!holds(T2, p("n")));
+    table.lock(T3, p("n", "a", "c"), Mode.WRITE, 0);
+    assertTrue(holds(T3, p("n", "a", "c")), "only holders block across related paths");
+    check();
+  }
+
+  @Test
+  void aSoleReaderIsUpgradedInPlaceAndOtherwiseWaitsForTheOtherReaders() {
+    // design §4.9 scenario 7
+    table.lock(T1, p("p"), Mode.READ, 0);
+    long read = table.entries().getFirst().grantedAt();
+    table.lock(T1, p("p"), Mode.WRITE, 0);
+    Entry e = table.entries().getFirst();
+    assertEquals(Mode.WRITE, e.holds());
+    assertTrue(e.grantedAt() > read, "the upgrade is a new grant with a larger version");
+    table.end(T1, 0);
+
+    table.lock(T1, p("p"), Mode.READ, 0);
+    table.lock(T2, p("p"), Mode.READ, 0);
+    table.lock(T1, p("p"), Mode.WRITE, 0);
+    assertTrue(!holds(T1, p("p")), "an upgrade waits while another reader holds");
+    table.lock(T3, p("p"), Mode.READ, 0);
+    assertTrue(!holds(T3, p("p")), "a new reader does not pass the waiting upgrade");
+    check();
+    table.end(T2, 0);
+    assertTrue(holds(T1, p("p")));
+    assertEquals(Mode.WRITE, table.queue(p("p")).getFirst().holds());
+    check();
+  }
+
+  @Test
+  void waitersOfOnePathAreServedInArrivalOrder() {
+    table.lock(T1, p("x"), Mode.READ, 0);
+    table.lock(T2, p("x"), Mode.WRITE, 0);
+    table.lock(T3, p("x"), Mode.READ, 0);
+    assertTrue(!holds(T3, p("x")), "a reader does not pass a waiting writer");
+    table.end(T1, 0);
+    assertTrue(holds(T2, p("x")));
+    assertTrue(!holds(T3, p("x")));
+    table.end(T2, 0);
+    assertTrue(holds(T3, p("x")));
+  }
+
+  @Test
+  void aSurrenderMovesTheEntryToTheEndStillAsking() {
+    table.lock(T1, p("x"), Mode.WRITE, 0);
+    table.lock(T2, p("x"), Mode.WRITE, 0);
+    table.lock(T2, p("x", "y"), Mode.WRITE, 0);
+    assertTrue(table.surrender(T2, p("x"), 0).isEmpty(), "nothing to surrender: T2 holds nothing");
+    table.end(T1, 0);
+    assertTrue(holds(T2, p("x")) && holds(T2, p("x", "y")));
+    table.lock(T1, p("x"), Mode.WRITE, 0);
+    assertEquals(java.util.Set.of(p("x"), p("x", "y")), table.surrender(T2, p("x"), 0),
+        "both of T2's entries on related paths were dropped");
+    assertTrue(holds(T1, p("x")));
+    List<Entry> q = table.queue(p("x"));
+    assertEquals(List.of(T1, T2, T2), q.stream().map(Entry::agent).toList(), "T2's entries went to the end");
+    assertTrue(q.get(1).wants() == Mode.WRITE && q.get(1).holds() == null, "still asking, holding nothing");
+    table.end(T1, 0);
+    assertTrue(holds(T2, p("x")) && holds(T2, p("x", "y")), "granted again");
+  }
+
+  @Test
+  void versionsNeverGoBackAndFollowTheWallClock() {
+    table.lock(T1, p("x"), Mode.WRITE, 1_000);
+    assertEquals(1_000, table.version());
+    long t1 = table.entries().getFirst().grantedAt();
+    table.end(T1, 5);
+    assertEquals(1_001, table.version(), "a wall clock that went back does not move the version back");
+    table.lock(T2, p("x"), Mode.WRITE, 0);
+    assertTrue(table.entries().getFirst().grantedAt() > t1, "the next holder's token is larger");
+    assertTrue(table.lock(T2, p("x"), Mode.READ, 9_999).isEmpty(), "asking for less changes nothing");
+    assertEquals(1_002, table.version());
+  }
+
+  @Test
+  void everyAgentRelatedToAChangeIsToldTheQueueOfItsPaths() {
+    table.lock(T1, p("a"), Mode.WRITE, 0);
+    table.lock(T2, p("a", "b"), Mode.READ, 0);
+    table.lock(T3, p("c"), Mode.READ, 0);
+    List<Info> infos = table.notifications(table.end(T1, 0));
+    assertEquals(List.of(T2), infos.stream().map(Info::to).toList(), "T3's path is unrelated, T1 is gone");
+    Info i = infos.getFirst();
+    assertEquals(p("a", "b"), i.path());
+    assertEquals(table.version(), i.version());
+    assertTrue(i.queue().getFirst().held());
+  }
+
+  @Test
+  void badPathsAreRefused() {
+    assertThrows(IllegalArgumentException.class, () -> table.lock(T1, List.of(), Mode.READ, 0));
+    assertThrows(IllegalArgumentException.class, () -> table.lock(T1, List.of("a", ""), Mode.READ, 0));
+    assertThrows(IllegalArgumentException.class, () -> new AgentId(-1, 0, 0));
+    assertTrue(table.entries().isEmpty());
+  }
+
+  /**
+   * Random lock, upgrade, surrender and end over a small tree of paths and a few agents: after every change no
+   * two agents hold conflicting entries (AG-1), the version grew, nothing that could be granted still waits
+   * (checked by a rule written out again here), and once every agent ended the table is empty.
+   */
+  @Test
+  void randomChangesKeepExclusionAndGrantEverythingGrantable() {
+    List<List<String>> paths = List.of(p("a"), p("a", "b"), p("a", "c"), p("a", "b", "d"), p("e"), p("e", "f"));
+    for (long seed = 1; seed <= 300; seed++) {
+      SplittableRandom r = new SplittableRandom(seed);
+      LockTable t = new LockTable();
+      List<AgentId> agents = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        agents.add(new AgentId(i, 0, i));
+      }
+      long last = 0;
+      for (int step = 0; step < 60; step++) {
+        AgentId a = agents.get(r.nextInt(agents.size()));
+        List<String> path = paths.get(r.nextInt(paths.size()));
+        int op = r.nextInt(10);
+        boolean changed = !(op < 6 ? t.lock(a, path, r.nextBoolean() ? Mode.READ : Mode.WRITE, 0)
+            : op < 8 ? t.surrender(a, path, 0) : t.end(a, 0)).isEmpty();
+        String where = "seed " + seed + " step " + step + ": " + t.entries();
+        assertNull(t.conflictAmongHolders(), where);
+        assertTrue(changed ? t.version() > last : t.version() == last, where);
+        last = t.version();
+        for (Entry e : t.entries()) {
+          assertTrue(e.held() || !grantable(t.entries(), e), "still waits but could be granted: " + e + " at " + where);
+        }
+      }
+      for (AgentId a : agents) {
+        t.end(a, 0);
+      }
+      assertTrue(t.entries().isEmpty());
+    }
+  }
+
+  /** The grant rule, written out again from the design's words. */
+  private static boolean grantable(List<Entry> all, Entry e) {
+    for (Entry o : all) {
+      if (o.agent().equals(e.agent())) {
+        continue;
+      }
+      boolean related = o.path().size() <= e.path().size()
+          ? e.path().subList(0, o.path().size()).equals(o.path())
+          : o.path().subList(0, e.path().size()).equals(e.path());
+      boolean holderConflicts = o.holds() != null && (o.holds() == Mode.WRITE || e.wants() == Mode.WRITE);
+      boolean earlierWaiter = !o.held() && o.seq() < e.seq() && o.path().equals(e.path())
+          && (o.wants() == Mode.WRITE || e.wants() == Mode.WRITE);
+      if (related && (holderConflicts || earlierWaiter)) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
