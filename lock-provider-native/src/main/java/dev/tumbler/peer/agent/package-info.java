@@ -5,7 +5,9 @@
  *
  * <p>Under construction. What is here is the lock server's table ({@link dev.tumbler.peer.agent.LockTable}):
  * its entries, the grant rule over related paths, upgrades, surrender to the end of the queue and the
- * versions that stamp every change. The agent core, its messages and codec, and the registry line that makes
+ * versions that stamp every change; and the agents' deadlock analysis ({@link dev.tumbler.peer.agent.WaitFor}):
+ * the wait-for graph over the queues an agent knows, its first cycle and victim, or where to forward the
+ * queues when there is none. The agent core, its messages and codec, and the registry line that makes
  * {@code algorithm=agent} selectable come next; until then no service runs this package.
  */
 package dev.tumbler.peer.agent;
