@@ -7,7 +7,8 @@
  * its entries, the grant rule over related paths, upgrades, surrender to the end of the queue and the
  * versions that stamp every change; and the agents' deadlock analysis ({@link dev.tumbler.peer.agent.WaitFor}):
  * the wait-for graph over the queues an agent knows, its first cycle and victim, or where to forward the
- * queues when there is none. The agent core, its messages and codec, and the registry line that makes
+ * queues when there is none; and an agent's view of its queues ({@link dev.tumbler.peer.agent.AgentView}): the
+ * version rule, the wait for a surrender's acknowledgement, and whether a claim meets its quorum. The agent core, its messages and codec, and the registry line that makes
  * {@code algorithm=agent} selectable come next; until then no service runs this package.
  */
 package dev.tumbler.peer.agent;

@@ -1,0 +1,142 @@
+package dev.tumbler.peer.agent;
+
+import dev.tumbler.lock.TransactionOptions.Quorum;
+import dev.tumbler.peer.agent.LockTable.Entry;
+import dev.tumbler.peer.agent.LockTable.Mode;
+import dev.tumbler.peer.agent.WaitFor.LockRef;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What one agent knows of the queues of its locks (design §4.2, agent rules 3, 4 and 6): the latest queue of
+ * each lock it was told, by its lock servers or forwarded by other agents, and the locks whose surrender it
+ * has asked for and not yet seen acknowledged.
+ *
+ * <ul>
+ *   <li>A queue no newer than the one held is dropped: the servers' versions only grow, and an older queue
+ *       could put the agent back at the head of a lock it has left (seed 000: "unsafe to disregard").
+ *   <li>After a surrender, queues of that lock are dropped until one carries the server's note that it took
+ *       this agent's surrender: a queue sent before the server moved the agent would show it holding still.
+ *   <li>Another agent's surrender drops the stored queue of that lock: it no longer says who holds it.
+ * </ul>
+ *
+ * Not thread safe: owned by one agent in its core.
+ */
+final class AgentView {
+  private record Stored(long version, List<Entry> queue) {}
+
+  private final AgentId self;
+  private final Map<LockRef, Stored> stored = new HashMap<>();
+  private final Set<LockRef> awaitingAck = new HashSet<>();
+
+  AgentView(AgentId self) {
+    this.self = Objects.requireNonNull(self, "self");
+  }
+
+  /**
+   * A queue of {@code lock} at {@code version}, told by its server or forwarded; {@code surrenderOf} is the agent
+   * whose surrender the server's change was, or null. Returns whether it was stored.
+   */
+  boolean offer(LockRef lock, long version, List<Entry> queue, AgentId surrenderOf) {
+    Objects.requireNonNull(lock, "lock");
+    Objects.requireNonNull(queue, "queue");
+    Stored s = stored.get(lock);
+    if (s != null && version <= s.version) {
+      return false;
+    }
+    if (awaitingAck.contains(lock)) {
+      if (!self.equals(surrenderOf)) {
+        return false;
+      }
+      awaitingAck.remove(lock);
+    }
+    stored.put(lock, new Stored(version, List.copyOf(queue)));
+    return true;
+  }
+
+  /** This agent asks to surrender {@code lock}: its stored queue is forgotten until the server acknowledges. */
+  void surrendering(LockRef lock) {
+    forgetQueue(lock);
+    awaitingAck.add(lock);
+  }
+
+  /** Another agent surrendered {@code lock}: the stored queue no longer says who holds it. */
+  void surrenderedByOther(LockRef lock) {
+    forgetQueue(lock);
+  }
+
+  private void forgetQueue(LockRef lock) {
+    Stored s = stored.get(lock);
+    if (s != null) {
+      // keep the version, so that a queue older than the forgotten one is still refused
+      stored.put(lock, new Stored(s.version, null));
+    }
+  }
+
+  /** Whether this agent's entry on {@code lock}, by its latest stored queue, holds a mode that covers {@code mode}. */
+  boolean holds(LockRef lock, Mode mode) {
+    Stored s = stored.get(lock);
+    if (s == null || s.queue == null) {
+      return false;
+    }
+    for (Entry e : s.queue) {
+      if (e.agent().equals(self) && e.path().equals(lock.path())) {
+        return e.holds() != null && e.holds().covers(mode);
+      }
+    }
+    return false;
+  }
+
+  /** The version of the latest stored queue of {@code lock}: 0 when none was. */
+  long version(LockRef lock) {
+    Stored s = stored.get(lock);
+    return s == null ? 0 : s.version;
+  }
+
+  /** Whether this agent waits for the server to acknowledge its surrender of {@code lock}. */
+  boolean awaitingAck(LockRef lock) {
+    return awaitingAck.contains(lock);
+  }
+
+  /** The queues stored now, for the deadlock analysis. */
+  Map<LockRef, List<Entry>> known() {
+    Map<LockRef, List<Entry>> m = new HashMap<>();
+    stored.forEach((k, v) -> {
+      if (v.queue != null) {
+        m.put(k, v.queue);
+      }
+    });
+    return m;
+  }
+
+  /**
+   * Whether a claim on {@code path} in {@code mode} over {@code servers} is held under {@code quorum}: every
+   * server ({@code ALL}), more than half ({@code MAJORITY}) or at least one ({@code ANY}) holds it.
+   */
+  boolean claimHeld(List<String> path, Mode mode, Collection<String> servers, Quorum quorum) {
+    int held = 0;
+    for (String s : servers) {
+      if (holds(new LockRef(path, s), mode)) {
+        held++;
+      }
+    }
+    return met(quorum, held, servers.size());
+  }
+
+  /** Whether {@code held} of {@code of} servers meet {@code quorum}. */
+  static boolean met(Quorum quorum, int held, int of) {
+    if (of < 1 || held < 0 || held > of) {
+      throw new IllegalArgumentException("held " + held + " of " + of + " servers");
+    }
+    return switch (quorum) {
+      case ALL -> held == of;
+      case MAJORITY -> 2 * held > of;
+      case ANY -> held >= 1;
+    };
+  }
+}

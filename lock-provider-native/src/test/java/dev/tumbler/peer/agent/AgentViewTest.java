@@ -1,0 +1,93 @@
+package dev.tumbler.peer.agent;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.TransactionOptions.Quorum;
+import dev.tumbler.peer.agent.LockTable.Mode;
+import dev.tumbler.peer.agent.WaitFor.LockRef;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** An agent's view of its queues: the version rule, the surrender acknowledgement, and quorums. */
+class AgentViewTest {
+  private static final AgentId T1 = new AgentId(1, 0, 0);
+  private static final AgentId T2 = new AgentId(2, 0, 0);
+  private static final LockRef X = new LockRef(List.of("x"), "n1");
+
+  @Test
+  void aQueueNoNewerThanTheOneHeldIsDropped() {
+    // T1 holds x, then surrenders; a stale queue from before the surrender must not make T1 the holder again
+    LockTable server = new LockTable();
+    server.lock(T1, List.of("x"), Mode.WRITE, 0);
+    long v1 = server.version();
+    List<LockTable.Entry> heldByT1 = server.queue(List.of("x"));
+    server.lock(T2, List.of("x"), Mode.WRITE, 0);
+    server.surrender(T1, List.of("x"), 0);
+    AgentView view = new AgentView(T1);
+    assertTrue(view.offer(X, server.version(), server.queue(List.of("x")), null));
+    assertFalse(view.holds(X, Mode.WRITE));
+    assertFalse(view.offer(X, v1, heldByT1, null), "older");
+    assertFalse(view.offer(X, server.version(), heldByT1, null), "as old");
+    assertFalse(view.holds(X, Mode.WRITE), "the stale queue did not put T1 back at the head");
+  }
+
+  @Test
+  void afterASurrenderOnlyTheServersAcknowledgementIsTaken() {
+    LockTable server = new LockTable();
+    server.lock(T1, List.of("x"), Mode.WRITE, 0);
+    AgentView view = new AgentView(T1);
+    view.offer(X, server.version(), server.queue(List.of("x")), null);
+    assertTrue(view.holds(X, Mode.WRITE));
+    server.lock(T2, List.of("x"), Mode.WRITE, 0);
+    List<LockTable.Entry> beforeTheMove = server.queue(List.of("x"));
+    long sentBeforeTheMove = server.version();
+    view.surrendering(X);
+    assertFalse(view.holds(X, Mode.WRITE), "forgotten at once");
+    // the queue the server sent when T2 asked, before it took T1's surrender, still shows T1 holding
+    assertFalse(view.offer(X, sentBeforeTheMove, beforeTheMove, null), "not the acknowledgement");
+    assertTrue(view.awaitingAck(X));
+    server.surrender(T1, List.of("x"), 0);
+    assertFalse(view.offer(X, server.version(), server.queue(List.of("x")), T2), "another agent's surrender note");
+    assertTrue(view.offer(X, server.version(), server.queue(List.of("x")), T1));
+    assertFalse(view.awaitingAck(X));
+    assertFalse(view.holds(X, Mode.WRITE));
+  }
+
+  @Test
+  void anotherAgentsSurrenderForgetsTheQueueButKeepsItsVersion() {
+    LockTable server = new LockTable();
+    server.lock(T1, List.of("x"), Mode.WRITE, 0);
+    AgentView view = new AgentView(T1);
+    List<LockTable.Entry> q = server.queue(List.of("x"));
+    view.offer(X, server.version(), q, null);
+    view.surrenderedByOther(X);
+    assertTrue(view.known().isEmpty());
+    assertFalse(view.offer(X, server.version(), q, null), "the same queue again is still not newer");
+  }
+
+  @Test
+  void quorums() {
+    assertTrue(AgentView.met(Quorum.ALL, 3, 3));
+    assertFalse(AgentView.met(Quorum.ALL, 2, 3));
+    assertTrue(AgentView.met(Quorum.MAJORITY, 2, 3));
+    assertFalse(AgentView.met(Quorum.MAJORITY, 1, 2));
+    assertTrue(AgentView.met(Quorum.MAJORITY, 1, 1));
+    assertTrue(AgentView.met(Quorum.ANY, 1, 3));
+    assertFalse(AgentView.met(Quorum.ANY, 0, 3));
+    assertThrows(IllegalArgumentException.class, () -> AgentView.met(Quorum.ANY, 4, 3));
+
+    LockTable n1 = new LockTable();
+    LockTable n2 = new LockTable();
+    n1.lock(T1, List.of("x"), Mode.READ, 0);
+    n2.lock(T2, List.of("x"), Mode.WRITE, 0);
+    n2.lock(T1, List.of("x"), Mode.READ, 0);
+    AgentView view = new AgentView(T1);
+    view.offer(X, n1.version(), n1.queue(List.of("x")), null);
+    view.offer(new LockRef(List.of("x"), "n2"), n2.version(), n2.queue(List.of("x")), null);
+    assertTrue(view.claimHeld(List.of("x"), Mode.READ, List.of("n1", "n2"), Quorum.ANY));
+    assertFalse(view.claimHeld(List.of("x"), Mode.READ, List.of("n1", "n2"), Quorum.MAJORITY));
+    assertFalse(view.claimHeld(List.of("x"), Mode.WRITE, List.of("n1"), Quorum.ALL), "read does not cover write");
+  }
+}
