@@ -65,16 +65,20 @@ class WaitForTest {
 
   @Test
   void aCycleOverThreeServersHasOneVictim() {
-    // design §4.9 scenario 5
+    threeServerCycle();
+    Result r = WaitFor.analyse(T1, all());
+    assertEquals(3, r.cycle().size());
+    assertEquals(node(T3, "n3", "z"), r.victim().orElseThrow());
+  }
+
+  /** Design §4.9 scenario 5: each of three transactions holds a lock on its own server and waits for the next's. */
+  private void threeServerCycle() {
     lock(T1, "n1", Mode.WRITE, "x");
     lock(T2, "n2", Mode.WRITE, "y");
     lock(T3, "n3", Mode.WRITE, "z");
     lock(T1, "n2", Mode.WRITE, "y");
     lock(T2, "n3", Mode.WRITE, "z");
     lock(T3, "n1", Mode.WRITE, "x");
-    Result r = WaitFor.analyse(T1, all());
-    assertEquals(3, r.cycle().size());
-    assertEquals(node(T3, "n3", "z"), r.victim().orElseThrow());
   }
 
   @Test
@@ -138,12 +142,7 @@ class WaitForTest {
 
   @Test
   void theAnswerDoesNotDependOnTheOrderQueuesWereLearnt() {
-    lock(T1, "n1", Mode.WRITE, "x");
-    lock(T2, "n2", Mode.WRITE, "y");
-    lock(T3, "n3", Mode.WRITE, "z");
-    lock(T1, "n2", Mode.WRITE, "y");
-    lock(T2, "n3", Mode.WRITE, "z");
-    lock(T3, "n1", Mode.WRITE, "x");
+    threeServerCycle();
     List<Map.Entry<LockRef, List<Entry>>> entries = new ArrayList<>(all().entrySet());
     Result first = WaitFor.analyse(T2, all());
     java.util.Collections.reverse(entries);
