@@ -59,15 +59,37 @@ final class AgentView {
     return true;
   }
 
-  /** This agent asks to surrender {@code lock}: its stored queue is forgotten until the server acknowledges. */
+  /**
+   * This agent asks to surrender {@code lock}. The server drops what the agent holds on every path related to
+   * it, so every stored queue of that server on a related path is forgotten, and where the agent has an entry
+   * of its own (the server then tells it that path's queue with the acknowledgement) nothing is taken until the
+   * acknowledgement comes: a queue sent before the surrender could otherwise still show the agent holding.
+   */
   void surrendering(LockRef lock) {
-    forgetQueue(lock);
+    Objects.requireNonNull(lock, "lock");
+    for (LockRef l : List.copyOf(stored.keySet())) {
+      if (l.server().equals(lock.server()) && LockTable.related(l.path(), lock.path())) {
+        Stored s = stored.get(l);
+        boolean own = s.queue != null
+            && s.queue.stream().anyMatch(e -> e.agent().equals(self) && e.path().equals(l.path()));
+        forgetQueue(l);
+        if (own) {
+          awaitingAck.add(l);
+        }
+      }
+    }
     awaitingAck.add(lock);
   }
 
-  /** Another agent surrendered {@code lock}: the stored queue no longer says who holds it. */
-  void surrenderedByOther(LockRef lock) {
-    forgetQueue(lock);
+  /**
+   * Another agent surrendered {@code lock} at {@code version}: a stored queue no newer than that no longer says
+   * who holds it. A newer one already shows the surrender and is kept.
+   */
+  void surrenderedByOther(LockRef lock, long version) {
+    Stored s = stored.get(lock);
+    if (s != null && s.version <= version) {
+      forgetQueue(lock);
+    }
   }
 
   private void forgetQueue(LockRef lock) {

@@ -1,7 +1,6 @@
 package dev.tumbler.peer.agent;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -65,8 +64,11 @@ final class LockTable {
    * @param holds the mode it holds, or null
    * @param seq its place in this server's order
    * @param grantedAt the version at which it came to hold its mode; 0 while it holds nothing
+   * @param surrendered surrendered and not granted since: it waits behind the conflicting waiters on related
+   *     paths queued before it, not only on its own path (see {@link #surrender})
    */
-  record Entry(AgentId agent, List<String> path, Mode wants, Mode holds, long seq, long grantedAt) {
+  record Entry(AgentId agent, List<String> path, Mode wants, Mode holds, long seq, long grantedAt,
+      boolean surrendered) {
 
     /** Whether it holds what it wants. */
     boolean held() {
@@ -76,9 +78,10 @@ final class LockTable {
 
   /**
    * What an agent is told after a change: the queue of {@code path}, the entries on paths related to it in
-   * {@code seq} order, at {@code version}.
+   * {@code seq} order, at {@code version}; {@code surrenderOf} is the agent whose surrender the change was (the
+   * acknowledgement that agent waits for), or null.
    */
-  record Info(AgentId to, List<String> path, long version, List<Entry> queue) {}
+  record Info(AgentId to, List<String> path, long version, List<Entry> queue, AgentId surrenderOf) {}
 
   private static final class Slot {
     final AgentId agent;
@@ -87,6 +90,8 @@ final class LockTable {
     Mode holds;
     long seq;
     long grantedAt;
+    /** Surrendered and not granted since: waits behind the conflicting waiters on related paths (see grantable). */
+    boolean surrendered;
 
     Slot(AgentId agent, List<String> path, Mode wants, long seq) {
       this.agent = agent;
@@ -100,7 +105,7 @@ final class LockTable {
     }
 
     Entry view() {
-      return new Entry(agent, path, wants, holds, seq, grantedAt);
+      return new Entry(agent, path, wants, holds, seq, grantedAt, surrendered);
     }
   }
 
@@ -147,26 +152,30 @@ final class LockTable {
 
   /**
    * {@code agent} gives up what it holds on {@code path} and on every path related to it: those entries hold
-   * nothing and move to the end of the queue, still asking for what they asked for. Returns the paths whose
-   * entries changed; empty when the agent held nothing there.
+   * nothing and move to the end of the queue, still asking for what they asked for, and until they are granted
+   * again they also wait behind the conflicting waiters on related paths that were queued before them (without
+   * that, an entry surrendered on {@code [a,b]} while the agent it should make way for waits on {@code [a]},
+   * held back by a third agent, would be granted straight back, and the same cycle chosen again). Always a
+   * change, even when the agent held nothing there, so that the agent gets the acknowledgement it waits for.
+   * Returns the paths whose entries changed, {@code path} first.
    */
   Set<List<String>> surrender(AgentId agent, List<String> path, long wall) {
     Objects.requireNonNull(agent, "agent");
     List<String> p = checked(path);
     Set<List<String>> changed = new LinkedHashSet<>();
+    changed.add(p);
     for (Slot s : List.copyOf(bySeq.values())) {
       if (s.agent.equals(agent) && s.holds != null && related(s.path, p)) {
         bySeq.remove(s.seq);
         s.holds = null;
         s.grantedAt = 0;
+        s.surrendered = true;
         s.seq = nextSeq++;
         bySeq.put(s.seq, s);
         changed.add(s.path);
       }
     }
-    if (!changed.isEmpty()) {
-      change(wall, changed);
-    }
+    change(wall, changed);
     return changed;
   }
 
@@ -185,6 +194,14 @@ final class LockTable {
       change(wall, changed);
     }
     return changed;
+  }
+
+  /**
+   * Raises the version to at least {@code floor} (a {@code Stamp} of a multi-node claim, or a restarted server's
+   * restatements); never lowers it.
+   */
+  void raise(long floor) {
+    version = Math.max(version, floor);
   }
 
   /** The entries on paths related to {@code path}, in {@code seq} order. */
@@ -208,9 +225,8 @@ final class LockTable {
    * related to one of them, its queue, to every agent with an entry related to it. In path order, then agent
    * order, so that equal tables tell the same.
    */
-  List<Info> notifications(Set<List<String>> changed) {
-    Comparator<List<String>> byPath = (a, b) -> String.join("\u0000", a).compareTo(String.join("\u0000", b));
-    TreeSet<List<String>> asked = new TreeSet<>(byPath);
+  List<Info> notifications(Set<List<String>> changed, AgentId surrenderOf) {
+    TreeSet<List<String>> asked = new TreeSet<>(LockTable::comparePaths);
     for (Slot s : bySeq.values()) {
       for (List<String> c : changed) {
         if (related(s.path, c)) {
@@ -226,10 +242,22 @@ final class LockTable {
         agents.add(e.agent());
       }
       for (AgentId a : agents) {
-        out.add(new Info(a, q, version, queue));
+        out.add(new Info(a, q, version, queue, surrenderOf));
       }
     }
     return out;
+  }
+
+  /** Paths in element order, a prefix first. */
+  static int comparePaths(List<String> a, List<String> b) {
+    int n = Math.min(a.size(), b.size());
+    for (int i = 0; i < n; i++) {
+      int c = a.get(i).compareTo(b.get(i));
+      if (c != 0) {
+        return c;
+      }
+    }
+    return Integer.compare(a.size(), b.size());
   }
 
   /** Whether one of the paths is a prefix of the other (equal paths included). */
@@ -268,6 +296,7 @@ final class LockTable {
         if (s.waiting() && grantable(s)) {
           s.holds = s.wants;
           s.grantedAt = version;
+          s.surrendered = false;
           changed.add(s.path);
           granted = true;
         }
@@ -283,8 +312,9 @@ final class LockTable {
       if (o.holds != null && Mode.conflict(o.holds, s.wants)) {
         return false; // (i) a holder of another agent
       }
-      if (o.seq < s.seq && o.waiting() && o.path.equals(s.path) && Mode.conflict(o.wants, s.wants)) {
-        return false; // (ii) FIFO among the waiters of one path
+      if (o.seq < s.seq && o.waiting() && (s.surrendered || o.path.equals(s.path))
+          && Mode.conflict(o.wants, s.wants)) {
+        return false; // (ii) FIFO among the waiters of one path; of related paths for a surrendered entry
       }
     }
     return true;

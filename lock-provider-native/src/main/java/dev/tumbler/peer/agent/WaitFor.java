@@ -70,10 +70,13 @@ final class WaitFor {
    *
    * @param cycle the nodes of the deadlock, smallest first; empty when there is none
    * @param victim the node that gives way; empty when there is no deadlock
+   * @param victimPaths the paths of the victim's held entries in the victim node's queue (the queue of a path is
+   *     every entry on a related path, so these may be an ancestor or a descendant of the node's path): the
+   *     claims a surrender there takes away; empty when there is no deadlock
    * @param forwards with no deadlock: each queue with a waiter, to each agent with a larger id than the analysing
    *     one that holds an entry somewhere in what it knows and is not in that queue
    */
-  record Result(List<Node> cycle, Optional<Node> victim, List<Forward> forwards) {}
+  record Result(List<Node> cycle, Optional<Node> victim, List<List<String>> victimPaths, List<Forward> forwards) {}
 
   private WaitFor() {}
 
@@ -113,27 +116,39 @@ final class WaitFor {
     for (List<Node> component : components(nodes, edges)) {
       if (component.size() > 1) {
         Node victim = component.stream().max(Comparator.naturalOrder()).orElseThrow();
-        return new Result(component, Optional.of(victim), List.of());
+        List<List<String>> paths = queues.get(victim.lock()).stream()
+            .filter(e -> e.agent().equals(victim.agent()) && e.holds() != null).map(Entry::path).distinct().toList();
+        return new Result(component, Optional.of(victim), paths, List.of());
       }
     }
-    // no cycle: each queue with a waiter, to the larger agents that hold elsewhere and are not in it
+    // no cycle: each queue with a waiter, to the larger agents that hold in any known queue and are not in it
+    TreeSet<AgentId> holders = new TreeSet<>();
+    for (List<Entry> q : queues.values()) {
+      for (Entry e : q) {
+        if (e.holds() != null) {
+          holders.add(e.agent());
+        }
+      }
+    }
     List<Forward> forwards = new ArrayList<>();
     for (Map.Entry<LockRef, List<Entry>> q : queues.entrySet()) {
       if (q.getValue().stream().allMatch(Entry::held)) {
         continue;
       }
-      for (AgentId a : nodesOf.tailMap(self, false).keySet()) {
+      for (AgentId a : holders.tailSet(self, false)) {
         if (q.getValue().stream().noneMatch(e -> e.agent().equals(a))) {
           forwards.add(new Forward(a, q.getKey()));
         }
       }
     }
-    return new Result(List.of(), Optional.empty(), forwards);
+    return new Result(List.of(), Optional.empty(), List.of(), forwards);
   }
 
   /**
    * The waiting entries of other agents in {@code queue} that wait for the held entry {@code h}: directly (related
-   * paths, conflicting modes), or behind an earlier, conflicting waiter on their own path that waits for it.
+   * paths, conflicting modes), behind {@code h} itself when it waits for an upgrade (the same path, queued after
+   * it, conflicting with what it wants), or behind an earlier, conflicting waiter on their own path that waits for
+   * it.
    */
   static List<Entry> waitersOf(Entry h, List<Entry> queue) {
     List<Entry> waiting = new ArrayList<>();
@@ -141,7 +156,9 @@ final class WaitFor {
       if (w.held() || w.agent().equals(h.agent())) {
         continue;
       }
-      boolean direct = LockTable.related(w.path(), h.path()) && Mode.conflict(h.holds(), w.wants());
+      boolean behindH = w.surrendered() ? LockTable.related(w.path(), h.path()) : w.path().equals(h.path());
+      boolean direct = LockTable.related(w.path(), h.path()) && Mode.conflict(h.holds(), w.wants())
+          || !h.held() && behindH && h.seq() < w.seq() && Mode.conflict(h.wants(), w.wants());
       if (direct || behindOneThatWaits(w, waiting)) {
         waiting.add(w);
       }
@@ -151,7 +168,8 @@ final class WaitFor {
 
   private static boolean behindOneThatWaits(Entry w, List<Entry> waitingForH) {
     for (Entry e : waitingForH) {
-      if (e.seq() < w.seq() && e.path().equals(w.path()) && Mode.conflict(e.wants(), w.wants())) {
+      boolean queuedBehind = w.surrendered() ? LockTable.related(e.path(), w.path()) : e.path().equals(w.path());
+      if (e.seq() < w.seq() && queuedBehind && Mode.conflict(e.wants(), w.wants())) {
         return true;
       }
     }

@@ -62,9 +62,33 @@ class AgentViewTest {
     AgentView view = new AgentView(T1);
     List<LockTable.Entry> q = server.queue(List.of("x"));
     view.offer(X, server.version(), q, null);
-    view.surrenderedByOther(X);
+    view.surrenderedByOther(X, server.version() - 1);
+    assertFalse(view.known().isEmpty(), "a note older than the stored queue changes nothing");
+    view.surrenderedByOther(X, server.version());
     assertTrue(view.known().isEmpty());
     assertFalse(view.offer(X, server.version(), q, null), "the same queue again is still not newer");
+  }
+
+  @Test
+  void aSurrenderAlsoWaitsForTheAcknowledgementOfRelatedLocksOfTheServer() {
+    // T1 holds [a,b]; the grant of [a] is on its way when T1 surrenders [a,b]: the server drops both
+    LockTable server = new LockTable();
+    server.lock(T1, List.of("a", "b"), Mode.WRITE, 0);
+    LockRef ab = new LockRef(List.of("a", "b"), "n1");
+    LockRef a = new LockRef(List.of("a"), "n1");
+    AgentView view = new AgentView(T1);
+    view.offer(ab, server.version(), server.queue(List.of("a", "b")), null);
+    server.lock(T1, List.of("a"), Mode.WRITE, 0);
+    long grantOfA = server.version();
+    List<LockTable.Entry> aHeld = server.queue(List.of("a"));
+    view.offer(a, grantOfA - 1, server.queue(List.of("a")), null);
+    view.surrendering(ab);
+    assertFalse(view.offer(a, grantOfA, aHeld, null), "the grant of [a] sent before the surrender");
+    assertFalse(view.holds(a, Mode.WRITE));
+    server.surrender(T1, List.of("a", "b"), 0);
+    assertTrue(view.offer(a, server.version(), server.queue(List.of("a")), T1));
+    assertTrue(view.offer(ab, server.version(), server.queue(List.of("a", "b")), T1));
+    assertFalse(view.awaitingAck(a) || view.awaitingAck(ab));
   }
 
   @Test

@@ -114,7 +114,7 @@ class LockTableTest {
     table.lock(T1, p("x"), Mode.WRITE, 0);
     table.lock(T2, p("x"), Mode.WRITE, 0);
     table.lock(T2, p("x", "y"), Mode.WRITE, 0);
-    assertTrue(table.surrender(T2, p("x"), 0).isEmpty(), "nothing to surrender: T2 holds nothing");
+    assertEquals(java.util.Set.of(p("x")), table.surrender(T2, p("x"), 0), "nothing taken: T2 holds nothing");
     table.end(T1, 0);
     assertTrue(holds(T2, p("x")) && holds(T2, p("x", "y")));
     table.lock(T1, p("x"), Mode.WRITE, 0);
@@ -146,12 +146,73 @@ class LockTableTest {
     table.lock(T1, p("a"), Mode.WRITE, 0);
     table.lock(T2, p("a", "b"), Mode.READ, 0);
     table.lock(T3, p("c"), Mode.READ, 0);
-    List<Info> infos = table.notifications(table.end(T1, 0));
+    List<Info> infos = table.notifications(table.end(T1, 0), null);
     assertEquals(List.of(T2), infos.stream().map(Info::to).toList(), "T3's path is unrelated, T1 is gone");
     Info i = infos.getFirst();
     assertEquals(p("a", "b"), i.path());
     assertEquals(table.version(), i.version());
     assertTrue(i.queue().getFirst().held());
+    assertNull(i.surrenderOf());
+
+    table.lock(T4, p("a"), Mode.WRITE, 0);
+    List<Info> acks = table.notifications(table.surrender(T2, p("a", "b"), 0), T2);
+    assertEquals(List.of(p("a"), p("a", "b")), acks.stream().map(Info::path).distinct().toList(),
+        "the ancestor's queue and the path's own, in path order");
+    assertTrue(acks.stream().allMatch(x -> T2.equals(x.surrenderOf())), "each carries the acknowledgement");
+    assertEquals(java.util.Set.of(T2, T4), acks.stream().map(Info::to).collect(java.util.stream.Collectors.toSet()));
+  }
+
+  @Test
+  void aSurrenderThatTakesNothingIsStillAChangeSoThatItIsAcknowledged() {
+    table.lock(T1, p("x"), Mode.WRITE, 0);
+    table.lock(T2, p("x"), Mode.WRITE, 0);
+    long v = table.version();
+    assertEquals(java.util.Set.of(p("x")), table.surrender(T2, p("x"), 0));
+    assertTrue(table.version() > v);
+    assertEquals(List.of(T1, T2), table.notifications(java.util.Set.of(p("x")), T2).stream().map(Info::to).toList());
+  }
+
+  @Test
+  void aSurrenderedEntryIsNotGrantedBackBeforeTheWaiterOnARelatedPathItMadeWayFor() {
+    // T4 holds [0] and [a,b]; T3 holds [a,c] READ and waits for [0]; T2 holds [x] and waits for [a] WRITE;
+    // T4 waits for [x]. T4, the youngest, surrenders [a,b]: T2 still waits (for T3), and [a,b] must not go back
+    // to T4 at once, or the same cycle would be found and broken the same way for ever.
+    table.lock(T4, p("0"), Mode.WRITE, 0);
+    table.lock(T4, p("a", "b"), Mode.WRITE, 0);
+    table.lock(T3, p("a", "c"), Mode.READ, 0);
+    table.lock(T3, p("0"), Mode.WRITE, 0);
+    table.lock(T2, p("x"), Mode.WRITE, 0);
+    table.lock(T2, p("a"), Mode.WRITE, 0);
+    table.lock(T4, p("x"), Mode.WRITE, 0);
+    table.surrender(T4, p("a", "b"), 0);
+    assertTrue(!holds(T4, p("a", "b")), "held back behind T2's earlier wait on [a]");
+    table.surrender(T4, p("0"), 0);
+    assertTrue(holds(T3, p("0")));
+    table.end(T3, 0);
+    assertTrue(holds(T2, p("a")));
+    table.end(T2, 0);
+    assertTrue(holds(T4, p("x")) && holds(T4, p("0")) && holds(T4, p("a", "b")), "all granted in the end");
+    check();
+  }
+
+  @Test
+  void theVersionIsRaisedButNeverLowered() {
+    table.lock(T1, p("x"), Mode.WRITE, 0);
+    table.raise(500);
+    assertEquals(500, table.version());
+    table.raise(7);
+    assertEquals(500, table.version());
+    table.end(T1, 0);
+    assertEquals(501, table.version());
+  }
+
+  @Test
+  void pathsAreComparedElementByElement() {
+    assertTrue(LockTable.comparePaths(p("a\u0000b"), p("a", "b")) != 0);
+    assertTrue(LockTable.comparePaths(p("a"), p("a", "b")) < 0);
+    table.lock(T1, p("a\u0000b"), Mode.READ, 0);
+    table.lock(T2, p("a", "b"), Mode.READ, 0);
+    assertEquals(2, table.notifications(java.util.Set.of(p("a\u0000b"), p("a", "b")), null).size());
   }
 
   @Test
@@ -182,6 +243,7 @@ class LockTableTest {
         AgentId a = agents.get(r.nextInt(agents.size()));
         List<String> path = paths.get(r.nextInt(paths.size()));
         int op = r.nextInt(10);
+        List<Entry> before = t.entries();
         boolean changed = !(op < 6 ? t.lock(a, path, r.nextBoolean() ? Mode.READ : Mode.WRITE, 0)
             : op < 8 ? t.surrender(a, path, 0) : t.end(a, 0)).isEmpty();
         String where = "seed " + seed + " step " + step + ": " + t.entries();
@@ -190,6 +252,17 @@ class LockTableTest {
         last = t.version();
         for (Entry e : t.entries()) {
           assertTrue(e.held() || !grantable(t.entries(), e), "still waits but could be granted: " + e + " at " + where);
+          assertTrue(e.holds() == null || e.grantedAt() > 0 && e.grantedAt() <= t.version(), where);
+          if (e.holds() != null && e.grantedAt() == t.version()) {
+            // granted by this change: not past an earlier, conflicting waiter of another agent on its own path
+            // that waited for the same before the change and still does
+            for (Entry o : t.entries()) {
+              boolean waitedBefore = before.contains(o) && o.holds() == null;
+              assertTrue(!(waitedBefore && !o.agent().equals(e.agent()) && o.path().equals(e.path())
+                  && o.seq() < e.seq() && Mode.conflict(o.wants(), e.holds())),
+                  "granted past an earlier waiter: " + e + " past " + o + " at " + where);
+            }
+          }
         }
       }
       for (AgentId a : agents) {
@@ -209,7 +282,8 @@ class LockTableTest {
           ? e.path().subList(0, o.path().size()).equals(o.path())
           : o.path().subList(0, e.path().size()).equals(e.path());
       boolean holderConflicts = o.holds() != null && (o.holds() == Mode.WRITE || e.wants() == Mode.WRITE);
-      boolean earlierWaiter = !o.held() && o.seq() < e.seq() && o.path().equals(e.path())
+      boolean queuedBehind = e.surrendered() ? related : o.path().equals(e.path());
+      boolean earlierWaiter = !o.held() && o.seq() < e.seq() && queuedBehind
           && (o.wants() == Mode.WRITE || e.wants() == Mode.WRITE);
       if (related && (holderConflicts || earlierWaiter)) {
         return false;

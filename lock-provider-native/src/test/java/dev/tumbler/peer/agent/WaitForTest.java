@@ -115,11 +115,40 @@ class WaitForTest {
     lock(T2, "n1", Mode.READ, "a");
     // T2 waits for [a] on T1's [a,c] (a descendant), and T1 waits for q on T2: a cycle through the hierarchy
     assertEquals(node(T2, "n1", "q"), WaitFor.analyse(T1, all()).victim().orElseThrow());
+    lock(T3, "n1", Mode.WRITE, "a", "b", "z");
+    lock(T4, "n1", Mode.WRITE, "a", "c", "z");
     List<Entry> queue = servers.get("n1").queue(List.of("a", "b"));
     Entry held = queue.stream().filter(e -> e.agent().equals(T2) && e.path().equals(List.of("a", "b"))).findFirst()
         .orElseThrow();
-    assertTrue(WaitFor.waitersOf(held, servers.get("n1").queue(List.of("a", "c"))).isEmpty(),
-        "siblings never wait for each other");
+    assertEquals(List.of(T3), WaitFor.waitersOf(held, servers.get("n1").entries()).stream().map(Entry::agent)
+        .filter(a -> !a.equals(T2)).distinct().filter(a -> a.equals(T3) || a.equals(T4)).toList(),
+        "T3 waits under [a,b]; T4, under the sibling [a,c], does not");
+  }
+
+  @Test
+  void theVictimsPathsAreItsOwnEntriesInTheQueueNotTheQueuesPath() {
+    // T2 holds [a]; T1 holds [q] and asks [a,b] (waits for T2's [a]); T2 asks [q]. The victim node may be the
+    // queue of [a,b], a path T2 never asked for: what it surrenders there is its [a].
+    lock(T2, "n1", Mode.WRITE, "a");
+    lock(T1, "n1", Mode.WRITE, "q");
+    lock(T1, "n1", Mode.WRITE, "a", "b");
+    lock(T2, "n1", Mode.WRITE, "q");
+    Result r = WaitFor.analyse(T1, all());
+    assertEquals(node(T2, "n1", "a", "b"), r.victim().orElseThrow(), "the largest of T2's nodes");
+    assertEquals(List.of(List.of("a")), r.victimPaths(), "what T2 holds there, and gives up");
+  }
+
+  @Test
+  void aReaderBehindAPendingUpgradeWaitsForTheUpgradingAgent() {
+    // T1 and T2 read p; T1 asks to write it; T3 asks to read p (behind T1's upgrade) and holds q; T1 waits for q
+    lock(T1, "n1", Mode.READ, "p");
+    lock(T2, "n1", Mode.READ, "p");
+    lock(T1, "n1", Mode.WRITE, "p");
+    lock(T3, "n1", Mode.WRITE, "q");
+    lock(T3, "n1", Mode.READ, "p");
+    lock(T1, "n1", Mode.READ, "q");
+    Result r = WaitFor.analyse(T1, all());
+    assertEquals(T3, r.victim().orElseThrow().agent(), "T1 and T3 wait for each other: " + r);
   }
 
   @Test
@@ -149,5 +178,87 @@ class WaitForTest {
     Map<LockRef, List<Entry>> reversed = new LinkedHashMap<>();
     entries.forEach(e -> reversed.put(e.getKey(), e.getValue()));
     assertEquals(first, WaitFor.analyse(T2, reversed));
+  }
+
+  /**
+   * Random queues on three servers: the analysis reports a cycle exactly when the graph (the same nodes and
+   * edges, built here again) has one by brute-force reachability; the reported component is strongly connected,
+   * nothing outside it reaches it both ways, and the victim is its largest node.
+   */
+  @Test
+  void theCycleFoundIsACycleAndEveryCycleIsFound() {
+    List<AgentId> agents = List.of(T1, T2, T3, T4);
+    List<List<String>> paths = List.of(List.of("a"), List.of("a", "b"), List.of("c"), List.of("d"));
+    int cycles = 0;
+    for (long seed = 1; seed <= 500; seed++) {
+      java.util.SplittableRandom r = new java.util.SplittableRandom(seed);
+      servers.clear();
+      for (int i = 0; i < 10; i++) {
+        String server = "n" + (1 + r.nextInt(3));
+        List<String> path = paths.get(r.nextInt(paths.size()));
+        lock(agents.get(r.nextInt(agents.size())), server, r.nextBoolean() ? Mode.READ : Mode.WRITE,
+            path.toArray(String[]::new));
+      }
+      Map<LockRef, List<Entry>> known = all();
+      List<Node> nodes = new ArrayList<>();
+      known.forEach((lock, q) -> {
+        if (q.stream().anyMatch(e -> !e.held())) {
+          q.stream().filter(e -> e.holds() != null).map(e -> new Node(e.agent(), lock)).distinct()
+              .forEach(nodes::add);
+        }
+      });
+      int n = nodes.size();
+      boolean[][] reach = new boolean[n][n];
+      for (int i = 0; i < n; i++) {
+        Node from = nodes.get(i);
+        for (Entry h : known.get(from.lock())) {
+          if (h.agent().equals(from.agent()) && h.holds() != null) {
+            for (Entry w : WaitFor.waitersOf(h, known.get(from.lock()))) {
+              for (int j = 0; j < n; j++) {
+                reach[i][j] |= nodes.get(j).agent().equals(w.agent());
+              }
+            }
+          }
+        }
+      }
+      for (int k = 0; k < n; k++) {
+        for (int i = 0; i < n; i++) {
+          for (int j = 0; j < n; j++) {
+            reach[i][j] |= reach[i][k] && reach[k][j];
+          }
+        }
+      }
+      boolean anyCycle = false;
+      for (int i = 0; i < n; i++) {
+        anyCycle |= reach[i][i];
+      }
+      Result res = WaitFor.analyse(T1, known);
+      String where = "seed " + seed + ": " + known;
+      assertEquals(anyCycle, res.victim().isPresent(), where);
+      if (anyCycle) {
+        cycles++;
+        Node smallestOnACycle = null;
+        for (int i = 0; i < n; i++) {
+          if (reach[i][i] && (smallestOnACycle == null || nodes.get(i).compareTo(smallestOnACycle) < 0)) {
+            smallestOnACycle = nodes.get(i);
+          }
+        }
+        assertEquals(smallestOnACycle, res.cycle().get(0), "not the first cycle: " + where);
+        for (Node a : res.cycle()) {
+          for (Node b : res.cycle()) {
+            assertTrue(reach[nodes.indexOf(a)][nodes.indexOf(b)], "not strongly connected: " + where);
+          }
+        }
+        for (Node x : nodes) {
+          if (!res.cycle().contains(x)) {
+            int i = nodes.indexOf(x);
+            int j = nodes.indexOf(res.cycle().get(0));
+            assertTrue(!(reach[i][j] && reach[j][i]), "not the whole component: " + where);
+          }
+        }
+        assertEquals(java.util.Collections.max(res.cycle()), res.victim().orElseThrow(), where);
+      }
+    }
+    assertTrue(cycles > 20, "the random queues should make some cycles: " + cycles);
   }
 }
