@@ -47,8 +47,9 @@ import org.apache.curator.test.TestingCluster;
  * </ul>
  *
  * Every side first runs alone until the JIT has compiled its path ({@value #WARM_UP_OPS} operations, or
- * {@value #WARM_UP_SECONDS} s for a slow side): a few hundred operations leave the native sides half
- * interpreted and doubled their time. Then every side runs in each round, in an order that rotates from round to round, so that drift of a shared
+ * {@value #WARM_UP_SECONDS} s for a slow side): after a few hundred operations the JIT was still compiling,
+ * the anchors' paths above all, during the measured rounds and on the same cores, and the native sides
+ * measured up to half again slower. Then every side runs in each round, in an order that rotates from round to round, so that drift of a shared
  * machine hits all alike; the result per side is the median of its per-round time per operation, and
  * each ratio is the median over rounds of (algorithm / anchor) within the round. It also prints the
  * native messages sent per entry, from {@link NodeStats#messagesSentByType()}. For an algorithm with elected
