@@ -122,6 +122,8 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
             new Input.Renew<>(r.requestId()));
         case Input.View<Envelope> v -> viewToOthers(now, v.term(), v.leaders(), v.activeUntil());
         case Input.HolderQuery<Envelope> q -> deliver(now, Channel.LOCK, new Input.HolderQuery<>(q.queryId(), q.name()));
+        case Input.Begin<Envelope> b -> deliver(now, transactions(), new Input.Begin<>(b.txId(), b.session(), b.options()));
+        case Input.End<Envelope> e -> deliver(now, transactions(), new Input.End<>(e.txId()));
       }
       return out;
     } finally {
@@ -133,6 +135,11 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
     Channel wanted = a.claim().mode() == Claim.Mode.PERMITS ? Channel.BUCKETS
         : a.txId() != 0 ? Channel.AGENT : Channel.LOCK;
     return cores.containsKey(wanted) ? wanted : Channel.LOCK;
+  }
+
+  /** The core that serves transactions: the transaction core, or the lock core when it is one (or refuses them). */
+  private Channel transactions() {
+    return cores.containsKey(Channel.AGENT) ? Channel.AGENT : Channel.LOCK;
   }
 
   private static Channel routeOf(Route r) {
@@ -166,9 +173,12 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
           out.add((Output) f);
         }
         case Output.Lost<PeerMessage> l -> {
-          routes.remove(l.requestId());
+          if (l.reason() != Output.LostReason.DEADLOCK) { // a surrendered claim is asked for again
+            routes.remove(l.requestId());
+          }
           out.add((Output) l);
         }
+        case Output.TxAborted<PeerMessage> a -> out.add((Output) a);
         case Output.Fact<PeerMessage> f -> {
           out.add((Output) f);
           if (channel == Channel.ELECTION && f.observation() instanceof Observation.View v) {

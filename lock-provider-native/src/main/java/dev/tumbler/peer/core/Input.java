@@ -74,6 +74,30 @@ public sealed interface Input<M extends PeerMessage> {
     }
   }
 
+  /**
+   * A client begins the transaction {@code txId}: the claims it asks for with {@link Acquire#txId()} =
+   * {@code txId} are taken together and hold until {@link End}. Only a core that serves transactions gets it.
+   *
+   * @param txId the driver's id for the transaction, unique for the life of the core and never 0
+   * @param session the client session it belongs to: closing the session ends it
+   * @param options how it claims and what it does on a deadlock
+   */
+  record Begin<M extends PeerMessage>(long txId, String session, TxOptions options) implements Input<M> {
+    public Begin {
+      if (txId == 0) {
+        throw new IllegalArgumentException("a transaction's id is not 0");
+      }
+      Objects.requireNonNull(session, "session");
+      Objects.requireNonNull(options, "options");
+    }
+  }
+
+  /**
+   * The transaction {@code txId} ends: every claim of it is released, held or pending, and no output about it
+   * follows. Unknown or ended ids are ignored.
+   */
+  record End<M extends PeerMessage>(long txId) implements Input<M> {}
+
   /** The holder gives back the grant of {@code requestId}. Unknown or ended ids are ignored. */
   record Release<M extends PeerMessage>(long requestId) implements Input<M> {}
 

@@ -142,6 +142,25 @@ public sealed interface Output<M extends PeerMessage> {
   }
 
   /**
+   * The transaction {@code txId} ended by the core's choice: every claim of it is released, its pending requests
+   * failed and its held ones lost (each reported before this, with the same cause). Nothing more follows about
+   * it; the driver still sends {@link Input.End}, which is then ignored.
+   *
+   * @param failure why: {@link Failure#DEADLOCK} (chosen to break a deadlock, with
+   *     {@link TxOptions#abortOnDeadlock()}) or {@link Failure#UNAVAILABLE} (too few of its nodes reachable)
+   * @param missingPeers for {@link Failure#UNAVAILABLE}, the nodes that were unreachable, sorted
+   * @param detail more about why, for the exception's message
+   */
+  record TxAborted<M extends PeerMessage>(long txId, Failure failure, Set<String> missingPeers, String detail)
+      implements Output<M> {
+    public TxAborted {
+      Objects.requireNonNull(failure, "failure");
+      Objects.requireNonNull(detail, "detail");
+      missingPeers = Collections.unmodifiableSortedSet(new TreeSet<>(missingPeers));
+    }
+  }
+
+  /**
    * The answer to {@link Input.HolderQuery} {@code queryId}: the tag of the claim that holds {@code name}.
    *
    * @param tag the holder's {@link Claim#tag()}; empty when no claim holds the name, the holder has no tag,

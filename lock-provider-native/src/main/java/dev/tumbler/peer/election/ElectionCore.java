@@ -241,6 +241,8 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
         case Input.CloseSession<ElectionMessage> s -> { }
         case Input.View<ElectionMessage> v -> { }
         case Input.HolderQuery<ElectionMessage> q -> { }
+        case Input.Begin<ElectionMessage> b -> { }
+        case Input.End<ElectionMessage> e -> { }
       }
       settle(now);
       return out;

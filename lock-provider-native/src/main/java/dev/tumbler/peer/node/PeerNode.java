@@ -583,6 +583,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
             completeLater(f, h.tag().isEmpty() ? Optional.empty() : Optional.of(h.tag()));
           }
         }
+        // the node begins no transaction yet, so an abort can only be a core refusing one
+        case Output.TxAborted<M> a -> LOG.debug("native node {}: transaction {} aborted: {} {}", core.self(), a.txId(),
+            a.failure(), a.detail());
         case Output.Renewed<M> r -> completeRenewals(r.requestId(), new Renewal(true, r.sentAt(), r.validUntil(),
             null, ""));
         case Output.Lost<M> l -> {

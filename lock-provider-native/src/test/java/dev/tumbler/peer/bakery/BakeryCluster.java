@@ -311,6 +311,7 @@ final class BakeryCluster {
           r.validUntil = rn.validUntil();
         }
         case Output.Holder<Envelope> h -> assertTrue(holders.put(h.queryId(), h) == null, "a second answer " + h);
+        case Output.TxAborted<Envelope> a -> fail("the bakery cluster begins no transaction: " + a);
         case Output.Fact<Envelope> f -> {
           if (f.observation() instanceof Observation.Ticket t) {
             trace.add(now / MS + " " + node + " " + t.name() + " " + t.key() + " " + t.state());

@@ -799,6 +799,7 @@ public final class Simulation<M extends PeerMessage> {
         case Output.Fact<M> f -> fact(node, f.observation());
         case Output.Renewed<M> rn -> renewed(node, rn);
         case Output.Holder<M> h -> log(node.id + " HOLDER " + h); // the workloads ask no holder queries
+        case Output.TxAborted<M> a -> throw new IllegalStateException(node.id + ": no workload begins a transaction: " + a);
         case Output.Lost<M> l -> {
           log(node.id + " LOST " + l);
           Req r = reqs.get(l.requestId());
