@@ -9,9 +9,9 @@ package dev.tumbler.peer.agent;
  * @param node the beginning node's index among the members (ties between nodes)
  * @param seq the beginning node's count of its transactions (ties within a node)
  */
-record AgentId(long clock, int node, long seq) implements Comparable<AgentId> {
+public record AgentId(long clock, int node, long seq) implements Comparable<AgentId> {
 
-  AgentId {
+  public AgentId {
     if (clock < 0 || node < 0 || seq < 0) {
       throw new IllegalArgumentException("an agent id has no negative part: " + clock + "." + node + "." + seq);
     }

@@ -36,12 +36,12 @@ import java.util.TreeSet;
  *       entries a change grants are granted at that version, which is their fencing token on this server.
  * </ul>
  *
- * Not thread safe: owned by one core.
+ * Not thread safe: owned by one core. Public for its {@link Mode} and {@link Entry}, which messages carry.
  */
-final class LockTable {
+public final class LockTable {
 
   /** What an entry wants or holds. */
-  enum Mode {
+  public enum Mode {
     READ,
     WRITE;
 
@@ -67,11 +67,21 @@ final class LockTable {
    * @param surrendered surrendered and not granted since: it waits behind the conflicting waiters on related
    *     paths queued before it, not only on its own path (see {@link #surrender})
    */
-  record Entry(AgentId agent, List<String> path, Mode wants, Mode holds, long seq, long grantedAt,
+  public record Entry(AgentId agent, List<String> path, Mode wants, Mode holds, long seq, long grantedAt,
       boolean surrendered) {
 
+    public Entry {
+      Objects.requireNonNull(agent, "agent");
+      path = List.copyOf(path);
+      Objects.requireNonNull(wants, "wants");
+      if (seq < 1 || grantedAt < 0 || (holds == null) != (grantedAt == 0)) {
+        throw new IllegalArgumentException("an entry's place is positive and it was granted at a version exactly "
+            + "when it holds: seq " + seq + ", holds " + holds + ", granted at " + grantedAt);
+      }
+    }
+
     /** Whether it holds what it wants. */
-    boolean held() {
+    public boolean held() {
       return holds != null && holds.covers(wants);
     }
   }

@@ -1,0 +1,141 @@
+package dev.tumbler.peer.agent;
+
+import dev.tumbler.peer.agent.LockTable.Entry;
+import dev.tumbler.peer.agent.LockTable.Mode;
+import dev.tumbler.peer.core.PeerMessage;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The messages of the {@code agent} algorithm (design §4.6): from an agent to a lock server ({@link Lock},
+ * {@link Surrender}, {@link End}, {@link Renew}, {@link Stamp}, and a node's {@link Restate} of all its agents'
+ * entries), from a server to an agent ({@link Info}, {@link Renewed}, {@link Stamped}) and between agents
+ * ({@link Forward}, {@link Surrendered}). Every one carries the sender's Lamport clock, which the receiver
+ * observes, so that a transaction begun after another one heard of has the larger id.
+ */
+public sealed interface AgentMessage extends PeerMessage {
+
+  /** The sender's Lamport clock when it sent the message. */
+  long clock();
+
+  /** {@code agent} asks for {@code path} in {@code mode} (a stronger mode on a path it has an entry on: an upgrade). */
+  record Lock(long clock, AgentId agent, List<String> path, Mode mode) implements AgentMessage {
+    public Lock {
+      Objects.requireNonNull(agent, "agent");
+      path = List.copyOf(path);
+      Objects.requireNonNull(mode, "mode");
+    }
+  }
+
+  /**
+   * {@code agent} gives up what it holds on {@code path} and the paths related to it, to break a deadlock; it was
+   * chosen on the queue of {@code path} it knew at {@code version}.
+   */
+  record Surrender(long clock, AgentId agent, List<String> path, long version) implements AgentMessage {
+    public Surrender {
+      Objects.requireNonNull(agent, "agent");
+      path = List.copyOf(path);
+    }
+  }
+
+  /** {@code agent}'s transaction ended: every entry of it goes. */
+  record End(long clock, AgentId agent) implements AgentMessage {
+    public End {
+      Objects.requireNonNull(agent, "agent");
+    }
+  }
+
+  /** {@code agent} keeps its entries for another term, counted from {@code echo} (the agent's clock at sending). */
+  record Renew(long clock, AgentId agent, long echo) implements AgentMessage {
+    public Renew {
+      Objects.requireNonNull(agent, "agent");
+    }
+  }
+
+  /** The answer to {@link Renew}: the server renewed {@code agent}'s entries; {@code echo} as it came. */
+  record Renewed(long clock, AgentId agent, long echo) implements AgentMessage {
+    public Renewed {
+      Objects.requireNonNull(agent, "agent");
+    }
+  }
+
+  /**
+   * {@code agent}'s claim on {@code path} holds on a quorum of its servers with token {@code t}: a server where its
+   * entry holds raises its version to at least {@code t}, so that every later grant there has a larger token.
+   */
+  record Stamp(long clock, AgentId agent, List<String> path, long t) implements AgentMessage {
+    public Stamp {
+      Objects.requireNonNull(agent, "agent");
+      path = List.copyOf(path);
+    }
+  }
+
+  /** The answer to {@link Stamp}: whether the entry held and the version was raised. */
+  record Stamped(long clock, AgentId agent, List<String> path, long t, boolean ok) implements AgentMessage {
+    public Stamped {
+      Objects.requireNonNull(agent, "agent");
+      path = List.copyOf(path);
+    }
+  }
+
+  /** One entry a node restates: its agent asked for {@code path} in {@code mode} on the receiving server. */
+  record Claimed(AgentId agent, List<String> path, Mode mode) {
+    public Claimed {
+      Objects.requireNonNull(agent, "agent");
+      path = List.copyOf(path);
+      Objects.requireNonNull(mode, "mode");
+    }
+  }
+
+  /**
+   * Sent first whenever a link comes up: every entry the sender's live agents asked the receiver for, and the
+   * largest server version the sender has seen. The receiver drops the entries of the sender's agents that are
+   * not restated (ended while the link was down, or lost with a restart of the sender), adds the ones it lacks
+   * (it restarted, or the request was lost), raises its version to {@code version}, and tells each restated
+   * agent the queue of each restated path, so that an agent learns again what it may have missed.
+   */
+  record Restate(long clock, long version, List<Claimed> entries) implements AgentMessage {
+    public Restate {
+      entries = List.copyOf(entries);
+    }
+  }
+
+  /**
+   * The queue of {@code path} on the sending server at {@code version}, for agent {@code to}: every entry on a
+   * path related to it, in the server's order. {@code surrenderOf} is the agent whose surrender the change was
+   * (the acknowledgement that agent waits for), or null.
+   */
+  record Info(long clock, AgentId to, List<String> path, long version, List<Entry> queue, AgentId surrenderOf)
+      implements AgentMessage {
+    public Info {
+      Objects.requireNonNull(to, "to");
+      path = List.copyOf(path);
+      queue = List.copyOf(queue);
+    }
+  }
+
+  /** A queue the sender knows, {@code path} on {@code server} at {@code version}, for agent {@code to} to analyse. */
+  record Forward(long clock, AgentId to, List<String> path, String server, long version, List<Entry> queue)
+      implements AgentMessage {
+    public Forward {
+      Objects.requireNonNull(to, "to");
+      path = List.copyOf(path);
+      Objects.requireNonNull(server, "server");
+      queue = List.copyOf(queue);
+    }
+  }
+
+  /**
+   * Agent {@code by} surrendered {@code path} on {@code server}, whose queue it knew at {@code version}: {@code to}
+   * forgets a stored queue of that lock no newer than that.
+   */
+  record Surrendered(long clock, AgentId to, AgentId by, List<String> path, String server, long version)
+      implements AgentMessage {
+    public Surrendered {
+      Objects.requireNonNull(to, "to");
+      Objects.requireNonNull(by, "by");
+      path = List.copyOf(path);
+      Objects.requireNonNull(server, "server");
+    }
+  }
+}

@@ -1,0 +1,188 @@
+package dev.tumbler.peer.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.agent.LockTable.Entry;
+import dev.tumbler.peer.agent.LockTable.Mode;
+import dev.tumbler.peer.core.CodecChecks;
+import dev.tumbler.peer.core.CodecException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class AgentCodecTest {
+
+  private final AgentCodec codec = new AgentCodec();
+
+  static final AgentId A = new AgentId(7, 0, 1);
+  static final AgentId B = new AgentId(9, 2, 4);
+
+  static List<AgentMessage> every() {
+    List<Entry> queue = List.of(
+        new Entry(A, List.of("n", "a"), Mode.WRITE, Mode.READ, 3, 17, false),
+        new Entry(B, List.of("n"), Mode.READ, null, 5, 0, true));
+    return List.of(
+        new AgentMessage.Lock(1, A, List.of("ünïcødé ✓", "b"), Mode.WRITE),
+        new AgentMessage.Surrender(2, A, List.of("x"), 40),
+        new AgentMessage.End(3, B),
+        new AgentMessage.Renew(4, A, -5),
+        new AgentMessage.Renewed(5, A, Long.MAX_VALUE),
+        new AgentMessage.Stamp(6, B, List.of("p"), 99),
+        new AgentMessage.Stamped(7, B, List.of("p"), 99, true),
+        new AgentMessage.Restate(8, 120, List.of()),
+        new AgentMessage.Restate(8, 120, List.of(new AgentMessage.Claimed(A, List.of("a"), Mode.READ),
+            new AgentMessage.Claimed(B, List.of("a", "b"), Mode.WRITE))),
+        new AgentMessage.Info(9, A, List.of("n", "a"), 30, queue, null),
+        new AgentMessage.Info(9, B, List.of("n"), 31, List.of(), A),
+        new AgentMessage.Forward(10, B, List.of("n"), "node-2", 31, queue),
+        new AgentMessage.Surrendered(11, B, A, List.of("n", "a"), "node-1", 30));
+  }
+
+  @Test
+  void everyMessageRoundTrips() {
+    for (AgentMessage m : every()) {
+      byte[] bytes = codec.encode(m);
+      assertEquals(AgentCodec.VERSION, bytes[0], "version byte first");
+      assertEquals(m, codec.decode(bytes));
+      assertEquals(m, codec.decode(codec.encode(m, 3), 3), "behind a header");
+    }
+  }
+
+  @Test
+  void damageIsRefusedWithAReason() {
+    CodecChecks.refusesDamage(codec, AgentCodec.VERSION, every(), new AgentMessage.End(1, A), (byte) 0, (byte) 12,
+        (byte) 99, (byte) -1);
+  }
+
+  @Test
+  void handWrittenBadFieldsAreRefusedWithAReason() throws Exception {
+    refused("negative clock", "clock", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.END, o -> {
+      o.writeLong(-1);
+      id(o, 1, 0, 1);
+    }));
+    refused("negative id part", "agent id", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.END, o -> {
+      o.writeLong(1);
+      id(o, 1, -3, 1);
+    }));
+    refused("empty path", "path of 0", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.LOCK, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeByte(0);
+      o.writeByte(0);
+    }));
+    refused("too deep", "path of 17", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.LOCK, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeByte(17);
+    }));
+    refused("empty element", "path element of 0", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.LOCK, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeByte(1);
+      o.writeUTF("");
+      o.writeByte(0);
+    }));
+    refused("control character", "control", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.LOCK, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeByte(1);
+      o.writeUTF("a\nb");
+      o.writeByte(0);
+    }));
+    refused("mode", "lock mode 2", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.LOCK, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeByte(1);
+      o.writeUTF("a");
+      o.writeByte(2);
+    }));
+    refused("a lying count", "claims 2147483647", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.RESTATE, o -> {
+      o.writeLong(1);
+      o.writeLong(1);
+      o.writeInt(Integer.MAX_VALUE);
+    }));
+    refused("a lying queue", "claims 1000", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.INFO, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeByte(1);
+      o.writeUTF("a");
+      o.writeLong(5);
+      o.writeInt(1000);
+    }));
+    // an entry that holds without the version it was granted at
+    refused("held, never granted", "granted at", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.INFO, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeByte(1);
+      o.writeUTF("a");
+      o.writeLong(5);
+      o.writeInt(1);
+      id(o, 1, 0, 1);
+      o.writeByte(1);
+      o.writeUTF("a");
+      o.writeByte(0);
+      o.writeByte(1);
+      o.writeLong(1);
+      o.writeLong(0);
+      o.writeBoolean(false);
+      o.writeBoolean(false);
+    }));
+    refused("empty node", "node id of 0", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.SURRENDERED, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      id(o, 1, 0, 2);
+      o.writeByte(1);
+      o.writeUTF("a");
+      o.writeUTF("");
+      o.writeLong(3);
+    }));
+  }
+
+  @Test
+  void aQueueOfManyEntriesFitsAndStillChecksItsCount() {
+    List<Entry> q = new ArrayList<>();
+    for (int i = 1; i <= 500; i++) {
+      q.add(new Entry(new AgentId(i, i % 3, i), List.of("p", "c" + i), Mode.READ, Mode.READ, i, i + 1L, false));
+    }
+    AgentMessage m = new AgentMessage.Info(1, A, List.of("p"), 600, q, null);
+    assertEquals(m, codec.decode(codec.encode(m)));
+    List<Entry> deep = Collections.nCopies(1, new Entry(A, Collections.nCopies(16, "x"), Mode.WRITE, null, 1, 0, false));
+    AgentMessage d = new AgentMessage.Forward(1, B, List.of("x"), "n", 2, deep);
+    assertEquals(d, codec.decode(codec.encode(d)));
+  }
+
+  @Test
+  void randomBytesNeverEscapeAsAnythingButCodecException() {
+    SplittableRandom r = new SplittableRandom(42);
+    List<byte[]> goods = every().stream().map(codec::encode).toList();
+    for (int i = 0; i < 20_000; i++) {
+      byte[] bytes;
+      if (r.nextBoolean()) {
+        bytes = new byte[r.nextInt(60)];
+        r.nextBytes(bytes);
+        if (bytes.length > 0) {
+          bytes[0] = AgentCodec.VERSION;
+        }
+      } else {
+        bytes = goods.get(r.nextInt(goods.size())).clone();
+        bytes[r.nextInt(bytes.length)] ^= (byte) (1 + r.nextInt(255));
+      }
+      CodecChecks.decodesOrRefuses(codec, bytes);
+    }
+  }
+
+  private void refused(String what, String naming, byte[] bytes) {
+    CodecException e = assertThrows(CodecException.class, () -> codec.decode(bytes), what);
+    assertTrue(e.getMessage().contains(naming), what + ": " + e.getMessage());
+  }
+
+  private static void id(java.io.DataOutputStream o, long clock, int node, long seq) throws java.io.IOException {
+    o.writeLong(clock);
+    o.writeInt(node);
+    o.writeLong(seq);
+  }
+}
