@@ -78,6 +78,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
         case AgentMessage.End m -> id(out, m.agent());
         case AgentMessage.Renew m -> {
           id(out, m.agent());
+          out.writeLong(m.term());
           out.writeLong(m.echo());
         }
         case AgentMessage.Renewed m -> {
@@ -203,7 +204,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
         case LOCK -> new AgentMessage.Lock(clock, id(in), path(in), mode(in));
         case SURRENDER -> new AgentMessage.Surrender(clock, id(in), path(in), nonNegative(in, "version"));
         case END -> new AgentMessage.End(clock, id(in));
-        case RENEW -> new AgentMessage.Renew(clock, id(in), in.readLong());
+        case RENEW -> new AgentMessage.Renew(clock, id(in), in.readLong(), in.readLong());
         case RENEWED -> new AgentMessage.Renewed(clock, id(in), in.readLong());
         case STAMP -> new AgentMessage.Stamp(clock, id(in), path(in), nonNegative(in, "token"));
         case STAMPED -> new AgentMessage.Stamped(clock, id(in), path(in), nonNegative(in, "token"), in.readBoolean());

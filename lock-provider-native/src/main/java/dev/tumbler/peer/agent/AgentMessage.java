@@ -45,10 +45,16 @@ public sealed interface AgentMessage extends PeerMessage {
     }
   }
 
-  /** {@code agent} keeps its entries for another term, counted from {@code echo} (the agent's clock at sending). */
-  record Renew(long clock, AgentId agent, long echo) implements AgentMessage {
+  /**
+   * {@code agent} keeps its entries for another {@code term} nanoseconds from now (the transaction's lease term);
+   * {@code echo} is the agent's clock at sending, which the answer carries back.
+   */
+  record Renew(long clock, AgentId agent, long term, long echo) implements AgentMessage {
     public Renew {
       Objects.requireNonNull(agent, "agent");
+      if (term <= 0) {
+        throw new IllegalArgumentException("a lease term is positive: " + term);
+      }
     }
   }
 

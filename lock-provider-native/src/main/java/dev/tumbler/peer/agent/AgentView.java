@@ -30,6 +30,11 @@ import java.util.Set;
 final class AgentView {
   private record Stored(long version, List<Entry> queue) {}
 
+  /** Test-only mutation: every queue is stored, whatever its version. */
+  boolean ignoreVersions;
+  /** Test-only mutation: a surrender awaits no acknowledgement. */
+  boolean noSurrenderAck;
+
   private final AgentId self;
   private final Map<LockRef, Stored> stored = new HashMap<>();
   private final Set<LockRef> awaitingAck = new HashSet<>();
@@ -46,7 +51,7 @@ final class AgentView {
     Objects.requireNonNull(lock, "lock");
     Objects.requireNonNull(queue, "queue");
     Stored s = stored.get(lock);
-    if (s != null && version <= s.version) {
+    if (s != null && version <= s.version && !ignoreVersions) {
       return false;
     }
     if (awaitingAck.contains(lock)) {
@@ -73,12 +78,14 @@ final class AgentView {
         boolean own = s.queue != null
             && s.queue.stream().anyMatch(e -> e.agent().equals(self) && e.path().equals(l.path()));
         forgetQueue(l);
-        if (own) {
+        if (own && !noSurrenderAck) {
           awaitingAck.add(l);
         }
       }
     }
-    awaitingAck.add(lock);
+    if (!noSurrenderAck) {
+      awaitingAck.add(lock);
+    }
   }
 
   /**
@@ -112,6 +119,37 @@ final class AgentView {
       }
     }
     return false;
+  }
+
+  /**
+   * The version at which this agent's entry on {@code lock} came to hold, by the latest stored queue: the token of
+   * that part of a claim; 0 when it holds nothing there.
+   */
+  long grantedAt(LockRef lock) {
+    Stored s = stored.get(lock);
+    if (s == null || s.queue == null) {
+      return 0;
+    }
+    for (Entry e : s.queue) {
+      if (e.agent().equals(self) && e.path().equals(lock.path())) {
+        return e.grantedAt();
+      }
+    }
+    return 0;
+  }
+
+  /** Whether a queue of {@code lock} is stored now (none before the first, nor after it was forgotten). */
+  boolean knows(LockRef lock) {
+    Stored s = stored.get(lock);
+    return s != null && s.queue != null;
+  }
+
+  /**
+   * The link to {@code server} went down: what was in flight on it is lost, the acknowledgement of a surrender
+   * among it. The queues it will restate once the link is back are taken again, whatever they say.
+   */
+  void linkLost(String server) {
+    awaitingAck.removeIf(l -> l.server().equals(server));
   }
 
   /** The version of the latest stored queue of {@code lock}: 0 when none was. */

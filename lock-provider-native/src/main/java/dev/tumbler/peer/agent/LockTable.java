@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -212,6 +213,21 @@ public final class LockTable {
    */
   void raise(long floor) {
     version = Math.max(version, floor);
+  }
+
+  /** {@code agent}'s entry on {@code path}, or null. */
+  Entry entry(AgentId agent, List<String> path) {
+    Slot s = slots.get(new Key(agent, path));
+    return s == null ? null : s.view();
+  }
+
+  /** The agents that have an entry here, in id order. */
+  SortedSet<AgentId> agents() {
+    TreeSet<AgentId> agents = new TreeSet<>();
+    for (Slot s : bySeq.values()) {
+      agents.add(s.agent);
+    }
+    return agents;
   }
 
   /** The entries on paths related to {@code path}, in {@code seq} order. */

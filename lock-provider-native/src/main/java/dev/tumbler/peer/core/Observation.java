@@ -32,4 +32,21 @@ public sealed interface Observation {
    * @param state {@code ADDED}, {@code READY}, {@code ACTIVE} (granted), {@code RENEWED} or {@code DROPPED}
    */
   record Ticket(String name, String key, String state) implements Observation {}
+
+  /**
+   * An {@code agent} transaction surrendered a lock to break a deadlock (NATIVE-ALGORITHMS §4.2, agent rule 5), for
+   * checks (AG-4, AG-5) and traces.
+   *
+   * @param server the lock server of the surrendered lock
+   * @param path its path
+   * @param agent the surrendering agent's id, as text
+   * @param told whether a claim it takes away had been reported held
+   * @param version the version of the queue the agent chose it on
+   */
+  record Surrender(String server, java.util.List<String> path, String agent, boolean told, long version)
+      implements Observation {
+    public Surrender {
+      path = java.util.List.copyOf(path);
+    }
+  }
 }

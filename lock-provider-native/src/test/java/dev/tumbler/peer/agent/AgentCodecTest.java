@@ -29,7 +29,7 @@ class AgentCodecTest {
         new AgentMessage.Lock(1, A, List.of("ünïcødé ✓", "b"), Mode.WRITE),
         new AgentMessage.Surrender(2, A, List.of("x"), 40),
         new AgentMessage.End(3, B),
-        new AgentMessage.Renew(4, A, -5),
+        new AgentMessage.Renew(4, A, 120_000_000, -5),
         new AgentMessage.Renewed(5, A, Long.MAX_VALUE),
         new AgentMessage.Stamp(6, B, List.of("p"), 99),
         new AgentMessage.Stamped(7, B, List.of("p"), 99, true),
@@ -130,6 +130,12 @@ class AgentCodecTest {
       o.writeLong(0);
       o.writeBoolean(false);
       o.writeBoolean(false);
+    }));
+    refused("a term that is not positive", "term", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.RENEW, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeLong(0);
+      o.writeLong(5);
     }));
     refused("empty node", "node id of 0", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.SURRENDERED, o -> {
       o.writeLong(1);

@@ -1,0 +1,984 @@
+package dev.tumbler.peer.agent;
+
+import dev.tumbler.lock.TransactionOptions.Quorum;
+import dev.tumbler.peer.agent.LockTable.Entry;
+import dev.tumbler.peer.agent.LockTable.Mode;
+import dev.tumbler.peer.agent.WaitFor.LockRef;
+import dev.tumbler.peer.agent.WaitFor.Node;
+import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Observation;
+import dev.tumbler.peer.core.Output;
+import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.core.TxOptions;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The {@code agent} algorithm's core (design §4.2): on every node a lock server ({@link LockTable}) and one agent
+ * per transaction ({@link AgentView}, {@link WaitFor}). Pure, like every core.
+ *
+ * <p><b>Lock server.</b> Takes {@code Lock}, {@code Surrender}, {@code End}, {@code Renew}, {@code Stamp} and a
+ * node's {@code Restate} from agents, applies them to its table and tells every agent with an entry on a related
+ * path the new queue ({@code Info}). A remote agent's entries go {@code T} after the last message from it; a
+ * local agent's live as long as it does. Until every peer has restated (or {@code peerTimeout} after start, for
+ * peers that stay away) it defers requests, so that its versions start above every version its peers have seen.
+ *
+ * <p><b>Agents.</b> A transaction's agent ({@link Input.Begin}) asks each of its nodes for each claim, keeps the
+ * latest queue of each lock it hears of, and reports a claim {@link Output.Granted} once its quorum of servers
+ * holds it (after a {@code Stamp} round for a majority over several nodes); after every queue it stores, unless
+ * every claim is held, it looks for a deadlock among the queues it knows: the youngest transaction on a cycle
+ * surrenders its lock there (or aborts, with {@link TxOptions#abortOnDeadlock()} and a claim it was told of), and
+ * with no cycle the queues go to the agents with larger ids that may see more. A plain request ({@code txId} 0) is
+ * a transaction of one claim, a majority of every member ({@link TxOptions#plainLock()}).
+ *
+ * <p>Leases: an agent renews at its remote servers every third of its term and trusts a server's part of a claim
+ * for {@code 3/4} of the term from the renewal it sent (the echo rule); a claim whose quorum of trusted parts is
+ * gone is {@link Output.Lost}. A node of a claim unreachable for {@code peerTimeout} counts as down; a transaction
+ * whose claims can no longer meet their quorum aborts ({@link Output.Failure#UNAVAILABLE}).
+ */
+public final class AgentCore implements ProtocolCore<AgentMessage> {
+
+  static final long TIMER = 1;
+  private static final long NONE = Long.MAX_VALUE;
+  private static final int MAX_FORWARDS_REMEMBERED = 4096;
+
+  /** Test-only mutation: an agent stores every queue it is told, even one older than the one it holds. */
+  boolean mutationIgnoreVersions;
+  /** Test-only mutation: after a surrender, an agent takes the lock's queues at once, acknowledged or not. */
+  boolean mutationNoSurrenderAck;
+  /** Test-only mutation: the victim of a cycle is its smallest agent, not its largest. */
+  boolean mutationSmallestSurrenders;
+  /** Test-only mutation: an agent chosen on a cycle aborts even when the lock there was not reported held. */
+  boolean mutationAbortUntold;
+
+  private final String self;
+  private final List<String> members;
+  private final int selfIndex;
+  private final SortedSet<String> peers;
+  private final long peerTimeout;
+  private final long term;
+  private final long wallMicros;
+  final LockTable table = new LockTable();
+
+  private long now;
+  private long startNow = Long.MIN_VALUE;
+  private List<Output<AgentMessage>> out;
+  private final Deque<Local> local = new ArrayDeque<>();
+  private long clock;
+  private long txSeq;
+  /** The largest server version this node has seen, its own included: what it restates. */
+  private long highestSeen;
+
+  private final Set<String> up = new HashSet<>();
+  private final Map<String, Long> downSince = new HashMap<>();
+
+  // ---- the lock server
+  /** When each remote agent's entries here go, unless it is heard from again. */
+  private final Map<AgentId, Long> expiresAt = new HashMap<>();
+  private final Map<AgentId, Long> terms = new HashMap<>();
+  private final Set<String> restatedBy = new HashSet<>();
+  private boolean ready;
+  private final Deque<Local> deferred = new ArrayDeque<>();
+
+  // ---- the agents
+  private final TreeMap<AgentId, Agent> agents = new TreeMap<>();
+  private final Map<Long, Agent> txs = new HashMap<>();
+  private final Map<Long, Req> requests = new HashMap<>();
+  private long timerAt = NONE;
+  private long surrenders;
+  private long aborts;
+
+  private record Local(String from, AgentMessage message) {}
+
+  private final class Agent {
+    final AgentId id;
+    final long txId;
+    final String session;
+    final boolean abortOnDeadlock;
+    final Quorum quorum;
+    final List<String> nodes;
+    final long lease;
+    final long trust;
+    final AgentView view;
+    /** The strongest mode asked for each path: what is restated. */
+    final Map<List<String>, Mode> asked = new TreeMap<>(LockTable::comparePaths);
+    final List<Req> reqs = new ArrayList<>();
+    /** Per remote server, the send time of the latest renewal it answered. */
+    final Map<String, Long> windows = new HashMap<>();
+    final Set<String> forwarded = new HashSet<>();
+    long nextRenewAt = NONE;
+    /** The lock being surrendered in this step, so that the claims it takes away are lost for that reason. */
+    LockRef surrendering;
+
+    Agent(AgentId id, long txId, String session, TxOptions options) {
+      this.id = id;
+      this.txId = txId;
+      this.session = session;
+      this.abortOnDeadlock = options.abortOnDeadlock();
+      this.quorum = options.quorum();
+      this.nodes = options.nodes().isEmpty() ? members : options.nodes();
+      this.lease = options.leaseNanos() > 0 ? options.leaseNanos() : term;
+      this.trust = lease / 4 * 3 + lease % 4 * 3 / 4;
+      this.view = new AgentView(id);
+      view.ignoreVersions = mutationIgnoreVersions;
+      view.noSurrenderAck = mutationNoSurrenderAck;
+    }
+
+    boolean plain() {
+      return txId == 0;
+    }
+
+    boolean remote() {
+      return nodes.size() > 1 || !nodes.get(0).equals(self);
+    }
+  }
+
+  private static final class Req {
+    final long id;
+    final Agent agent;
+    final Claim claim;
+    final List<String> path;
+    final Mode mode;
+    final boolean attempt;
+    /** The servers that answered since it was asked (for an attempt). */
+    final Set<String> answered = new HashSet<>();
+    final Set<String> stampedBy = new HashSet<>();
+    long stampT = -1;
+    boolean told;
+    long sentAt = Long.MIN_VALUE;
+    boolean done;
+
+    Req(long id, Agent agent, Claim claim, Mode mode, boolean attempt) {
+      this.id = id;
+      this.agent = agent;
+      this.claim = claim;
+      this.path = claim.path();
+      this.mode = mode;
+      this.attempt = attempt;
+    }
+  }
+
+  public AgentCore(CoreContext context) {
+    this.self = context.self();
+    this.peers = ProtocolCore.otherMembers(self, context.peers());
+    TreeSet<String> all = new TreeSet<>(peers);
+    all.add(self);
+    this.members = List.copyOf(all);
+    this.selfIndex = members.indexOf(self);
+    this.peerTimeout = context.peerTimeoutNanos();
+    if (context.leaseNanos() <= 0) {
+      throw new IllegalArgumentException("the agent algorithm's grants have a term: leaseNanos " + context.leaseNanos());
+    }
+    this.term = context.leaseNanos();
+    this.wallMicros = context.wallMicros();
+  }
+
+  @Override
+  public String self() {
+    return self;
+  }
+
+  @Override
+  public String algorithm() {
+    return AgentAlgorithm.NAME;
+  }
+
+  /** How many surrenders this node's agents sent, for statistics and tests. */
+  public long surrenders() {
+    return surrenders;
+  }
+
+  /** How many of this node's transactions aborted to break a deadlock, for statistics and tests. */
+  public long deadlockAborts() {
+    return aborts;
+  }
+
+  /** This node's lock table's entries, in order, for checks. */
+  public List<Entry> tableEntries() {
+    return table.entries();
+  }
+
+  @Override
+  public List<Output<AgentMessage>> step(long now, Input<AgentMessage> input) {
+    Objects.requireNonNull(input, "input");
+    this.now = now;
+    if (startNow == Long.MIN_VALUE) {
+      start();
+    }
+    out = new ArrayList<>();
+    try {
+      switch (input) {
+        case Input.Message<AgentMessage> m -> {
+          if (peers.contains(m.from())) { // not a member: the transport should not let it in
+            local.add(new Local(m.from(), m.message()));
+          }
+        }
+        case Input.TimerFired<AgentMessage> t -> {
+          if (t.timerId() == TIMER) {
+            timerAt = NONE;
+            tick();
+          }
+        }
+        case Input.Start<AgentMessage> s -> { }
+        case Input.PeerUp<AgentMessage> u -> peerUp(u.peer());
+        case Input.PeerDown<AgentMessage> d -> peerDown(d.peer());
+        case Input.Begin<AgentMessage> b -> begin(b);
+        case Input.End<AgentMessage> e -> {
+          Agent a = txs.get(e.txId());
+          if (a != null) {
+            endAgent(a);
+          }
+        }
+        case Input.Acquire<AgentMessage> a -> acquire(a);
+        case Input.Release<AgentMessage> r -> {
+          Req q = requests.get(r.requestId());
+          if (q != null && q.agent.plain()) { // a transaction's claims are released by its end only
+            endAgent(q.agent);
+          }
+        }
+        case Input.Cancel<AgentMessage> c -> cancel(c.requestId());
+        case Input.Renew<AgentMessage> r -> renew(r.requestId());
+        case Input.CloseSession<AgentMessage> s -> {
+          for (Agent a : List.copyOf(agents.values())) {
+            if (a.session.equals(s.session())) {
+              endAgent(a);
+            }
+          }
+        }
+        case Input.HolderQuery<AgentMessage> q -> out.add(Output.Holder.unknown(q)); // claims carry no tags here
+        case Input.View<AgentMessage> v -> { } // no elections
+      }
+      drain();
+      settle();
+      return out;
+    } finally {
+      out = null;
+    }
+  }
+
+  private void start() {
+    startNow = now;
+    for (String p : peers) {
+      downSince.put(p, now);
+    }
+    ready = peers.isEmpty();
+  }
+
+  /** Handles the messages of this step to local parties (a server's answer to a local agent, and back). */
+  private void drain() {
+    while (!local.isEmpty()) {
+      Local l = local.poll();
+      receive(l.from, l.message);
+    }
+  }
+
+  private void receive(String from, AgentMessage m) {
+    clock = Math.max(clock, m.clock());
+    switch (m) {
+      case AgentMessage.Lock l -> toServer(from, l);
+      case AgentMessage.Surrender s -> toServer(from, s);
+      case AgentMessage.End e -> toServer(from, e);
+      case AgentMessage.Renew r -> toServer(from, r);
+      case AgentMessage.Stamp s -> toServer(from, s);
+      case AgentMessage.Restate r -> restate(from, r);
+      case AgentMessage.Info i -> info(from, i);
+      case AgentMessage.Renewed r -> {
+        Agent a = agentHere(r.agent());
+        if (a != null && a.nodes.contains(from) && r.echo() <= now) {
+          a.windows.merge(from, r.echo(), Math::max);
+          evaluate(a);
+        }
+      }
+      case AgentMessage.Stamped s -> {
+        Agent a = agentHere(s.agent());
+        if (a != null && s.ok()) {
+          for (Req r : a.reqs) {
+            if (!r.done && r.path.equals(s.path()) && r.stampT == s.t() && a.nodes.contains(from)) {
+              r.stampedBy.add(from);
+            }
+          }
+          evaluate(a);
+        }
+      }
+      case AgentMessage.Forward f -> {
+        Agent a = agentHere(f.to());
+        if (a != null && members.contains(f.server())) {
+          if (a.view.offer(new LockRef(f.path(), f.server()), f.version(), f.queue(), null)) {
+            highestSeen = Math.max(highestSeen, f.version());
+            evaluate(a);
+          }
+        }
+      }
+      case AgentMessage.Surrendered s -> {
+        Agent a = agentHere(s.to());
+        if (a != null && members.contains(s.server())) {
+          a.view.surrenderedByOther(new LockRef(s.path(), s.server()), s.version());
+          evaluate(a);
+        }
+      }
+    }
+  }
+
+  // ================================================================ the lock server
+
+  private void toServer(String from, AgentMessage m) {
+    if (!ready) {
+      deferred.add(new Local(from, m));
+      return;
+    }
+    switch (m) {
+      case AgentMessage.Lock l -> {
+        if (fromItsNode(from, l.agent())) {
+          touch(from, l.agent(), 0);
+          Set<List<String>> changed = table.lock(l.agent(), l.path(), l.mode(), wall());
+          notify(changed, null, List.of(new Tell(l.agent(), l.path())));
+        }
+      }
+      case AgentMessage.Surrender s -> {
+        if (fromItsNode(from, s.agent())) {
+          touch(from, s.agent(), 0);
+          Set<List<String>> changed = table.surrender(s.agent(), s.path(), wall());
+          notify(changed, s.agent(), List.of(new Tell(s.agent(), s.path())));
+        }
+      }
+      case AgentMessage.End e -> {
+        if (fromItsNode(from, e.agent())) {
+          expiresAt.remove(e.agent());
+          terms.remove(e.agent());
+          notify(table.end(e.agent(), wall()), null, List.of());
+        }
+      }
+      case AgentMessage.Renew r -> {
+        if (fromItsNode(from, r.agent())) {
+          touch(from, r.agent(), r.term());
+          sendTo(from, new AgentMessage.Renewed(tick1(), r.agent(), r.echo()));
+        }
+      }
+      case AgentMessage.Stamp s -> {
+        if (fromItsNode(from, s.agent())) {
+          touch(from, s.agent(), 0);
+          Entry e = table.entry(s.agent(), s.path());
+          boolean ok = e != null && e.held();
+          if (ok) {
+            table.raise(s.t());
+            highestSeen = Math.max(highestSeen, table.version());
+          }
+          sendTo(from, new AgentMessage.Stamped(tick1(), s.agent(), s.path(), s.t(), ok));
+        }
+      }
+      default -> throw new IllegalStateException("not a server's message: " + m);
+    }
+  }
+
+  /**
+   * A peer's restatement, first on every new link: its agents' entries here are exactly these (the others ended
+   * while the link was down, or died with the peer), and every restated agent is told the queue of its path.
+   */
+  private void restate(String from, AgentMessage.Restate r) {
+    if (from.equals(self)) {
+      return;
+    }
+    table.raise(r.version());
+    highestSeen = Math.max(highestSeen, table.version());
+    if (!ready) {
+      restatedBy.add(from);
+      if (restatedBy.containsAll(peers)) {
+        becomeReady();
+      }
+      // the entries are applied when ready, in order with the requests deferred so far
+      if (!ready) {
+        deferred.add(new Local(from, r));
+        return;
+      }
+    }
+    applyRestate(from, r);
+  }
+
+  private void applyRestate(String from, AgentMessage.Restate r) {
+    int node = members.indexOf(from);
+    Set<AgentId> restated = new HashSet<>();
+    for (AgentMessage.Claimed c : r.entries()) {
+      if (c.agent().node() == node) {
+        restated.add(c.agent());
+      }
+    }
+    Set<List<String>> changed = new LinkedHashSet<>();
+    for (AgentId a : List.copyOf(table.agents())) {
+      if (a.node() == node && !restated.contains(a)) {
+        expiresAt.remove(a);
+        terms.remove(a);
+        changed.addAll(table.end(a, wall()));
+      }
+    }
+    List<Tell> tell = new ArrayList<>();
+    for (AgentMessage.Claimed c : r.entries()) {
+      if (c.agent().node() == node) {
+        touch(from, c.agent(), 0);
+        changed.addAll(table.lock(c.agent(), c.path(), c.mode(), wall()));
+        tell.add(new Tell(c.agent(), c.path()));
+      }
+    }
+    notify(changed, null, tell);
+  }
+
+  private void becomeReady() {
+    ready = true;
+    table.raise(highestSeen);
+    Deque<Local> todo = new ArrayDeque<>(deferred);
+    deferred.clear();
+    for (Local l : todo) {
+      if (l.message instanceof AgentMessage.Restate r) {
+        applyRestate(l.from, r);
+      } else {
+        toServer(l.from, l.message);
+      }
+    }
+  }
+
+  private record Tell(AgentId agent, List<String> path) {}
+
+  /**
+   * Tells the agents what changed: each asked-for path related to {@code changed}, to each agent with an entry
+   * related to it; and each of {@code tell} the queue of its path if that was not among them (the answer to a
+   * request that changed nothing, the acknowledgement of a surrender by an agent with no entry left there).
+   */
+  private void notify(Set<List<String>> changed, AgentId surrenderOf, List<Tell> tell) {
+    highestSeen = Math.max(highestSeen, table.version());
+    Set<Tell> told = new HashSet<>();
+    if (!changed.isEmpty()) {
+      for (LockTable.Info i : table.notifications(changed, surrenderOf)) {
+        toAgent(i.to(), new AgentMessage.Info(tick1(), i.to(), i.path(), i.version(), i.queue(), i.surrenderOf()));
+        told.add(new Tell(i.to(), i.path()));
+      }
+    }
+    for (Tell t : tell) {
+      if (told.add(t)) {
+        toAgent(t.agent(), new AgentMessage.Info(tick1(), t.agent(), t.path(), table.version(), table.queue(t.path()),
+            surrenderOf));
+      }
+    }
+  }
+
+  /** Whether {@code agent} is one of {@code from}'s: a peer speaks for its own agents only. */
+  private boolean fromItsNode(String from, AgentId agent) {
+    return agent.node() < members.size() && members.get(agent.node()).equals(from);
+  }
+
+  /** {@code agent} (of {@code from}) was heard from: its entries here live another term. */
+  private void touch(String from, AgentId agent, long newTerm) {
+    if (from.equals(self)) {
+      return; // a local agent's entries live as long as it does
+    }
+    if (newTerm > 0) {
+      terms.put(agent, newTerm);
+    }
+    expiresAt.put(agent, now + terms.getOrDefault(agent, term));
+  }
+
+  private long wall() {
+    return wallMicros + (now - startNow) / 1000;
+  }
+
+  // ================================================================ the agents
+
+  private void begin(Input.Begin<AgentMessage> b) {
+    if (txs.containsKey(b.txId())) {
+      throw new IllegalStateException("transaction id " + b.txId() + " is already in use");
+    }
+    List<String> unknown = b.options().nodes().stream().filter(n -> !members.contains(n)).toList();
+    if (!unknown.isEmpty()) {
+      out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE, new TreeSet<>(unknown),
+          "not a member of the cluster: " + unknown + " (members: " + members + ")"));
+      return;
+    }
+    Agent a = newAgent(b.txId(), b.session(), b.options());
+    txs.put(b.txId(), a);
+  }
+
+  private Agent newAgent(long txId, String session, TxOptions options) {
+    clock++;
+    Agent a = new Agent(new AgentId(clock, selfIndex, ++txSeq), txId, session, options);
+    agents.put(a.id, a);
+    if (a.remote()) {
+      renewAt(a);
+    }
+    return a;
+  }
+
+  private void acquire(Input.Acquire<AgentMessage> in) {
+    if (requests.containsKey(in.requestId())) {
+      throw new IllegalStateException("request id " + in.requestId() + " is already in use");
+    }
+    Claim claim = in.claim();
+    if (claim.mode() == Claim.Mode.PERMITS || claim.writer() != Claim.Writer.HARD) {
+      out.add(new Output.Failed<>(in.requestId(), claim.name(), Output.Failure.UNAVAILABLE, Set.of(),
+          algorithm() + " serves exclusive, read and write locks (hard writers), not " + claim));
+      return;
+    }
+    Agent a;
+    if (in.txId() == 0) {
+      a = newAgent(0, in.session(), TxOptions.plainLock());
+    } else {
+      a = txs.get(in.txId());
+      if (a == null) {
+        out.add(new Output.Failed<>(in.requestId(), claim.name(), Output.Failure.CANCELLED, Set.of(),
+            "transaction " + in.txId() + " has ended"));
+        return;
+      }
+    }
+    Mode mode = claim.mode() == Claim.Mode.READ ? Mode.READ : Mode.WRITE;
+    Req r = new Req(in.requestId(), a, claim, mode, in.attempt() && a.plain());
+    a.reqs.add(r);
+    requests.put(r.id, r);
+    Mode before = a.asked.get(r.path);
+    if (before == null || !before.covers(mode)) {
+      a.asked.put(r.path, mode);
+      for (String s : a.nodes) {
+        sendTo(s, new AgentMessage.Lock(tick1(), a.id, r.path, mode));
+      }
+    } else {
+      r.answered.addAll(a.nodes); // asked already: what is known of it is the answer
+    }
+    evaluate(a);
+  }
+
+  private void cancel(long requestId) {
+    Req r = requests.get(requestId);
+    if (r == null || r.done) {
+      return;
+    }
+    if (!r.told) {
+      out.add(new Output.Failed<>(r.id, r.claim.name(), Output.Failure.CANCELLED, missing(r.agent)));
+    }
+    if (r.agent.plain()) {
+      endAgent(r.agent);
+    } else {
+      r.done = true; // its entries stay until the transaction ends: a transaction has no unlock
+      requests.remove(r.id);
+    }
+  }
+
+  private void renew(long requestId) {
+    Req r = requests.get(requestId);
+    if (r == null || r.done || !r.told) {
+      out.add(new Output.Lost<>(requestId, r == null ? "" : r.claim.name(), Output.LostReason.REVOKED, "not held"));
+      return;
+    }
+    evaluate(r.agent);
+    if (r.told) {
+      long sentAt = Math.max(r.sentAt, trustedSince(r));
+      r.sentAt = sentAt;
+      out.add(new Output.Renewed<>(r.id, sentAt, sentAt + r.agent.trust));
+    }
+  }
+
+  private void info(String from, AgentMessage.Info i) {
+    Agent a = agentHere(i.to());
+    if (a == null || !a.nodes.contains(from)) {
+      return;
+    }
+    highestSeen = Math.max(highestSeen, i.version());
+    for (Req r : a.reqs) {
+      if (r.path.equals(i.path())) {
+        r.answered.add(from);
+      }
+    }
+    a.view.offer(new LockRef(i.path(), from), i.version(), i.queue(), i.surrenderOf());
+    evaluate(a);
+  }
+
+  /** The agent {@code id} if it lives on this node. */
+  private Agent agentHere(AgentId id) {
+    return id.node() == selfIndex ? agents.get(id) : null;
+  }
+
+  /**
+   * Reports what changed for {@code a}'s claims (granted, lost, failed attempts) and, unless all are held, looks
+   * for a deadlock among the queues it knows.
+   */
+  private void evaluate(Agent a) {
+    for (Req r : List.copyOf(a.reqs)) {
+      if (r.done || !agents.containsKey(a.id)) {
+        continue;
+      }
+      List<String> held = heldOn(r, true);
+      boolean met = AgentView.met(a.quorum, held.size(), a.nodes.size());
+      if (r.told) {
+        if (!met) {
+          lose(r, lossReason(r));
+        }
+        continue;
+      }
+      if (!met) {
+        r.stampT = -1;
+        r.stampedBy.clear();
+        if (r.attempt && answeredAllReachable(r)) {
+          out.add(new Output.Failed<>(r.id, r.claim.name(), Output.Failure.CONTENDED, Set.of()));
+          endAgent(a);
+          return;
+        }
+        continue;
+      }
+      long t = 0;
+      for (String s : held) {
+        t = Math.max(t, a.view.grantedAt(new LockRef(r.path, s)));
+      }
+      if (a.quorum == Quorum.MAJORITY && a.nodes.size() > 1) {
+        if (r.stampT != t) {
+          r.stampT = t;
+          r.stampedBy.clear();
+          for (String s : held) {
+            sendTo(s, new AgentMessage.Stamp(tick1(), a.id, r.path, t));
+          }
+        }
+        if (!AgentView.met(Quorum.MAJORITY, r.stampedBy.size(), a.nodes.size())) {
+          continue;
+        }
+      }
+      r.told = true;
+      r.sentAt = trustedSince(r);
+      out.add(new Output.Granted<>(r.id, r.claim.name(), t, 1, r.sentAt, r.sentAt + a.trust));
+    }
+    if (agents.containsKey(a.id) && a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
+      analyse(a);
+    }
+  }
+
+  /** The servers of {@code r}'s claim whose part holds by the latest queue and, with {@code trusted}, is trusted. */
+  private List<String> heldOn(Req r, boolean trusted) {
+    List<String> held = new ArrayList<>();
+    for (String s : r.agent.nodes) {
+      if (r.agent.view.holds(new LockRef(r.path, s), r.mode) && (!trusted || trusted(r.agent, s))) {
+        held.add(s);
+      }
+    }
+    return held;
+  }
+
+  /** Whether {@code a} may trust what server {@code s} holds for it now: always its own node's. */
+  private boolean trusted(Agent a, String s) {
+    if (s.equals(self)) {
+      return true;
+    }
+    Long w = a.windows.get(s);
+    return w != null && now < w + a.trust;
+  }
+
+  /** Since when the claim's quorum of trusted parts is trusted: the quorum-th latest renewal among them. */
+  private long trustedSince(Req r) {
+    List<Long> starts = new ArrayList<>();
+    for (String s : heldOn(r, true)) {
+      starts.add(s.equals(self) ? now : r.agent.windows.get(s));
+    }
+    starts.sort(Collections.reverseOrder());
+    int n = r.agent.nodes.size();
+    int k = switch (r.agent.quorum) {
+      case ALL -> n;
+      case MAJORITY -> n / 2 + 1;
+      case ANY -> 1;
+    };
+    // fewer trusted parts than the quorum: trusted no more (the caller finds it lost)
+    return starts.size() < k ? now - r.agent.trust : starts.get(k - 1);
+  }
+
+  private Output.LostReason lossReason(Req r) {
+    LockRef s = r.agent.surrendering;
+    if (s != null && r.agent.nodes.contains(s.server()) && LockTable.related(r.path, s.path())) {
+      return Output.LostReason.DEADLOCK;
+    }
+    // still held by the queues but no longer trusted: the lease ran out
+    return AgentView.met(r.agent.quorum, heldOn(r, false).size(), r.agent.nodes.size())
+        ? Output.LostReason.EXPIRED : Output.LostReason.REVOKED;
+  }
+
+  private void lose(Req r, Output.LostReason reason) {
+    out.add(new Output.Lost<>(r.id, r.claim.name(), reason, reason == Output.LostReason.DEADLOCK
+        ? "surrendered to break a deadlock; asked for again" : ""));
+    r.told = false;
+    r.stampT = -1;
+    r.stampedBy.clear();
+    if (r.agent.plain()) {
+      endAgent(r.agent); // a plain lock's loss ends it
+    }
+  }
+
+  private boolean answeredAllReachable(Req r) {
+    for (String s : r.agent.nodes) {
+      if ((s.equals(self) || up.contains(s)) && !r.answered.contains(s)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void analyse(Agent a) {
+    WaitFor.Result res = WaitFor.analyse(a.id, a.view.known());
+    if (res.victim().isPresent()) {
+      Node victim = mutationSmallestSurrenders ? res.cycle().get(0) : res.victim().get();
+      if (victim.agent().equals(a.id)) {
+        resolve(a, victim, res.cycle());
+      }
+      return;
+    }
+    for (WaitFor.Forward f : res.forwards()) {
+      long version = a.view.version(f.lock());
+      String key = f.to() + " " + f.lock() + " " + version;
+      if (a.forwarded.size() > MAX_FORWARDS_REMEMBERED) {
+        a.forwarded.clear();
+      }
+      if (a.forwarded.add(key)) {
+        toAgent(f.to(), new AgentMessage.Forward(tick1(), f.to(), f.lock().path(), f.lock().server(), version,
+            a.view.known().get(f.lock())));
+      }
+    }
+  }
+
+  /** {@code a} is the victim of a deadlock at {@code victim}: it surrenders that lock, or aborts. */
+  private void resolve(Agent a, Node victim, List<Node> cycle) {
+    LockRef lock = victim.lock();
+    boolean told = a.reqs.stream().anyMatch(r -> !r.done && r.told && a.nodes.contains(lock.server())
+        && LockTable.related(r.path, lock.path()));
+    if (a.abortOnDeadlock && (told || mutationAbortUntold)) {
+      aborts++;
+      abort(a, Output.Failure.DEADLOCK, Set.of(), "chosen to break a deadlock on " + String.join("/", lock.path())
+          + " at " + lock.server());
+      return;
+    }
+    List<Entry> queue = a.view.known().get(lock);
+    long version = a.view.version(lock);
+    surrenders++;
+    sendTo(lock.server(), new AgentMessage.Surrender(tick1(), a.id, lock.path(), version));
+    out.add(new Output.Fact<>(new Observation.Surrender(lock.server(), lock.path(), a.id.toString(),
+        told, version)));
+    a.view.surrendering(lock);
+    Set<AgentId> inQueue = new HashSet<>();
+    for (Entry e : queue) {
+      inQueue.add(e.agent());
+    }
+    Set<AgentId> toldOthers = new HashSet<>();
+    for (Node n : cycle) {
+      if (!n.agent().equals(a.id) && !inQueue.contains(n.agent()) && toldOthers.add(n.agent())) {
+        toAgent(n.agent(), new AgentMessage.Surrendered(tick1(), n.agent(), a.id, lock.path(), lock.server(),
+            version));
+      }
+    }
+    a.surrendering = lock;
+    try {
+      evaluate(a);
+    } finally {
+      a.surrendering = null;
+    }
+  }
+
+  /** {@code a} ends by its own choice: its pending claims fail, its held ones are lost, the servers let go. */
+  private void abort(Agent a, Output.Failure failure, Set<String> missing, String detail) {
+    Output.LostReason lost = failure == Output.Failure.DEADLOCK ? Output.LostReason.DEADLOCK
+        : Output.LostReason.CONNECTION_LOST;
+    for (Req r : a.reqs) {
+      if (r.done) {
+        continue;
+      }
+      if (r.told) {
+        out.add(new Output.Lost<>(r.id, r.claim.name(), lost, detail));
+      } else {
+        out.add(new Output.Failed<>(r.id, r.claim.name(), failure, missing, detail));
+      }
+    }
+    if (!a.plain()) {
+      out.add(new Output.TxAborted<>(a.txId, failure, missing, detail));
+    }
+    endAgent(a);
+  }
+
+  /** {@code a} is gone: every server of it lets its entries go; no output. */
+  private void endAgent(Agent a) {
+    if (agents.remove(a.id) == null) {
+      return;
+    }
+    if (!a.plain()) {
+      txs.remove(a.txId);
+    }
+    for (Req r : a.reqs) {
+      r.done = true;
+      requests.remove(r.id);
+    }
+    if (!a.asked.isEmpty()) {
+      for (String s : a.nodes) {
+        sendTo(s, new AgentMessage.End(tick1(), a.id));
+      }
+    }
+  }
+
+  private Set<String> missing(Agent a) {
+    Set<String> m = new TreeSet<>();
+    for (String s : a.nodes) {
+      if (!s.equals(self) && !up.contains(s)) {
+        m.add(s);
+      }
+    }
+    return m;
+  }
+
+  // ================================================================ links, time
+
+  private void peerUp(String p) {
+    if (!peers.contains(p)) {
+      return;
+    }
+    up.add(p);
+    downSince.remove(p);
+    // first on the new link: what this node's agents asked of p, and the versions seen here
+    List<AgentMessage.Claimed> entries = new ArrayList<>();
+    for (Agent a : agents.values()) {
+      if (a.nodes.contains(p)) {
+        a.asked.forEach((path, mode) -> entries.add(new AgentMessage.Claimed(a.id, path, mode)));
+      }
+    }
+    sendTo(p, new AgentMessage.Restate(tick1(), highestSeen, entries));
+    for (Agent a : agents.values()) {
+      if (a.nodes.contains(p)) {
+        sendTo(p, new AgentMessage.Renew(tick1(), a.id, a.lease, now));
+      }
+    }
+  }
+
+  private void peerDown(String p) {
+    if (!peers.contains(p)) {
+      return;
+    }
+    up.remove(p);
+    downSince.put(p, now);
+    for (Agent a : agents.values()) {
+      a.view.linkLost(p);
+    }
+  }
+
+  private void renewAt(Agent a) {
+    for (String s : a.nodes) {
+      if (!s.equals(self)) {
+        sendTo(s, new AgentMessage.Renew(tick1(), a.id, a.lease, now));
+      }
+    }
+    a.nextRenewAt = now + Math.max(1, a.lease / 3);
+  }
+
+  /** The timer: leases here, renewals, trust running out, nodes down too long, the start's wait. */
+  private void tick() {
+    if (!ready && now >= startNow + peerTimeout) {
+      becomeReady();
+    }
+    for (Map.Entry<AgentId, Long> e : List.copyOf(expiresAt.entrySet())) {
+      if (e.getValue() <= now) {
+        expiresAt.remove(e.getKey());
+        terms.remove(e.getKey());
+        notify(table.end(e.getKey(), wall()), null, List.of());
+      }
+    }
+    for (Agent a : List.copyOf(agents.values())) {
+      if (!agents.containsKey(a.id)) {
+        continue;
+      }
+      if (a.remote() && now >= a.nextRenewAt) {
+        renewAt(a);
+      }
+      if (a.reqs.stream().anyMatch(r -> !r.done)) {
+        Set<String> down = new TreeSet<>();
+        for (String s : a.nodes) {
+          Long since = downSince.get(s);
+          if (since != null && now >= since + peerTimeout) {
+            down.add(s);
+          }
+        }
+        if (!AgentView.met(a.quorum, a.nodes.size() - down.size(), a.nodes.size())) {
+          abort(a, Output.Failure.UNAVAILABLE, down, down.size() + " of " + a.nodes.size()
+              + " nodes unreachable for " + peerTimeout / 1_000_000 + " ms, quorum " + a.quorum);
+          continue;
+        }
+      }
+      evaluate(a);
+    }
+  }
+
+  private void settle() {
+    drain();
+    long next = NONE;
+    if (!ready) {
+      next = startNow + peerTimeout;
+    }
+    for (long e : expiresAt.values()) {
+      next = Math.min(next, e);
+    }
+    for (Agent a : agents.values()) {
+      if (a.remote()) {
+        next = Math.min(next, a.nextRenewAt);
+      }
+      boolean live = false;
+      for (Req r : a.reqs) {
+        if (!r.done) {
+          live = true;
+          if (r.told) {
+            next = Math.min(next, trustedUntil(r));
+          }
+        }
+      }
+      if (live) {
+        for (String s : a.nodes) {
+          Long since = downSince.get(s);
+          if (since != null) {
+            next = Math.min(next, since + peerTimeout);
+          }
+        }
+      }
+    }
+    next = Math.max(next, now + 1);
+    if (next == NONE || next >= NONE - 1) {
+      if (timerAt != NONE) {
+        out.add(new Output.CancelTimer<>(TIMER));
+        timerAt = NONE;
+      }
+    } else if (next != timerAt) {
+      out.add(new Output.SetTimer<>(TIMER, next));
+      timerAt = next;
+    }
+  }
+
+  /** When the trust in a held claim runs out unless renewed: the earliest end among its quorum of parts. */
+  private long trustedUntil(Req r) {
+    return trustedSince(r) + r.agent.trust;
+  }
+
+  // ================================================================ sending
+
+  /** The clock for a message sent now. */
+  private long tick1() {
+    return ++clock;
+  }
+
+  private void sendTo(String node, AgentMessage m) {
+    if (node.equals(self)) {
+      local.add(new Local(self, m));
+    } else if (up.contains(node)) {
+      out.add(new Output.Send<>(node, m));
+    }
+  }
+
+  private void toAgent(AgentId agent, AgentMessage m) {
+    if (agent.node() < members.size()) {
+      sendTo(members.get(agent.node()), m);
+    }
+  }
+}
