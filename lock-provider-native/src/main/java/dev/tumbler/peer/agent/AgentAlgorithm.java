@@ -25,7 +25,7 @@ public final class AgentAlgorithm implements Algorithm<AgentMessage> {
   /** The one instance. */
   public static final AgentAlgorithm AGENT = new AgentAlgorithm();
 
-  /** The most members a cluster may have: an agent id holds the node's index in an {@code int}; a practical bound. */
+  /** The most members a cluster may have: a token holds the index of the server that granted it in 10 bits. */
   public static final int MAX_NODES = 1024;
 
   private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(Capability.MUTEX, Capability.READ_WRITE,

@@ -89,12 +89,14 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
           id(out, m.agent());
           path(out, m.path());
           out.writeLong(m.t());
+          out.writeBoolean(m.fresh());
         }
         case AgentMessage.Stamped m -> {
           id(out, m.agent());
           path(out, m.path());
           out.writeLong(m.t());
           out.writeBoolean(m.ok());
+          out.writeLong(m.version());
         }
         case AgentMessage.Restate m -> {
           out.writeLong(m.version());
@@ -206,8 +208,9 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
         case END -> new AgentMessage.End(clock, id(in));
         case RENEW -> new AgentMessage.Renew(clock, id(in), in.readLong(), in.readLong());
         case RENEWED -> new AgentMessage.Renewed(clock, id(in), in.readLong());
-        case STAMP -> new AgentMessage.Stamp(clock, id(in), path(in), nonNegative(in, "token"));
-        case STAMPED -> new AgentMessage.Stamped(clock, id(in), path(in), nonNegative(in, "token"), in.readBoolean());
+        case STAMP -> new AgentMessage.Stamp(clock, id(in), path(in), nonNegative(in, "token"), in.readBoolean());
+        case STAMPED -> new AgentMessage.Stamped(clock, id(in), path(in), nonNegative(in, "token"), in.readBoolean(),
+            nonNegative(in, "version"));
         case RESTATE -> {
           long v = nonNegative(in, "version");
           int n = count(in, MIN_CLAIMED_BYTES, "restated entries");

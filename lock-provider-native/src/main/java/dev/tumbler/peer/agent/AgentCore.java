@@ -53,6 +53,12 @@ import java.util.TreeSet;
 public final class AgentCore implements ProtocolCore<AgentMessage> {
 
   static final long TIMER = 1;
+  /**
+   * Low bits of a token that hold the index of the server that granted it: a part's token is its grant version on
+   * that server, shifted, plus the server's index, so that no two servers make the same token (F1). Members are at
+   * most {@link AgentAlgorithm#MAX_NODES}.
+   */
+  static final int TOKEN_NODE_BITS = 10;
   private static final long NONE = Long.MAX_VALUE;
   private static final int MAX_FORWARDS_REMEMBERED = 4096;
 
@@ -157,9 +163,20 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     /** The servers that answered since it was asked (for an attempt). */
     final Set<String> answered = new HashSet<>();
     final Set<String> stampedBy = new HashSet<>();
+    /** The servers the round under way was sent to. */
+    final Set<String> stampAsked = new HashSet<>();
+    /** The token of the stamp round under way, or -1. */
     long stampT = -1;
+    /** Whether the round under way is a read claim's first, which asks for fresh versions. */
+    boolean freshRound;
+    /** The largest fresh token the first round's answers gave. */
+    long freshest;
+    /** When the first round of a read claim was sent: its grant counts from no later (the echo rule). */
+    long freshSentAt = Long.MAX_VALUE;
     boolean told;
     long sentAt = Long.MIN_VALUE;
+    /** Until when the client may trust it, unless it renews ({@link Output.Granted#validUntil()}). */
+    long validUntil;
     boolean done;
 
     Req(long id, Agent agent, Claim claim, Mode mode, boolean attempt) {
@@ -305,10 +322,13 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       }
       case AgentMessage.Stamped s -> {
         Agent a = agentHere(s.agent());
-        if (a != null && s.ok()) {
+        if (a != null && s.ok() && a.nodes.contains(from)) {
           for (Req r : a.reqs) {
-            if (!r.done && r.path.equals(s.path()) && r.stampT == s.t() && a.nodes.contains(from)) {
+            if (!r.done && r.path.equals(s.path()) && r.stampT == s.t()) {
               r.stampedBy.add(from);
+              if (r.freshRound) {
+                r.freshest = Math.max(r.freshest, s.version() << TOKEN_NODE_BITS | members.indexOf(from));
+              }
             }
           }
           evaluate(a);
@@ -374,10 +394,13 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
           Entry e = table.entry(s.agent(), s.path());
           boolean ok = e != null && e.held();
           if (ok) {
-            table.raise(s.t());
+            table.raise(s.t() >>> TOKEN_NODE_BITS);
+            if (s.fresh()) {
+              table.raise(table.version() + 1);
+            }
             highestSeen = Math.max(highestSeen, table.version());
           }
-          sendTo(from, new AgentMessage.Stamped(tick1(), s.agent(), s.path(), s.t(), ok));
+          sendTo(from, new AgentMessage.Stamped(tick1(), s.agent(), s.path(), s.t(), ok, table.version()));
         }
       }
       default -> throw new IllegalStateException("not a server's message: " + m);
@@ -392,6 +415,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     if (from.equals(self)) {
       return;
     }
+    askAgain(from);
     table.raise(r.version());
     highestSeen = Math.max(highestSeen, table.version());
     if (!ready) {
@@ -582,7 +606,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     if (r.told) {
       long sentAt = Math.max(r.sentAt, trustedSince(r));
       r.sentAt = sentAt;
-      out.add(new Output.Renewed<>(r.id, sentAt, sentAt + r.agent.trust));
+      r.validUntil = sentAt + r.agent.trust;
+      out.add(new Output.Renewed<>(r.id, sentAt, r.validUntil));
     }
   }
 
@@ -620,11 +645,14 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       if (r.told) {
         if (!met) {
           lose(r, lossReason(r));
+        } else if (now >= r.validUntil) {
+          lose(r, Output.LostReason.EXPIRED); // the client did not renew
         }
         continue;
       }
       if (!met) {
         r.stampT = -1;
+        r.freshSentAt = Long.MAX_VALUE;
         r.stampedBy.clear();
         if (r.attempt && answeredAllReachable(r)) {
           out.add(new Output.Failed<>(r.id, r.claim.name(), Output.Failure.CONTENDED, Set.of()));
@@ -635,26 +663,75 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       }
       long t = 0;
       for (String s : held) {
-        t = Math.max(t, a.view.grantedAt(new LockRef(r.path, s)));
+        t = Math.max(t, a.view.grantedAt(new LockRef(r.path, s)) << TOKEN_NODE_BITS | members.indexOf(s));
       }
-      if (a.quorum == Quorum.MAJORITY && a.nodes.size() > 1) {
-        if (r.stampT != t) {
-          r.stampT = t;
-          r.stampedBy.clear();
+      long parts = t;
+      long sentAt = trustedSince(r);
+      boolean fresh = r.mode == Mode.READ && a.remote();
+      if (fresh || a.quorum == Quorum.MAJORITY && a.nodes.size() > 1) {
+        // The servers that hold it when it first does are a quorum, and t is at least each one's token; a server
+        // that comes to hold it later changes nothing. A write claim's parts were each granted after every
+        // conflicting claim left that server, so their tokens order it; a majority then raises every later token
+        // above t. A read claim's parts may be older than grants of other readers made and ended since: its first
+        // round asks its servers for a fresh version, and the token is the largest of them, which its second
+        // round raises a quorum to (for several nodes).
+        if (r.stampT < 0) {
+          startRound(r, t, fresh, held);
+        } else if (r.stampAsked.stream().anyMatch(s -> !r.stampedBy.contains(s) && !s.equals(self) && !up.contains(s))) {
+          // a server asked is cut off before it answered: the servers that came to hold the claim since join in
           for (String s : held) {
-            sendTo(s, new AgentMessage.Stamp(tick1(), a.id, r.path, t));
+            if (r.stampAsked.add(s)) {
+              sendTo(s, new AgentMessage.Stamp(tick1(), a.id, r.path, r.stampT, r.freshRound));
+            }
           }
         }
-        if (!AgentView.met(Quorum.MAJORITY, r.stampedBy.size(), a.nodes.size())) {
+        int quorum = a.quorum == Quorum.ANY ? 1 : a.quorum == Quorum.ALL ? a.nodes.size() : a.nodes.size() / 2 + 1;
+        if (r.stampedBy.size() < quorum) {
+          continue;
+        }
+        if (r.freshRound) {
+          long freshest = Math.max(r.stampT, r.freshest);
+          sentAt = Math.min(sentAt, r.freshSentAt);
+          if (a.nodes.size() > 1 && a.quorum != Quorum.ANY) {
+            startRound(r, freshest, false, held);
+            r.freshSentAt = sentAt;
+            continue;
+          }
+          t = freshest;
+        } else {
+          t = r.stampT;
+          sentAt = Math.min(sentAt, r.freshSentAt);
+        }
+        if (sentAt + a.trust <= now) {
+          startRound(r, parts, fresh, held); // the rounds took longer than the trust they count from: again
           continue;
         }
       }
       r.told = true;
-      r.sentAt = trustedSince(r);
-      out.add(new Output.Granted<>(r.id, r.claim.name(), t, 1, r.sentAt, r.sentAt + a.trust));
+      r.sentAt = sentAt;
+      r.validUntil = r.sentAt + a.trust;
+      out.add(new Output.Granted<>(r.id, r.claim.name(), t, 1, r.sentAt, r.validUntil));
     }
     if (agents.containsKey(a.id) && a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
       analyse(a);
+    }
+  }
+
+  /** A stamp round for {@code r} with token {@code t} to {@code servers}; {@code fresh}: the first of a read claim's. */
+  private void startRound(Req r, long t, boolean fresh, List<String> servers) {
+    r.stampT = t;
+    r.freshRound = fresh;
+    r.freshest = 0;
+    r.stampedBy.clear();
+    r.stampAsked.clear();
+    r.stampAsked.addAll(servers);
+    if (fresh) {
+      r.freshSentAt = now;
+    } else if (r.mode != Mode.READ) {
+      r.freshSentAt = Long.MAX_VALUE;
+    }
+    for (String s : servers) {
+      sendTo(s, new AgentMessage.Stamp(tick1(), r.agent.id, r.path, t, fresh));
     }
   }
 
@@ -705,14 +782,23 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         ? Output.LostReason.EXPIRED : Output.LostReason.REVOKED;
   }
 
+  /**
+   * A told claim is no longer held. Surrendered to break a deadlock, it is asked for again, and the servers grant it
+   * again with a new version, hence a larger token. Lost otherwise (its lease ran out, by the client's or the
+   * servers' windows), it is lost for good: its entries may still hold, and a second grant would carry the same
+   * token; the transaction keeps them until it ends. A plain lock's loss ends it.
+   */
   private void lose(Req r, Output.LostReason reason) {
-    out.add(new Output.Lost<>(r.id, r.claim.name(), reason, reason == Output.LostReason.DEADLOCK
-        ? "surrendered to break a deadlock; asked for again" : ""));
+    boolean again = reason == Output.LostReason.DEADLOCK;
+    out.add(new Output.Lost<>(r.id, r.claim.name(), reason, again ? "surrendered to break a deadlock; asked for again"
+        : ""));
     r.told = false;
     r.stampT = -1;
     r.stampedBy.clear();
     if (r.agent.plain()) {
-      endAgent(r.agent); // a plain lock's loss ends it
+      endAgent(r.agent);
+    } else if (!again) {
+      r.done = true;
     }
   }
 
@@ -835,6 +921,29 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
 
   // ================================================================ links, time
 
+  /**
+   * {@code server} says (by its restatement) that what it sent before may be lost, even when this node saw its link
+   * stay up: this node's agents ask it again for what they wait to hear from it (a stamp's answer, a renewal's, a
+   * surrender's acknowledgement).
+   */
+  private void askAgain(String server) {
+    for (Agent a : agents.values()) {
+      if (!a.nodes.contains(server)) {
+        continue;
+      }
+      sendTo(server, new AgentMessage.Renew(tick1(), a.id, a.lease, now));
+      for (LockRef l : a.view.awaitingAck(server)) {
+        sendTo(server, new AgentMessage.Surrender(tick1(), a.id, l.path(), a.view.version(l)));
+      }
+      for (Req r : a.reqs) {
+        if (!r.done && !r.told && r.stampT >= 0 && !r.stampedBy.contains(server)
+            && a.view.holds(new LockRef(r.path, server), r.mode)) {
+          sendTo(server, new AgentMessage.Stamp(tick1(), a.id, r.path, r.stampT, r.freshRound));
+        }
+      }
+    }
+  }
+
   private void peerUp(String p) {
     if (!peers.contains(p)) {
       return;
@@ -849,10 +958,17 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       }
     }
     sendTo(p, new AgentMessage.Restate(tick1(), highestSeen, entries));
-    for (Agent a : agents.values()) {
-      if (a.nodes.contains(p)) {
-        sendTo(p, new AgentMessage.Renew(tick1(), a.id, a.lease, now));
+    askAgain(p);
+    // and the server's side: the queues of p's agents here, which may have been lost on the old link
+    if (ready) {
+      int node = members.indexOf(p);
+      List<Tell> tell = new ArrayList<>();
+      for (Entry e : table.entries()) {
+        if (e.agent().node() == node) {
+          tell.add(new Tell(e.agent(), e.path()));
+        }
       }
+      notify(Set.of(), null, tell);
     }
   }
 
@@ -931,14 +1047,14 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         if (!r.done) {
           live = true;
           if (r.told) {
-            next = Math.min(next, trustedUntil(r));
+            next = Math.min(next, Math.min(r.validUntil, trustedUntil(r)));
           }
         }
       }
       if (live) {
         for (String s : a.nodes) {
           Long since = downSince.get(s);
-          if (since != null) {
+          if (since != null && since + peerTimeout > now) { // once past, nothing more happens at that time
             next = Math.min(next, since + peerTimeout);
           }
         }

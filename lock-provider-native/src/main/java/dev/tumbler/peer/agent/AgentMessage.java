@@ -67,17 +67,20 @@ public sealed interface AgentMessage extends PeerMessage {
 
   /**
    * {@code agent}'s claim on {@code path} holds on a quorum of its servers with token {@code t}: a server where its
-   * entry holds raises its version to at least {@code t}, so that every later grant there has a larger token.
+   * entry holds raises its version to at least {@code t}'s, so that every later grant there has a larger token. With
+   * {@code fresh} (the first of a read claim's two rounds) it also moves its version on by one and answers it: a
+   * version no earlier than the ends of the grants that ended before the round.
    */
-  record Stamp(long clock, AgentId agent, List<String> path, long t) implements AgentMessage {
+  record Stamp(long clock, AgentId agent, List<String> path, long t, boolean fresh) implements AgentMessage {
     public Stamp {
       Objects.requireNonNull(agent, "agent");
       path = List.copyOf(path);
     }
   }
 
-  /** The answer to {@link Stamp}: whether the entry held and the version was raised. */
-  record Stamped(long clock, AgentId agent, List<String> path, long t, boolean ok) implements AgentMessage {
+  /** The answer to {@link Stamp}: whether the entry held and the version was raised, and the version then. */
+  record Stamped(long clock, AgentId agent, List<String> path, long t, boolean ok, long version)
+      implements AgentMessage {
     public Stamped {
       Objects.requireNonNull(agent, "agent");
       path = List.copyOf(path);

@@ -158,6 +158,11 @@ final class AgentView {
     return s == null ? 0 : s.version;
   }
 
+  /** The locks of {@code server} whose surrender this agent waits to see acknowledged. */
+  List<LockRef> awaitingAck(String server) {
+    return awaitingAck.stream().filter(l -> l.server().equals(server)).sorted().toList();
+  }
+
   /** Whether this agent waits for the server to acknowledge its surrender of {@code lock}. */
   boolean awaitingAck(LockRef lock) {
     return awaitingAck.contains(lock);

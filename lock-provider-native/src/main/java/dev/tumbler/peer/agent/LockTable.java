@@ -33,8 +33,9 @@ import java.util.TreeSet;
  *       grant rule a sole reader is upgraded at once.
  *   <li>A <b>surrender</b> drops what the agent holds on a path and the paths related to it, and moves
  *       those entries to the end of the queue (a new, largest {@code seq}), keeping what they want.
- *   <li>The <b>version</b> {@code V} never goes back: every change sets {@code V := max(V + 1, wall)}, and the
- *       entries a change grants are granted at that version, which is their fencing token on this server.
+ *   <li>The <b>version</b> {@code V} never goes back: every change sets {@code V := max(V + 1, wall)}, and each
+ *       entry a change grants takes a version of its own (the first that one, the next {@code V + 1}, and so on):
+ *       its fencing token on this server, so that readers granted together do not share one.
  * </ul>
  *
  * Not thread safe: owned by one core. Public for its {@link Mode} and {@link Entry}, which messages carry.
@@ -316,10 +317,15 @@ public final class LockTable {
   private void change(long wall, Set<List<String>> changed) {
     version = Math.max(version + 1, wall);
     boolean granted = true;
+    boolean versionUsed = false;
     while (granted) {
       granted = false;
       for (Slot s : bySeq.values()) {
         if (s.waiting() && grantable(s)) {
+          if (versionUsed) {
+            version++; // each grant its own version: readers granted together get distinct tokens (F1)
+          }
+          versionUsed = true;
           s.holds = s.wants;
           s.grantedAt = version;
           s.surrendered = false;

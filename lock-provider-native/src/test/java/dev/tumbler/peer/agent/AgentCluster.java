@@ -299,8 +299,24 @@ final class AgentCluster {
     return true;
   }
 
-  /** Moves the clock by {@code nanos}, firing timers in time order and delivering what they cause. */
+  /**
+   * Moves the clock by {@code nanos}, firing timers in time order and delivering what they cause; every third of
+   * the term, the holders renew, as the node's renewer does for them.
+   */
   void advance(long nanos) {
+    long end = now + nanos;
+    while (now < end) {
+      advanceNoRenewal(Math.min(T / 3, end - now));
+      for (Req r : List.copyOf(requests.values())) {
+        if (r.held && cores.containsKey(r.node)) {
+          renew(r.id);
+        }
+      }
+    }
+  }
+
+  /** Moves the clock by {@code nanos} as {@link #advance} does, with no holder renewing. */
+  void advanceNoRenewal(long nanos) {
     long until = now + nanos;
     while (true) {
       drain();

@@ -44,8 +44,9 @@ class AgentCodecFuzzTest {
       case 2 -> new AgentMessage.End(clock, id(d));
       case 3 -> new AgentMessage.Renew(clock, id(d), d.consumeLong(1, Long.MAX_VALUE), d.consumeLong());
       case 4 -> new AgentMessage.Renewed(clock, id(d), d.consumeLong());
-      case 5 -> new AgentMessage.Stamp(clock, id(d), path(d), d.consumeLong(0, Long.MAX_VALUE));
-      case 6 -> new AgentMessage.Stamped(clock, id(d), path(d), d.consumeLong(0, Long.MAX_VALUE), d.consumeBoolean());
+      case 5 -> new AgentMessage.Stamp(clock, id(d), path(d), d.consumeLong(0, Long.MAX_VALUE), d.consumeBoolean());
+      case 6 -> new AgentMessage.Stamped(clock, id(d), path(d), d.consumeLong(0, Long.MAX_VALUE), d.consumeBoolean(),
+          d.consumeLong(0, Long.MAX_VALUE));
       case 7 -> {
         List<AgentMessage.Claimed> c = new ArrayList<>();
         int n = d.consumeInt(0, 4);
