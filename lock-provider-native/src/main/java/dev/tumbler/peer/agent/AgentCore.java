@@ -61,6 +61,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   static final int TOKEN_NODE_BITS = 10;
   private static final long NONE = Long.MAX_VALUE;
   private static final int MAX_FORWARDS_REMEMBERED = 4096;
+  private static final int MAX_LOCAL_MESSAGES_PER_STEP = 100_000;
 
   /** Test-only mutation: an agent stores every queue it is told, even one older than the one it holds. */
   boolean mutationIgnoreVersions;
@@ -70,6 +71,12 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   boolean mutationSmallestSurrenders;
   /** Test-only mutation: an agent chosen on a cycle aborts even when the lock there was not reported held. */
   boolean mutationAbortUntold;
+
+  /**
+   * For checkers (the simulator): after every step, fail with an {@link IllegalStateException} naming the entries
+   * if two agents hold conflicting entries in this node's table (AG-1).
+   */
+  public boolean checkTable;
 
   private final String self;
   private final List<String> members;
@@ -127,6 +134,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     final Map<String, Long> windows = new HashMap<>();
     final Set<String> forwarded = new HashSet<>();
     long nextRenewAt = NONE;
+    /** Whether its view changed since its last deadlock analysis. */
+    boolean dirty;
     /** The lock being surrendered in this step, so that the claims it takes away are lost for that reason. */
     LockRef surrendering;
 
@@ -165,6 +174,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     final Set<String> stampedBy = new HashSet<>();
     /** The servers the round under way was sent to. */
     final Set<String> stampAsked = new HashSet<>();
+    /** The servers that answered the round under way that the claim's entry held nothing there. */
+    final Set<String> stampRefused = new HashSet<>();
     /** The token of the stamp round under way, or -1. */
     long stampT = -1;
     /** Whether the round under way is a read claim's first, which asks for fresh versions. */
@@ -281,6 +292,12 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       }
       drain();
       settle();
+      if (checkTable) {
+        String conflict = table.conflictAmongHolders();
+        if (conflict != null) {
+          throw new IllegalStateException("AG-1: conflicting holders on " + self + ": " + conflict);
+        }
+      }
       return out;
     } finally {
       out = null;
@@ -297,7 +314,13 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
 
   /** Handles the messages of this step to local parties (a server's answer to a local agent, and back). */
   private void drain() {
+    int handled = 0;
     while (!local.isEmpty()) {
+      if (++handled > MAX_LOCAL_MESSAGES_PER_STEP) {
+        // a bug, not a load: fail this step loudly rather than grow without bound
+        throw new IllegalStateException("more than " + MAX_LOCAL_MESSAGES_PER_STEP + " local messages in one step on "
+            + self + ", the last " + local.peekLast().message);
+      }
       Local l = local.poll();
       receive(l.from, l.message);
     }
@@ -322,9 +345,13 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       }
       case AgentMessage.Stamped s -> {
         Agent a = agentHere(s.agent());
-        if (a != null && s.ok() && a.nodes.contains(from)) {
+        if (a != null && a.nodes.contains(from)) {
           for (Req r : a.reqs) {
-            if (!r.done && r.path.equals(s.path()) && r.stampT == s.t()) {
+            if (!r.done && r.path.equals(s.path()) && r.stampT == s.t() && !s.ok()) {
+              // it held no more when the stamp came: asked again if it holds again while the round goes on
+              r.stampAsked.remove(from);
+              r.stampRefused.add(from);
+            } else if (!r.done && r.path.equals(s.path()) && r.stampT == s.t()) {
               r.stampedBy.add(from);
               if (r.freshRound) {
                 r.freshest = Math.max(r.freshest, s.version() << TOKEN_NODE_BITS | members.indexOf(from));
@@ -337,8 +364,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       case AgentMessage.Forward f -> {
         Agent a = agentHere(f.to());
         if (a != null && members.contains(f.server())) {
-          if (a.view.offer(new LockRef(f.path(), f.server()), f.version(), f.queue(), null)) {
+          if (a.view.offerForwarded(new LockRef(f.path(), f.server()), f.version(), f.queue(), now + a.lease / 3)) {
             highestSeen = Math.max(highestSeen, f.version());
+            a.dirty = true;
             evaluate(a);
           }
         }
@@ -347,6 +375,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         Agent a = agentHere(s.to());
         if (a != null && members.contains(s.server())) {
           a.view.surrenderedByOther(new LockRef(s.path(), s.server()), s.version());
+          a.dirty = true;
           evaluate(a);
         }
       }
@@ -392,7 +421,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         if (fromItsNode(from, s.agent())) {
           touch(from, s.agent(), 0);
           Entry e = table.entry(s.agent(), s.path());
-          boolean ok = e != null && e.held();
+          // holds something: a read claim's entry holds while it waits for its upgrade to write
+          boolean ok = e != null && e.holds() != null;
           if (ok) {
             table.raise(s.t() >>> TOKEN_NODE_BITS);
             if (s.fresh()) {
@@ -537,9 +567,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     clock++;
     Agent a = new Agent(new AgentId(clock, selfIndex, ++txSeq), txId, session, options);
     agents.put(a.id, a);
-    if (a.remote()) {
-      renewAt(a);
-    }
+    renewAt(a);
     return a;
   }
 
@@ -622,7 +650,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         r.answered.add(from);
       }
     }
-    a.view.offer(new LockRef(i.path(), from), i.version(), i.queue(), i.surrenderOf());
+    if (a.view.offer(new LockRef(i.path(), from), i.version(), i.queue(), i.surrenderOf())) {
+      a.dirty = true;
+    }
     evaluate(a);
   }
 
@@ -677,10 +707,14 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         // round raises a quorum to (for several nodes).
         if (r.stampT < 0) {
           startRound(r, t, fresh, held);
-        } else if (r.stampAsked.stream().anyMatch(s -> !r.stampedBy.contains(s) && !s.equals(self) && !up.contains(s))) {
-          // a server asked is cut off before it answered: the servers that came to hold the claim since join in
+        } else {
+          // a server asked is cut off before it answered: the servers that came to hold the claim since join in;
+          // one that refused (it held no more) is asked again once it holds again
+          boolean cutOff = r.stampAsked.stream()
+              .anyMatch(s -> !r.stampedBy.contains(s) && !s.equals(self) && !up.contains(s));
           for (String s : held) {
-            if (r.stampAsked.add(s)) {
+            if ((cutOff || r.stampRefused.contains(s)) && r.stampAsked.add(s)) {
+              r.stampRefused.remove(s);
               sendTo(s, new AgentMessage.Stamp(tick1(), a.id, r.path, r.stampT, r.freshRound));
             }
           }
@@ -712,7 +746,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       r.validUntil = r.sentAt + a.trust;
       out.add(new Output.Granted<>(r.id, r.claim.name(), t, 1, r.sentAt, r.validUntil));
     }
-    if (agents.containsKey(a.id) && a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
+    if (a.dirty && agents.containsKey(a.id) && a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
+      a.dirty = false; // nothing to learn from the same queues twice
       analyse(a);
     }
   }
@@ -723,6 +758,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     r.freshRound = fresh;
     r.freshest = 0;
     r.stampedBy.clear();
+    r.stampRefused.clear();
     r.stampAsked.clear();
     r.stampAsked.addAll(servers);
     if (fresh) {
@@ -817,8 +853,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       Node victim = mutationSmallestSurrenders ? res.cycle().get(0) : res.victim().get();
       if (victim.agent().equals(a.id)) {
         resolve(a, victim, res.cycle());
+        return;
       }
-      return;
     }
     for (WaitFor.Forward f : res.forwards()) {
       long version = a.view.version(f.lock());
@@ -851,6 +887,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     out.add(new Output.Fact<>(new Observation.Surrender(lock.server(), lock.path(), a.id.toString(),
         told, version)));
     a.view.surrendering(lock);
+    a.dirty = true;
     Set<AgentId> inQueue = new HashSet<>();
     for (Entry e : queue) {
       inQueue.add(e.agent());
@@ -980,6 +1017,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     downSince.put(p, now);
     for (Agent a : agents.values()) {
       a.view.linkLost(p);
+      a.dirty = true;
     }
   }
 
@@ -1008,8 +1046,15 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       if (!agents.containsKey(a.id)) {
         continue;
       }
-      if (a.remote() && now >= a.nextRenewAt) {
+      if (now >= a.nextRenewAt) {
         renewAt(a);
+        // while it waits: forwarded queues past their time are forgotten, and it analyses and forwards again, so
+        // that what it knows, and what the larger agents know of it, never stays stale
+        a.view.expire(now);
+        if (a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
+          a.forwarded.clear();
+          a.dirty = true;
+        }
       }
       if (a.reqs.stream().anyMatch(r -> !r.done)) {
         Set<String> down = new TreeSet<>();
@@ -1039,7 +1084,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       next = Math.min(next, e);
     }
     for (Agent a : agents.values()) {
-      if (a.remote()) {
+      if (a.remote() || a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
         next = Math.min(next, a.nextRenewAt);
       }
       boolean live = false;

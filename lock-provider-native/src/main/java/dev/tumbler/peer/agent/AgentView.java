@@ -28,7 +28,8 @@ import java.util.Set;
  * Not thread safe: owned by one agent in its core.
  */
 final class AgentView {
-  private record Stored(long version, List<Entry> queue) {}
+  /** A queue at a version; {@code expiresAt}: when a forwarded one is forgotten ({@link Long#MAX_VALUE}: never). */
+  private record Stored(long version, List<Entry> queue, long expiresAt) {}
 
   /** Test-only mutation: every queue is stored, whatever its version. */
   boolean ignoreVersions;
@@ -48,6 +49,19 @@ final class AgentView {
    * whose surrender the server's change was, or null. Returns whether it was stored.
    */
   boolean offer(LockRef lock, long version, List<Entry> queue, AgentId surrenderOf) {
+    return offer(lock, version, queue, surrenderOf, Long.MAX_VALUE);
+  }
+
+  /**
+   * A queue another agent forwarded: as {@link #offer}, forgotten at {@code expiresAt} unless a newer one came. This
+   * agent is told nothing more of a lock it has no entry on, so a forwarded queue would otherwise stay as it was
+   * when the forwarder last saw it, long after its agents moved on; the forwarders send again while they wait.
+   */
+  boolean offerForwarded(LockRef lock, long version, List<Entry> queue, long expiresAt) {
+    return offer(lock, version, queue, null, expiresAt);
+  }
+
+  private boolean offer(LockRef lock, long version, List<Entry> queue, AgentId surrenderOf, long expiresAt) {
     Objects.requireNonNull(lock, "lock");
     Objects.requireNonNull(queue, "queue");
     Stored s = stored.get(lock);
@@ -60,7 +74,7 @@ final class AgentView {
       }
       awaitingAck.remove(lock);
     }
-    stored.put(lock, new Stored(version, List.copyOf(queue)));
+    stored.put(lock, new Stored(version, List.copyOf(queue), expiresAt));
     return true;
   }
 
@@ -103,7 +117,7 @@ final class AgentView {
     Stored s = stored.get(lock);
     if (s != null) {
       // keep the version, so that a queue older than the forgotten one is still refused
-      stored.put(lock, new Stored(s.version, null));
+      stored.put(lock, new Stored(s.version, null, Long.MAX_VALUE));
     }
   }
 
@@ -150,6 +164,18 @@ final class AgentView {
    */
   void linkLost(String server) {
     awaitingAck.removeIf(l -> l.server().equals(server));
+  }
+
+  /** Forgets the forwarded queues whose time is up; returns whether there was one. */
+  boolean expire(long now) {
+    boolean any = false;
+    for (Map.Entry<LockRef, Stored> e : List.copyOf(stored.entrySet())) {
+      if (e.getValue().queue != null && e.getValue().expiresAt <= now) {
+        forgetQueue(e.getKey());
+        any = true;
+      }
+    }
+    return any;
   }
 
   /** The version of the latest stored queue of {@code lock}: 0 when none was. */

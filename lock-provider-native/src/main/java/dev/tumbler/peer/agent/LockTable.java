@@ -32,7 +32,8 @@ import java.util.TreeSet;
  *   <li>An <b>upgrade</b> (write asked by an agent whose entry holds read) keeps the entry's place; by the
  *       grant rule a sole reader is upgraded at once.
  *   <li>A <b>surrender</b> drops what the agent holds on a path and the paths related to it, and moves
- *       those entries to the end of the queue (a new, largest {@code seq}), keeping what they want.
+ *       those entries, held or waiting, to the end of the queue (a new, largest {@code seq}), keeping what they
+ *       want: a transaction that waits ahead of another on a path gives way too.
  *   <li>The <b>version</b> {@code V} never goes back: every change sets {@code V := max(V + 1, wall)}, and each
  *       entry a change grants takes a version of its own (the first that one, the next {@code V + 1}, and so on):
  *       its fencing token on this server, so that readers granted together do not share one.
@@ -123,6 +124,11 @@ public final class LockTable {
 
   private record Key(AgentId agent, List<String> path) {}
 
+  /** Test-only mutation: a request does not see the entries held on its path's descendants. */
+  boolean mutationAncestorsOnly;
+  /** Test-only mutation: an upgrade to write is granted although other agents hold read on the path. */
+  boolean mutationUpgradeWithOthers;
+
   private final Map<Key, Slot> slots = new HashMap<>();
   private final TreeMap<Long, Slot> bySeq = new TreeMap<>();
   private long nextSeq = 1;
@@ -164,7 +170,9 @@ public final class LockTable {
 
   /**
    * {@code agent} gives up what it holds on {@code path} and on every path related to it: those entries hold
-   * nothing and move to the end of the queue, still asking for what they asked for, and until they are granted
+   * nothing and, with its entries there that wait, move to the end of the queue, still asking for what they asked
+   * for (a waiting entry ahead of another agent's on its path holds that one back as a holder does), and until they
+   * are granted
    * again they also wait behind the conflicting waiters on related paths that were queued before them (without
    * that, an entry surrendered on {@code [a,b]} while the agent it should make way for waits on {@code [a]},
    * held back by a third agent, would be granted straight back, and the same cycle chosen again). Always a
@@ -177,7 +185,7 @@ public final class LockTable {
     Set<List<String>> changed = new LinkedHashSet<>();
     changed.add(p);
     for (Slot s : List.copyOf(bySeq.values())) {
-      if (s.agent.equals(agent) && s.holds != null && related(s.path, p)) {
+      if (s.agent.equals(agent) && related(s.path, p)) {
         bySeq.remove(s.seq);
         s.holds = null;
         s.grantedAt = 0;
@@ -339,6 +347,10 @@ public final class LockTable {
   private boolean grantable(Slot s) {
     for (Slot o : bySeq.values()) {
       if (o.agent.equals(s.agent) || !related(o.path, s.path)) {
+        continue;
+      }
+      if (mutationAncestorsOnly && o.path.size() > s.path.size()
+          || mutationUpgradeWithOthers && s.holds == Mode.READ && o.path.equals(s.path) && o.holds == Mode.READ) {
         continue;
       }
       if (o.holds != null && Mode.conflict(o.holds, s.wants)) {

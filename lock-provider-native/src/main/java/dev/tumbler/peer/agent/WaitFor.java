@@ -74,7 +74,8 @@ final class WaitFor {
    *     every entry on a related path, so these may be an ancestor or a descendant of the node's path): the
    *     claims a surrender there takes away; empty when there is no deadlock
    * @param forwards with no deadlock: each queue with a waiter, to each agent with a larger id than the analysing
-   *     one that holds an entry somewhere in what it knows and is not in that queue
+   *     one that has an entry somewhere in what it knows and is not in that queue; with a deadlock whose victim is
+   *     another agent: each queue of the cycle that the victim is not in, to the victim
    */
   record Result(List<Node> cycle, Optional<Node> victim, List<List<String>> victimPaths, List<Forward> forwards) {}
 
@@ -83,17 +84,15 @@ final class WaitFor {
   /** The analysis by {@code self} of the queues it knows. */
   static Result analyse(AgentId self, Map<LockRef, List<Entry>> known) {
     SortedMap<LockRef, List<Entry>> queues = new TreeMap<>(known);
-    // nodes, and every agent's nodes
+    // nodes, and every agent's nodes: each agent with an entry in a queue that someone waits in
     TreeMap<AgentId, List<Node>> nodesOf = new TreeMap<>();
     TreeSet<Node> nodes = new TreeSet<>();
     for (Map.Entry<LockRef, List<Entry>> q : queues.entrySet()) {
       if (q.getValue().stream().anyMatch(e -> !e.held())) {
         for (Entry e : q.getValue()) {
-          if (e.holds() != null) {
-            Node n = new Node(e.agent(), q.getKey());
-            if (nodes.add(n)) {
-              nodesOf.computeIfAbsent(e.agent(), a -> new ArrayList<>()).add(n);
-            }
+          Node n = new Node(e.agent(), q.getKey());
+          if (nodes.add(n)) {
+            nodesOf.computeIfAbsent(e.agent(), a -> new ArrayList<>()).add(n);
           }
         }
       }
@@ -101,12 +100,13 @@ final class WaitFor {
     Map<Node, TreeSet<Node>> edges = new HashMap<>();
     for (Map.Entry<LockRef, List<Entry>> q : queues.entrySet()) {
       List<Entry> queue = q.getValue();
-      for (Entry h : queue) {
-        if (h.holds() == null) {
-          continue;
-        }
-        Node from = new Node(h.agent(), q.getKey());
-        for (Entry w : waitersOf(h, queue)) {
+      TreeSet<AgentId> agents = new TreeSet<>();
+      for (Entry e : queue) {
+        agents.add(e.agent());
+      }
+      for (AgentId a : agents) {
+        Node from = new Node(a, q.getKey());
+        for (Entry w : waitersFor(a, queue)) {
           for (Node to : nodesOf.getOrDefault(w.agent(), List.of())) {
             edges.computeIfAbsent(from, k -> new TreeSet<>()).add(to);
           }
@@ -117,19 +117,26 @@ final class WaitFor {
       if (component.size() > 1) {
         Node victim = component.stream().max(Comparator.naturalOrder()).orElseThrow();
         List<List<String>> paths = queues.get(victim.lock()).stream()
-            .filter(e -> e.agent().equals(victim.agent()) && e.holds() != null).map(Entry::path).distinct().toList();
-        return new Result(component, Optional.of(victim), paths, List.of());
-      }
-    }
-    // no cycle: each queue with a waiter, to the larger agents that hold in any known queue and are not in it
-    TreeSet<AgentId> holders = new TreeSet<>();
-    for (List<Entry> q : queues.values()) {
-      for (Entry e : q) {
-        if (e.holds() != null) {
-          holders.add(e.agent());
+            .filter(e -> e.agent().equals(victim.agent())).map(Entry::path).distinct().toList();
+        // the victim may not know every queue of the cycle (the agents that would tell it see the cycle, or know
+        // nothing of it): each one it is not queued in goes to it
+        List<Forward> toVictim = new ArrayList<>();
+        if (!victim.agent().equals(self)) {
+          TreeSet<LockRef> locks = new TreeSet<>();
+          for (Node n : component) {
+            locks.add(n.lock());
+          }
+          for (LockRef l : locks) {
+            if (queues.get(l).stream().noneMatch(e -> e.agent().equals(victim.agent()))) {
+              toVictim.add(new Forward(victim.agent(), l));
+            }
+          }
         }
+        return new Result(component, Optional.of(victim), paths, toVictim);
       }
     }
+    // no cycle: each queue with a waiter, to the larger agents queued where someone waits and not in that queue
+    TreeSet<AgentId> holders = new TreeSet<>(nodesOf.keySet());
     List<Forward> forwards = new ArrayList<>();
     for (Map.Entry<LockRef, List<Entry>> q : queues.entrySet()) {
       if (q.getValue().stream().allMatch(Entry::held)) {
@@ -145,20 +152,27 @@ final class WaitFor {
   }
 
   /**
-   * The waiting entries of other agents in {@code queue} that wait for the held entry {@code h}: directly (related
-   * paths, conflicting modes), behind {@code h} itself when it waits for an upgrade (the same path, queued after
-   * it, conflicting with what it wants), or behind an earlier, conflicting waiter on their own path that waits for
-   * it.
+   * The waiting entries of other agents in {@code queue} that wait for agent {@code a}: directly (an entry of
+   * {@code a} holds on a related path in a conflicting mode), behind a waiting entry of {@code a} (the server's FIFO
+   * rule: the same path, queued after it, conflicting with what it wants; any related path for a surrendered
+   * waiter), or behind an earlier, conflicting waiter on their own path that waits for {@code a}. A transaction
+   * that holds nothing can so be waited for, and be on a cycle: its surrender moves its waiting entries back.
    */
-  static List<Entry> waitersOf(Entry h, List<Entry> queue) {
+  static List<Entry> waitersFor(AgentId a, List<Entry> queue) {
+    List<Entry> mine = queue.stream().filter(e -> e.agent().equals(a)).toList();
     List<Entry> waiting = new ArrayList<>();
     for (Entry w : queue) {
-      if (w.held() || w.agent().equals(h.agent())) {
+      if (w.held() || w.agent().equals(a)) {
         continue;
       }
-      boolean behindH = w.surrendered() ? LockTable.related(w.path(), h.path()) : w.path().equals(h.path());
-      boolean direct = LockTable.related(w.path(), h.path()) && Mode.conflict(h.holds(), w.wants())
-          || !h.held() && behindH && h.seq() < w.seq() && Mode.conflict(h.wants(), w.wants());
+      boolean direct = false;
+      for (Entry e : mine) {
+        if (e.holds() != null && LockTable.related(w.path(), e.path()) && Mode.conflict(e.holds(), w.wants())
+            || !e.held() && queuedBehind(w, e)) {
+          direct = true;
+          break;
+        }
+      }
       if (direct || behindOneThatWaits(w, waiting)) {
         waiting.add(w);
       }
@@ -166,10 +180,20 @@ final class WaitFor {
     return waiting;
   }
 
+  /** {@link #waitersFor} the agent of the held entry {@code h}. */
+  static List<Entry> waitersOf(Entry h, List<Entry> queue) {
+    return waitersFor(h.agent(), queue);
+  }
+
+  /** Whether the waiter {@code w} is queued behind the waiter {@code e}: the server grants {@code e} first. */
+  private static boolean queuedBehind(Entry w, Entry e) {
+    boolean samePlace = w.surrendered() ? LockTable.related(e.path(), w.path()) : e.path().equals(w.path());
+    return e.seq() < w.seq() && samePlace && Mode.conflict(e.wants(), w.wants());
+  }
+
   private static boolean behindOneThatWaits(Entry w, List<Entry> waitingForH) {
     for (Entry e : waitingForH) {
-      boolean queuedBehind = w.surrendered() ? LockTable.related(e.path(), w.path()) : e.path().equals(w.path());
-      if (e.seq() < w.seq() && queuedBehind && Mode.conflict(e.wants(), w.wants())) {
+      if (queuedBehind(w, e)) {
         return true;
       }
     }

@@ -95,15 +95,19 @@ class WaitForTest {
   @Test
   void aCycleThroughAWaiterThatHoldsNothingIsSeen() {
     // T1 holds p READ; T3 waits for p WRITE; T2 asks p READ after T3 and waits behind it (FIFO). T2 holds q
-    // WRITE, and T1 waits for q. T2 waits (through T3) for T1, which waits for T2.
+    // WRITE, and T1 waits for q. T2 waits (through T3) for T1, which waits for T2; and T3, which holds nothing, is
+    // on the cycle (T2 waits behind it): the youngest, it gives way by moving its waiting entry back.
     lock(T1, "n1", Mode.READ, "p");
     lock(T3, "n1", Mode.WRITE, "p");
     lock(T2, "n1", Mode.WRITE, "q");
     lock(T2, "n1", Mode.READ, "p");
     lock(T1, "n1", Mode.READ, "q");
     Result r = WaitFor.analyse(T1, all());
-    assertEquals(List.of(node(T1, "n1", "p"), node(T2, "n1", "q")), r.cycle());
-    assertEquals(node(T2, "n1", "q"), r.victim().orElseThrow());
+    assertEquals(List.of(node(T1, "n1", "p"), node(T2, "n1", "q"), node(T3, "n1", "p")), r.cycle());
+    assertEquals(node(T3, "n1", "p"), r.victim().orElseThrow());
+    assertEquals(List.of(List.of("p")), r.victimPaths(), "its waiting entry");
+    assertEquals(List.of(new Forward(T3, new LockRef(List.of("q"), "n1"))), r.forwards(),
+        "the victim is told the queue of the cycle it is not in");
   }
 
   @Test
@@ -152,7 +156,7 @@ class WaitForTest {
   }
 
   @Test
-  void withoutACycleTheQueuesGoToLargerAgentsThatHoldElsewhere() {
+  void withoutACycleTheQueuesGoToLargerAgentsQueuedElsewhere() {
     // T1 holds x, T2 waits for x and holds y, T3 holds z; T4 waits for y. No cycle.
     lock(T1, "n1", Mode.WRITE, "x");
     lock(T2, "n1", Mode.WRITE, "y");
@@ -163,10 +167,14 @@ class WaitForTest {
     Result r = WaitFor.analyse(T1, all());
     assertTrue(r.victim().isEmpty());
     assertEquals(Set.of(new Forward(T3, new LockRef(List.of("x"), "n1")),
+        new Forward(T4, new LockRef(List.of("x"), "n1")),
         new Forward(T3, new LockRef(List.of("y"), "n1")),
         new Forward(T2, new LockRef(List.of("z"), "n2"))), Set.copyOf(r.forwards()),
-        "each waited-on queue to each larger holder not in it: T2 holds y, T3 holds z, T4 holds nothing");
-    assertTrue(WaitFor.analyse(T3, all()).forwards().isEmpty(), "no holder is larger than T3");
+        "each waited-on queue to each larger agent queued where someone waits and not in it: T2 in x and y, T3 in "
+            + "z, T4 (which holds nothing) in y and z");
+    assertEquals(List.of(new Forward(T4, new LockRef(List.of("x"), "n1"))), WaitFor.analyse(T3, all()).forwards(),
+        "T4 is the only agent larger than T3");
+    assertTrue(WaitFor.analyse(T4, all()).forwards().isEmpty(), "no agent is larger than T4");
   }
 
   @Test
@@ -203,21 +211,16 @@ class WaitForTest {
       List<Node> nodes = new ArrayList<>();
       known.forEach((lock, q) -> {
         if (q.stream().anyMatch(e -> !e.held())) {
-          q.stream().filter(e -> e.holds() != null).map(e -> new Node(e.agent(), lock)).distinct()
-              .forEach(nodes::add);
+          q.stream().map(e -> new Node(e.agent(), lock)).distinct().forEach(nodes::add);
         }
       });
       int n = nodes.size();
       boolean[][] reach = new boolean[n][n];
       for (int i = 0; i < n; i++) {
         Node from = nodes.get(i);
-        for (Entry h : known.get(from.lock())) {
-          if (h.agent().equals(from.agent()) && h.holds() != null) {
-            for (Entry w : WaitFor.waitersOf(h, known.get(from.lock()))) {
-              for (int j = 0; j < n; j++) {
-                reach[i][j] |= nodes.get(j).agent().equals(w.agent());
-              }
-            }
+        for (Entry w : WaitFor.waitersFor(from.agent(), known.get(from.lock()))) {
+          for (int j = 0; j < n; j++) {
+            reach[i][j] |= nodes.get(j).agent().equals(w.agent());
           }
         }
       }

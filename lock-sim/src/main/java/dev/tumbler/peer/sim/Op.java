@@ -1,6 +1,7 @@
 package dev.tumbler.peer.sim;
 
 import dev.tumbler.peer.core.Claim;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -30,6 +31,35 @@ public sealed interface Op {
           + (claim.writer() == Claim.Writer.HARD ? "" : "/" + claim.writer()) + " "
           + claim.name() + ", hold=" + holdNanos + ", wait=" + waitNanos + (attempt ? ", attempt" : "")
           + (renews ? "" : ", never renews") + "]";
+    }
+  }
+
+  /**
+   * A client of {@code node}'s session slot {@code session} begins a transaction (a majority of every member for
+   * each claim, NATIVE-ALGORITHMS F-10) and asks for {@code claims} in order, claim {@code i} {@code gaps[i]}
+   * after the one before (staggered, so that transactions interleave and wait for each other in cycles); it waits
+   * without a timeout, holds everything for {@code holdNanos} once all are held, then ends the transaction. With
+   * {@code abortOnDeadlock} it prefers to abort when chosen to break a deadlock.
+   */
+  record Transaction(long at, int node, int session, List<Claim> claims, List<Long> gaps, long holdNanos,
+      boolean abortOnDeadlock, boolean renews) implements Op {
+    public Transaction {
+      claims = List.copyOf(claims);
+      gaps = List.copyOf(gaps);
+      if (claims.isEmpty() || claims.size() != gaps.size()) {
+        throw new IllegalArgumentException("a transaction has claims, each with its gap: " + claims + " " + gaps);
+      }
+    }
+
+    @Override
+    public String toString() {
+      StringBuilder b = new StringBuilder("Transaction[at=" + at + ", node=" + node + ", session=" + session + ",");
+      for (int i = 0; i < claims.size(); i++) {
+        b.append(" +").append(gaps.get(i) / 1_000_000).append("ms ").append(claims.get(i).mode()).append(' ')
+            .append(claims.get(i).name());
+      }
+      return b + ", hold=" + holdNanos + (abortOnDeadlock ? ", abortOnDeadlock" : "") + (renews ? "" : ", never renews")
+          + "]";
     }
   }
 

@@ -52,11 +52,17 @@ public final class Safety {
    * @param permits the permits granted
    * @param madeAt when the grant started to count, on the caller's time line ({@link Long#MAX_VALUE}: after
    *     every end reported so far)
+   * @param tx the transaction it is a claim of, or 0: the claims of one transaction do not exclude each other
    */
-  public record Grant(long requestId, String holder, Claim claim, long token, int permits, long madeAt) {
+  public record Grant(long requestId, String holder, Claim claim, long token, int permits, long madeAt, long tx) {
     public Grant {
       Objects.requireNonNull(holder, "holder");
       Objects.requireNonNull(claim, "claim");
+    }
+
+    /** A grant of a request of its own (no transaction). */
+    public Grant(long requestId, String holder, Claim claim, long token, int permits, long madeAt) {
+      this(requestId, holder, claim, token, permits, madeAt, 0);
     }
 
     /** A grant made after every grant that ended so far. */
@@ -73,21 +79,45 @@ public final class Safety {
 
   /** The fencing history of one name (one path for transactions). */
   private static final class History {
-    final Set<Long> tokens = new HashSet<>();
-    long highest = Long.MIN_VALUE;
+    /** Every token granted, with the transaction of its grant (0 for none). */
+    final TreeMap<Long, Long> tokens = new TreeMap<>();
     /** End time → the highest token of the grants that ended then or before (ends come in time order). */
     final TreeMap<Long, Long> endedBy = new TreeMap<>();
+    /** The transactions' grants that ended: end time → token → transaction (a token of several is its own). */
+    final TreeMap<Long, Map<Long, Long>> txEnds = new TreeMap<>();
 
     long highestEndedBefore(long at) {
       Map.Entry<Long, Long> e = endedBy.lowerEntry(at);
       return e == null ? Long.MIN_VALUE : e.getValue();
     }
 
-    void ended(long at, long token) {
+    /**
+     * The highest token of a grant that ended before {@code at}, leaving out the grants of transaction {@code tx}
+     * (not 0) whose token is {@code token}: a transaction's claims on one path share its entry's token.
+     */
+    long highestEndedBefore(long at, long tx, long token) {
+      long highest = highestEndedBefore(at);
+      if (tx == 0 || highest != token) {
+        return highest;
+      }
+      // the highest is this very token: it counts only if a grant of another transaction ended with it
+      for (Map<Long, Long> byToken : txEnds.headMap(at, false).values()) {
+        Long owner = byToken.get(token);
+        if (owner != null && owner == tx) {
+          return Long.MIN_VALUE; // its own: tokens below it were checked when it was granted
+        }
+      }
+      return highest;
+    }
+
+    void ended(long at, long token, long tx) {
       Map.Entry<Long, Long> last = endedBy.lastEntry();
       long stamp = last == null ? at : Math.max(at, last.getKey()); // never back: ends are reported in order
       long highest = last == null ? token : Math.max(last.getValue(), token);
       endedBy.put(stamp, highest);
+      if (tx != 0) {
+        txEnds.computeIfAbsent(stamp, k -> new HashMap<>()).put(token, tx);
+      }
     }
   }
 
@@ -110,7 +140,8 @@ public final class Safety {
       }
     }
     for (Grant other : counted) {
-      if (conflicts(other.claim(), g.claim())) {
+      // the claims of one transaction never exclude each other (a path and its parent, a read and its upgrade)
+      if (conflicts(other.claim(), g.claim()) && (g.tx() == 0 || other.tx() != g.tx())) {
         throw new IllegalStateException("exclusion: " + g + " granted while " + other + " holds it");
       }
     }
@@ -118,20 +149,26 @@ public final class Safety {
       checkPermits(g, counted);
     }
     History h = histories.computeIfAbsent(key(g.claim()), k -> new History());
-    if (!h.tokens.add(g.token())) {
+    // a transaction's claims on one path are one lock: a read and its upgrade granted together share the token
+    Long before = h.tokens.get(g.token());
+    if (before != null && (g.tx() == 0 || before != g.tx())) {
       throw new IllegalStateException("fencing: " + g + " reuses a token already granted on " + g.claim().name());
     }
-    long highestEnded = h.highestEndedBefore(g.madeAt());
+    long highestEnded = h.highestEndedBefore(g.madeAt(), g.tx(), g.token());
     if (g.token() <= highestEnded) {
       throw new IllegalStateException("fencing: " + g + " is not above token " + highestEnded
           + " of a grant of " + g.claim().name() + " that had ended before it");
     }
     boolean exclusive = g.claim().mode() == Claim.Mode.EXCLUSIVE || g.claim().mode() == Claim.Mode.WRITE;
-    if (exclusive && g.token() <= h.highest) {
-      throw new IllegalStateException("fencing: " + g + " is not above token " + h.highest + " of an earlier grant of "
-          + g.claim().name());
+    if (exclusive) {
+      for (Map.Entry<Long, Long> e : h.tokens.tailMap(g.token(), true).entrySet()) {
+        if (g.tx() == 0 || e.getValue() != g.tx()) {
+          throw new IllegalStateException("fencing: " + g + " is not above token " + h.tokens.lastKey()
+              + " of an earlier grant of " + g.claim().name());
+        }
+      }
     }
-    h.highest = Math.max(h.highest, g.token());
+    h.tokens.put(g.token(), g.tx());
     live.put(g.requestId(), g);
   }
 
@@ -151,7 +188,7 @@ public final class Safety {
   public void ended(long requestId, long at) {
     Grant g = live.remove(requestId);
     if (g != null) {
-      histories.get(key(g.claim())).ended(at, g.token());
+      histories.get(key(g.claim())).ended(at, g.token(), g.tx());
     }
   }
 

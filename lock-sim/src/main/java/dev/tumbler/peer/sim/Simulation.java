@@ -1,5 +1,6 @@
 package dev.tumbler.peer.sim;
 
+import dev.tumbler.lock.TransactionOptions.Quorum;
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.composite.Channel;
@@ -11,6 +12,7 @@ import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.MessageCodec;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
+import dev.tumbler.peer.core.TxOptions;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
 import dev.tumbler.peer.election.ElectionCore;
@@ -289,6 +291,21 @@ public final class Simulation<M extends PeerMessage> {
           }
         }
         int session = r.nextInt(config.sessionsPerNode());
+        if (config.workload().transactions()) {
+          List<Claim> claims = new ArrayList<>();
+          List<Long> gaps = new ArrayList<>();
+          int k = 1 + r.nextInt(3);
+          for (int c = 0; c < k; c++) {
+            Claim next = c > 0 && r.nextInt(6) == 0 && claims.get(c - 1).mode() == Claim.Mode.READ
+                ? Claim.tx(claims.get(c - 1).path(), Claim.Mode.WRITE) // an upgrade
+                : config.workload().claim(r, "L" + r.nextInt(names));
+            claims.add(next);
+            gaps.add(c == 0 ? 0 : r.nextLong(20 * MS));
+          }
+          ops.add(new Op.Transaction(at, node, session, claims, gaps, hold, r.nextInt(3) == 0,
+              config.workload().renews(r)));
+          continue;
+        }
         ops.add(new Op.Acquire(at, node, session, claim, hold, wait, attempt, config.workload().renews(r)));
       }
     }
@@ -499,6 +516,8 @@ public final class Simulation<M extends PeerMessage> {
     private long flapTokens;
     private int partition; // bit set: side A
     private final Map<Long, Req> reqs = new LinkedHashMap<>();
+    private final Map<Long, Tx> txs = new LinkedHashMap<>();
+    private long nextTxId = 1;
     private final Safety safety = new Safety();
     private final Leases leases = new Leases(leaseNanos);
     private final Views views = new Views();
@@ -578,6 +597,12 @@ public final class Simulation<M extends PeerMessage> {
                 + (config.settleNanos() / MS) + "ms before the end");
           }
         }
+        for (Tx t : txs.values()) {
+          if (!t.ended) {
+            throw new Violation("transaction " + t.id + " on n" + t.node + " never ended although every fault healed "
+                + (config.settleNanos() / MS) + "ms before the end (" + t.reqs + ")");
+          }
+        }
       } catch (Violation v) {
         violation = v.getMessage();
         log("VIOLATION " + violation);
@@ -634,6 +659,11 @@ public final class Simulation<M extends PeerMessage> {
       for (Req r : reqs.values()) {
         if (r.node == node.index && r.state != State.ENDED) {
           end(r, "crashed");
+        }
+      }
+      for (Tx t : txs.values()) {
+        if (t.node == node.index) {
+          t.ended = true;
         }
       }
       relink();
@@ -735,7 +765,13 @@ public final class Simulation<M extends PeerMessage> {
         case Input.PeerDown<M> d -> reportsQueued[node.index][indexOf(d.peer())]--;
         default -> { }
       }
-      List<Output<M>> outs = node.core.step(local(node), input);
+      List<Output<M>> outs;
+      try {
+        outs = node.core.step(local(node), input);
+      } catch (IllegalStateException e) {
+        // a core's own check (AG-1: ...) names its rule first
+        throw new Violation(e.getMessage() + " (" + node.id + ", stepping " + input + ")");
+      }
       for (Output<M> o : outs) {
         handle(node, o);
       }
@@ -757,6 +793,13 @@ public final class Simulation<M extends PeerMessage> {
         case Input.CloseSession<M> cs -> {
           for (Req r : reqs.values()) {
             if (r.session.equals(cs.session())) {
+              r.endDelivered = true;
+            }
+          }
+        }
+        case Input.End<M> e -> {
+          for (Req r : reqs.values()) {
+            if (r.tx != null && r.tx.id == e.txId()) {
               r.endDelivered = true;
             }
           }
@@ -794,12 +837,15 @@ public final class Simulation<M extends PeerMessage> {
           }
           if (r.state == State.PENDING) {
             end(r, "failed " + f.failure());
+            if (r.tx != null) {
+              endTx(node, r.tx, "a claim failed: " + f.failure()); // await failed: the client ends it
+            }
           }
         }
         case Output.Fact<M> f -> fact(node, f.observation());
         case Output.Renewed<M> rn -> renewed(node, rn);
         case Output.Holder<M> h -> log(node.id + " HOLDER " + h); // the workloads ask no holder queries
-        case Output.TxAborted<M> a -> throw new IllegalStateException(node.id + ": no workload begins a transaction: " + a);
+        case Output.TxAborted<M> a -> aborted(node, a);
         case Output.Lost<M> l -> {
           log(node.id + " LOST " + l);
           Req r = reqs.get(l.requestId());
@@ -809,8 +855,22 @@ public final class Simulation<M extends PeerMessage> {
           if (r.state == State.PENDING) {
             throw new Violation("bookkeeping: " + node.id + " lost request " + r + ", which it never granted");
           }
-          if (r.state == State.HELD) {
+          if (r.state == State.HELD && r.tx != null && l.reason() == Output.LostReason.DEADLOCK) {
+            // surrendered to break a deadlock: asked for again, granted again later with a larger token
+            Node n = nodes.get(r.node);
+            long validUntil = leases.window(r.id).validUntil();
+            safety.ended(r.id, Math.min(now, realFor(n, validUntil)));
+            leases.ended(r.id);
+            heldLeased.remove(r);
+            r.state = State.PENDING;
+            r.granted = false;
+            r.renewals++;
+            r.tx.surrendered++;
+          } else if (r.state == State.HELD) {
             end(r, "lost " + l.reason());
+            if (r.tx != null) {
+              endTx(node, r.tx, "a claim was lost: " + l.reason());
+            }
           }
         }
       }
@@ -851,6 +911,10 @@ public final class Simulation<M extends PeerMessage> {
           renewAt(node, r, realFor(node, local(node) + leaseNanos / 3));
         }
       }
+      if (r.tx != null) {
+        txProgress(node, r.tx);
+        return;
+      }
       schedule(now + r.hold, () -> {
         if (r.state == State.HELD && node.alive && node.incarnation == inc) {
           end(r, "released");
@@ -858,6 +922,84 @@ public final class Simulation<M extends PeerMessage> {
           step(node, new Input.Release<>(r.id));
         }
       });
+    }
+
+    // -- transactions
+
+    private void begin(Op.Transaction t) {
+      Node node = nodes.get(t.node());
+      if (!node.alive) {
+        return;
+      }
+      Tx tx = new Tx(nextTxId++, node.index, node.incarnation, sessionId(node, t.session()), t);
+      txs.put(tx.id, tx);
+      step(node, new Input.Begin<>(tx.id, tx.session, new TxOptions(t.abortOnDeadlock(), Quorum.MAJORITY, List.of(),
+          0)));
+      long at = now;
+      for (int i = 0; i < t.claims().size(); i++) {
+        Claim claim = t.claims().get(i);
+        at += t.gaps().get(i);
+        schedule(at, () -> {
+          if (tx.ended || !node.alive || node.incarnation != tx.incarnation) {
+            return;
+          }
+          Req r = newReq(node, tx.session, claim, t.holdNanos(), t.renews());
+          r.tx = tx;
+          tx.reqs.add(r);
+          step(node, new Input.Acquire<>(r.id, r.session, r.claim, false, tx.id));
+        });
+      }
+    }
+
+    /** Once every claim of {@code tx} was asked for and is held, it is held for its time, then ended. */
+    private void txProgress(Node node, Tx tx) {
+      if (tx.ended || tx.holding || tx.reqs.size() < tx.op.claims().size()
+          || tx.reqs.stream().anyMatch(r -> r.state != State.HELD)) {
+        return;
+      }
+      tx.holding = true;
+      int inc = node.incarnation;
+      schedule(now + tx.op.holdNanos(), () -> {
+        if (!tx.ended && node.alive && node.incarnation == inc) {
+          endTx(node, tx, "released");
+        }
+      });
+    }
+
+    /** The client ends {@code tx} (done, or given up): its claims end, then the core hears of it. */
+    private void endTx(Node node, Tx tx, String why) {
+      if (tx.ended) {
+        return;
+      }
+      tx.ended = true;
+      for (Req r : tx.reqs) {
+        if (r.state != State.ENDED) {
+          end(r, why);
+          r.endSentToCore = true;
+        }
+      }
+      step(node, new Input.End<>(tx.id));
+    }
+
+    private void aborted(Node node, Output.TxAborted<M> a) {
+      log(node.id + " TX ABORTED " + a);
+      Tx tx = txs.get(a.txId());
+      if (tx == null || tx.node != node.index) {
+        throw new Violation("bookkeeping: " + node.id + " aborted unknown transaction " + a.txId());
+      }
+      if (a.failure() == Output.Failure.DEADLOCK && !tx.op.abortOnDeadlock()) {
+        throw new Violation("AG-4: " + node.id + " aborted transaction " + tx.id + " for a deadlock although it "
+            + "surrenders instead");
+      }
+      for (Req r : tx.reqs) {
+        if (r.state != State.ENDED && !tx.ended) {
+          throw new Violation("bookkeeping: transaction " + tx.id + " aborted with " + r + " not ended first");
+        }
+      }
+      if (!tx.ended) {
+        tx.ended = true;
+        step(node, new Input.End<>(tx.id)); // the client closes it, as after any failed await
+      }
     }
 
     /**
@@ -869,7 +1011,8 @@ public final class Simulation<M extends PeerMessage> {
       try {
         leases.granted(r.id, local(node), g.sentAt(), g.validUntil());
         long madeAt = g.unbounded() ? now : Math.min(now, realFor(node, g.sentAt()));
-        safety.granted(new Safety.Grant(r.id, r.session, r.claim, g.fencingToken(), g.permits(), madeAt),
+        safety.granted(new Safety.Grant(r.id, r.session, r.claim, g.fencingToken(), g.permits(), madeAt,
+            r.tx == null ? 0 : r.tx.id),
             other -> valid(reqs.get(other.requestId())));
       } catch (IllegalStateException e) {
         throw new Violation(e.getMessage());
@@ -1073,6 +1216,7 @@ public final class Simulation<M extends PeerMessage> {
       log("OP " + op);
       switch (op) {
         case Op.Acquire a -> acquire(a);
+        case Op.Transaction t -> begin(t);
         case Op.CloseSession c -> {
           Node node = nodes.get(c.node());
           if (!node.alive) {
@@ -1083,6 +1227,11 @@ public final class Simulation<M extends PeerMessage> {
             if (r.session.equals(session) && r.state != State.ENDED) {
               end(r, "session closed");
               r.endSentToCore = true;
+            }
+          }
+          for (Tx t : txs.values()) {
+            if (t.session.equals(session)) {
+              t.ended = true;
             }
           }
           node.sessionGen.merge(c.session(), 1, Integer::sum);
@@ -1276,6 +1425,27 @@ public final class Simulation<M extends PeerMessage> {
     }
   }
 
+  /** A transaction a client began ({@link Op.Transaction}). */
+  private static final class Tx {
+    final long id;
+    final int node;
+    final int incarnation;
+    final String session;
+    final Op.Transaction op;
+    final List<Req> reqs = new ArrayList<>();
+    boolean holding;
+    boolean ended;
+    int surrendered;
+
+    Tx(long id, int node, int incarnation, String session, Op.Transaction op) {
+      this.id = id;
+      this.node = node;
+      this.incarnation = incarnation;
+      this.session = session;
+      this.op = op;
+    }
+  }
+
   private static final class Req {
     final long id;
     final int node;
@@ -1293,6 +1463,8 @@ public final class Simulation<M extends PeerMessage> {
     boolean endDelivered;
     /** The renewer's generation: a scheduled renewal of an older one does nothing. */
     long renewals;
+    /** The transaction it is a claim of, or null. */
+    Tx tx;
 
     Req(long id, int node, String session, Claim claim, long hold, boolean renews) {
       this.id = id;

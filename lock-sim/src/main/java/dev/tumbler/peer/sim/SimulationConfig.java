@@ -107,6 +107,13 @@ public record SimulationConfig(int minNodes, int maxNodes, int names, int sessio
         probeDelayNanos, workloadStartNanos);
   }
 
+  /** This config with crashes, cuts and partitions on or off (pauses, timeouts and closes as they are). */
+  public SimulationConfig withFaults(boolean on) {
+    return new SimulationConfig(minNodes, maxNodes, names, sessionsPerNode, minOps, maxOps, faultPhaseNanos,
+        settleNanos, maxDelayNanos, maxDrift, on, timeouts, closes, maxEvents, maxPauseNanos, workload, leaseNanos,
+        probeDelayNanos, workloadStartNanos);
+  }
+
   /** This config with another fault phase and op count. */
   public SimulationConfig withOps(long faultPhase, int min, int max) {
     return new SimulationConfig(minNodes, maxNodes, names, sessionsPerNode, min, max, faultPhase, settleNanos,

@@ -1,6 +1,7 @@
 package dev.tumbler.peer.sim;
 
 import dev.tumbler.peer.core.Claim;
+import java.util.List;
 import java.util.SplittableRandom;
 
 /**
@@ -75,9 +76,44 @@ public enum Workload {
     Claim probe(String name) {
       return Claim.write(name, Claim.Writer.HARD, 0);
     }
+  },
+
+  /**
+   * Transactions (NATIVE-ALGORITHMS §4): one to three claims each, on paths of a small tree (a root {@code Lk} or a
+   * child {@code [Lk, a]}, {@code [Lk, b]}), read or write, now and then a read upgraded to a write, asked 0–20 ms
+   * apart, so that transactions wait for each other across the hierarchy and in cycles; holds of 1–40 ms; one
+   * transaction in three aborts when chosen to break a deadlock. The probes are plain locks on the roots, which
+   * conflict with every path below them.
+   */
+  TRANSACTIONS {
+    @Override
+    Claim claim(SplittableRandom r, String name) {
+      List<String> path = r.nextInt(3) == 0 ? List.of(name) : List.of(name, r.nextBoolean() ? "a" : "b");
+      return Claim.tx(path, r.nextBoolean() ? Claim.Mode.READ : Claim.Mode.WRITE);
+    }
+
+    @Override
+    long hold(SplittableRandom r, long leaseNanos) {
+      return (1 + r.nextInt(40)) * MS;
+    }
+
+    @Override
+    boolean renews(SplittableRandom r) {
+      return r.nextInt(16) > 0;
+    }
+
+    @Override
+    Claim probe(String name) {
+      return Claim.exclusive(name);
+    }
   };
 
   private static final long MS = 1_000_000L;
+
+  /** Whether its clients begin transactions ({@link Op.Transaction}) rather than acquire one claim each. */
+  boolean transactions() {
+    return this == TRANSACTIONS;
+  }
 
   /** The claim of one acquire on {@code name}. */
   abstract Claim claim(SplittableRandom r, String name);

@@ -59,6 +59,7 @@ public final class MutationHunt {
       return true;
     }
     return rule.equals(LIVENESS) ? violation.startsWith("request ") || violation.startsWith("probe ")
+        || violation.startsWith("transaction ")
         : violation.startsWith(rule + ":");
   }
 }
