@@ -170,8 +170,10 @@ final class AgentView {
   boolean expire(long now) {
     boolean any = false;
     for (Map.Entry<LockRef, Stored> e : List.copyOf(stored.entrySet())) {
-      if (e.getValue().queue != null && e.getValue().expiresAt <= now) {
-        forgetQueue(e.getKey());
+      Stored s = e.getValue();
+      if (s.queue != null && s.expiresAt <= now) {
+        // forgotten for its age, not because it is wrong: the same queue, forwarded again, is taken again
+        stored.put(e.getKey(), new Stored(s.version - 1, null, Long.MAX_VALUE));
         any = true;
       }
     }

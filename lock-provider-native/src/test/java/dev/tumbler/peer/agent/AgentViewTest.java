@@ -70,6 +70,22 @@ class AgentViewTest {
   }
 
   @Test
+  void aForwardedQueueExpiresAndTheSameQueueForwardedAgainIsTakenAgain() {
+    // T2 learns x only by forward: once its time is up it is forgotten, and the forwarder's next send (same
+    // version, nothing changed) must be taken again, or T2 would never again see the cycle through x
+    LockTable server = new LockTable();
+    server.lock(T1, List.of("x"), Mode.WRITE, 0);
+    AgentView v = new AgentView(T2);
+    assertTrue(v.offerForwarded(X, server.version(), server.queue(List.of("x")), 100));
+    assertFalse(v.expire(99), "not yet");
+    assertTrue(v.known().containsKey(X));
+    assertTrue(v.expire(100));
+    assertFalse(v.known().containsKey(X), "forgotten at its time");
+    assertTrue(v.offerForwarded(X, server.version(), server.queue(List.of("x")), 200), "taken again");
+    assertFalse(v.offerForwarded(X, server.version() - 1, server.queue(List.of("x")), 300), "an older one is not");
+  }
+
+  @Test
   void aSurrenderAlsoWaitsForTheAcknowledgementOfRelatedLocksOfTheServer() {
     // T1 holds [a,b]; the grant of [a] is on its way when T1 surrenders [a,b]: the server drops both
     LockTable server = new LockTable();
