@@ -4,6 +4,7 @@ import dev.tumbler.peer.agent.LockTable.Entry;
 import dev.tumbler.peer.agent.LockTable.Mode;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
@@ -26,9 +27,9 @@ import java.util.TreeSet;
  * conflict, or {@code A2}'s entry waits behind an earlier waiter on its own path that it conflicts with and
  * that waits for {@code A1} (the server's FIFO rule makes the later waiter wait for whatever the earlier one
  * waits for; without that edge a cycle through a waiter that holds nothing stays unseen). The first strongly
- * connected component with a cycle, components ordered by their smallest node, is the deadlock; its victim is
- * the node with the largest agent id (the youngest transaction), and among that agent's nodes in it the
- * largest lock.
+ * connected component with a cycle of which the analysing agent is the victim, else the first one (components
+ * ordered by their smallest node), is the deadlock; a cycle's victim is the node with the largest agent id (the
+ * youngest transaction), and among that agent's nodes in it the largest lock.
  */
 final class WaitFor {
 
@@ -74,8 +75,8 @@ final class WaitFor {
    *     every entry on a related path, so these may be an ancestor or a descendant of the node's path): the
    *     claims a surrender there takes away; empty when there is no deadlock
    * @param forwards with no deadlock: each queue with a waiter, to each agent with a larger id than the analysing
-   *     one that has an entry somewhere in what it knows and is not in that queue; with a deadlock whose victim is
-   *     another agent: each queue of the cycle that the victim is not in, to the victim
+   *     one that has an entry somewhere in what it knows and is not in that queue; with deadlocks: to the victim of
+   *     each cycle other than this agent, each queue of that cycle the victim is not in
    */
   record Result(List<Node> cycle, Optional<Node> victim, List<List<String>> victimPaths, List<Forward> forwards) {}
 
@@ -113,27 +114,38 @@ final class WaitFor {
         }
       }
     }
-    for (List<Node> component : components(nodes, edges)) {
-      if (component.size() > 1) {
-        Node victim = component.stream().max(Comparator.naturalOrder()).orElseThrow();
-        List<List<String>> paths = queues.get(victim.lock()).stream()
-            .filter(e -> e.agent().equals(victim.agent())).map(Entry::path).distinct().toList();
-        // the victim may not know every queue of the cycle (the agents that would tell it see the cycle, or know
-        // nothing of it): each one it is not queued in goes to it
-        List<Forward> toVictim = new ArrayList<>();
-        if (!victim.agent().equals(self)) {
-          TreeSet<LockRef> locks = new TreeSet<>();
-          for (Node n : component) {
-            locks.add(n.lock());
-          }
-          for (LockRef l : locks) {
-            if (queues.get(l).stream().noneMatch(e -> e.agent().equals(victim.agent()))) {
-              toVictim.add(new Forward(victim.agent(), l));
-            }
+    // Every cycle counts: this agent acts on the first one it is the victim of, and tells each other cycle's victim
+    // the queues of that cycle it is not in. Looking at the first cycle only, an agent whose view holds two (one of
+    // them perhaps already broken, the news still on its way) would wait for ever for the other's victim to act.
+    List<List<Node>> cycles = components(nodes, edges).stream().filter(c -> c.size() > 1).toList();
+    if (!cycles.isEmpty()) {
+      List<Node> chosen = cycles.get(0);
+      for (List<Node> c : cycles) {
+        if (Collections.max(c).agent().equals(self)) {
+          chosen = c;
+          break;
+        }
+      }
+      Node victim = Collections.max(chosen);
+      List<List<String>> paths = queues.get(victim.lock()).stream()
+          .filter(e -> e.agent().equals(victim.agent())).map(Entry::path).distinct().toList();
+      List<Forward> toVictims = new ArrayList<>();
+      for (List<Node> c : cycles) {
+        AgentId v = Collections.max(c).agent();
+        if (v.equals(self)) {
+          continue;
+        }
+        TreeSet<LockRef> locks = new TreeSet<>();
+        for (Node n : c) {
+          locks.add(n.lock());
+        }
+        for (LockRef l : locks) {
+          if (queues.get(l).stream().noneMatch(e -> e.agent().equals(v))) {
+            toVictims.add(new Forward(v, l));
           }
         }
-        return new Result(component, Optional.of(victim), paths, toVictim);
       }
+      return new Result(chosen, Optional.of(victim), paths, toVictims);
     }
     // no cycle: each queue with a waiter, to the larger agents queued where someone waits and not in that queue
     TreeSet<AgentId> holders = new TreeSet<>(nodesOf.keySet());

@@ -111,6 +111,24 @@ class WaitForTest {
   }
 
   @Test
+  void anAgentActsOnACycleItIsTheVictimOfEvenWhenAnotherComesFirst() {
+    // two cycles: T1 and T2 over x and y (victim T2), T3 and T4 over u and v (victim T4)
+    lock(T1, "n1", Mode.WRITE, "x");
+    lock(T2, "n1", Mode.WRITE, "y");
+    lock(T1, "n1", Mode.WRITE, "y");
+    lock(T2, "n1", Mode.WRITE, "x");
+    lock(T3, "n2", Mode.WRITE, "u");
+    lock(T4, "n2", Mode.WRITE, "v");
+    lock(T3, "n2", Mode.WRITE, "v");
+    lock(T4, "n2", Mode.WRITE, "u");
+    assertEquals(T4, WaitFor.analyse(T4, all()).victim().orElseThrow().agent(), "T4 sees its own cycle");
+    Result r = WaitFor.analyse(T3, all());
+    assertEquals(T2, r.victim().orElseThrow().agent(), "the first cycle, of which T3 is not the victim");
+    assertTrue(r.forwards().stream().anyMatch(f -> f.to().equals(T4)) == false,
+        "T4 is in both queues of its cycle: nothing to tell it");
+  }
+
+  @Test
   void onlyRelatedPathsWait() {
     lock(T1, "n1", Mode.WRITE, "a", "c");
     lock(T2, "n1", Mode.WRITE, "a", "b");
