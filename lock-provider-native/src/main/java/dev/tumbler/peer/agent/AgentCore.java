@@ -235,6 +235,26 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     return aborts;
   }
 
+  /** Each live agent's deadlock analysis of what it knows now, and what it waits for: for traces of a stuck run. */
+  String describeAgents() {
+    StringBuilder b = new StringBuilder();
+    for (Agent a : agents.values()) {
+      WaitFor.Result r = WaitFor.analyse(a.id, a.view.known());
+      b.append(self).append(' ').append(a.id).append(" pending=")
+          .append(a.reqs.stream().filter(q -> !q.done && !q.told).map(q -> q.mode + " " + q.path).toList())
+          .append(" victim=").append(r.victim().map(Object::toString).orElse("-"))
+          .append(" cycle=").append(r.cycle()).append(" forwards=").append(r.forwards())
+          .append(" known=").append(a.view.known().keySet());
+      for (String s : a.nodes) {
+        b.append(" ack@").append(s).append('=').append(a.view.awaitingAck(s));
+      }
+      b.append('\n');
+      new TreeMap<>(a.view.known()).forEach((l, q) -> b.append("  VIEW ").append(a.id).append(' ').append(l.path())
+          .append('@').append(l.server()).append(" v").append(a.view.version(l)).append(' ').append(q).append('\n'));
+    }
+    return b.toString();
+  }
+
   /** This node's lock table's entries, in order, for checks. */
   public List<Entry> tableEntries() {
     return table.entries();

@@ -74,7 +74,9 @@ final class AgentView {
       }
       awaitingAck.remove(lock);
     }
-    stored.put(lock, new Stored(version, List.copyOf(queue), expiresAt));
+    // a queue with no entry on its own path is of a path nobody asks for any more: nothing to keep but its version
+    boolean asked = queue.stream().anyMatch(e -> e.path().equals(lock.path()));
+    stored.put(lock, new Stored(version, asked ? List.copyOf(queue) : null, asked ? expiresAt : Long.MAX_VALUE));
     return true;
   }
 

@@ -269,6 +269,13 @@ public final class LockTable {
         }
       }
     }
+    // a changed path nobody asks for any more: the agents on related paths hear that its queue is gone (one
+    // without an entry on the path), or they would keep its last queue, and its holders, for ever
+    for (List<String> c : changed) {
+      if (bySeq.values().stream().noneMatch(s -> s.path.equals(c))) {
+        asked.add(c);
+      }
+    }
     List<Info> out = new ArrayList<>();
     for (List<String> q : asked) {
       List<Entry> queue = queue(q);

@@ -86,6 +86,23 @@ class AgentViewTest {
   }
 
   @Test
+  void theQueueOfAPathNobodyAsksForAnyMoreIsForgotten() {
+    // T2 on [a,b] knows the queue of [a], where T1 held; T1 ends, and the server's last word on [a] has no entry
+    // on [a]: T2 must not keep T1 as [a]'s holder (a phantom that once made two agents each wait for the other
+    // to give way)
+    LockTable server = new LockTable();
+    server.lock(T1, List.of("a"), Mode.WRITE, 0);
+    server.lock(T2, List.of("a", "b"), Mode.READ, 0);
+    AgentView v = new AgentView(T2);
+    LockRef a = new LockRef(List.of("a"), "n1");
+    assertTrue(v.offer(a, server.version(), server.queue(List.of("a")), null));
+    server.end(T1, 0);
+    assertTrue(v.offer(a, server.version(), server.queue(List.of("a")), null));
+    assertFalse(v.known().containsKey(a), "forgotten");
+    assertFalse(v.offer(a, server.version() - 1, List.of(), null), "its version still counts");
+  }
+
+  @Test
   void aSurrenderAlsoWaitsForTheAcknowledgementOfRelatedLocksOfTheServer() {
     // T1 holds [a,b]; the grant of [a] is on its way when T1 surrenders [a,b]: the server drops both
     LockTable server = new LockTable();

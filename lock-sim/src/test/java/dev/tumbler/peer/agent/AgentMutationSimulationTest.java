@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * simulator must catch it, naming that rule, within {@value #BUDGET} seeds of the transaction workload. Each test
  * prints the first seed that caught it; {@code -Dsim.seed=S} replays one seed and prints its shrunk report.
  */
-@Disabled("the transaction workload does not yet pass its own seeds (seed 411, liveness under faults), so a hunt "
+@Disabled("the transaction workload is not yet known to pass its own seeds beyond the first few hundred, so a hunt "
     + "could not tell a mutation's failure from that one")
 class AgentMutationSimulationTest {
 
