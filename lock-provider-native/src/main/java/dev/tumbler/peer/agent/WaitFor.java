@@ -8,10 +8,12 @@ import java.util.Collections;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -82,42 +84,60 @@ final class WaitFor {
 
   private WaitFor() {}
 
-  /** The analysis by {@code self} of the queues it knows. */
+  /**
+   * The analysis by {@code self} of the queues it knows.
+   *
+   * <p>The components are found on the agents, not on the (agent, lock) nodes: every node of an agent has the same
+   * incoming edges, so the node graph has a cycle exactly when the agent graph has one, and a component of agents
+   * {@code C} is, in nodes, every {@code (a, O)} with {@code a} in {@code C} and a waiter of {@code a} in {@code O}
+   * that is in {@code C}. That costs the edges between agents, where the nodes cost the square of their number
+   * (every node of a waiter was a target).
+   */
   static Result analyse(AgentId self, Map<LockRef, List<Entry>> known) {
     SortedMap<LockRef, List<Entry>> queues = new TreeMap<>(known);
-    // nodes, and every agent's nodes: each agent with an entry in a queue that someone waits in
-    TreeMap<AgentId, List<Node>> nodesOf = new TreeMap<>();
-    TreeSet<Node> nodes = new TreeSet<>();
-    for (Map.Entry<LockRef, List<Entry>> q : queues.entrySet()) {
-      if (q.getValue().stream().anyMatch(e -> !e.held())) {
-        for (Entry e : q.getValue()) {
-          Node n = new Node(e.agent(), q.getKey());
-          if (nodes.add(n)) {
-            nodesOf.computeIfAbsent(e.agent(), a -> new ArrayList<>()).add(n);
-          }
-        }
-      }
-    }
-    Map<Node, TreeSet<Node>> edges = new HashMap<>();
+    // the agents queued where someone waits, and who waits for whom in which queue
+    TreeSet<AgentId> holders = new TreeSet<>();
+    Map<AgentId, Map<AgentId, List<LockRef>>> waitedBy = new HashMap<>(); // a -> waiter -> queues where it waits
     for (Map.Entry<LockRef, List<Entry>> q : queues.entrySet()) {
       List<Entry> queue = q.getValue();
-      TreeSet<AgentId> agents = new TreeSet<>();
-      for (Entry e : queue) {
-        agents.add(e.agent());
+      if (queue.stream().allMatch(Entry::held)) {
+        continue;
       }
-      for (AgentId a : agents) {
-        Node from = new Node(a, q.getKey());
-        for (Entry w : waitersFor(a, queue)) {
-          for (Node to : nodesOf.getOrDefault(w.agent(), List.of())) {
-            edges.computeIfAbsent(from, k -> new TreeSet<>()).add(to);
+      for (Entry e : queue) {
+        holders.add(e.agent());
+      }
+      List<Set<AgentId>> waitsFor = waitsFor(queue);
+      for (int i = 0; i < queue.size(); i++) {
+        AgentId w = queue.get(i).agent();
+        for (AgentId a : waitsFor.get(i)) {
+          List<LockRef> where = waitedBy.computeIfAbsent(a, k -> new HashMap<>())
+              .computeIfAbsent(w, k -> new ArrayList<>());
+          if (where.isEmpty() || !where.get(where.size() - 1).equals(q.getKey())) {
+            where.add(q.getKey());
           }
         }
       }
     }
+    List<List<Node>> cycles = new ArrayList<>();
+    for (List<AgentId> component : components(holders, waitedBy)) {
+      if (component.size() < 2) {
+        continue; // an agent never waits for itself
+      }
+      java.util.Set<AgentId> members = new java.util.HashSet<>(component);
+      TreeSet<Node> nodes = new TreeSet<>();
+      for (AgentId a : component) {
+        waitedBy.getOrDefault(a, Map.of()).forEach((w, locks) -> {
+          if (members.contains(w)) {
+            locks.forEach(l -> nodes.add(new Node(a, l)));
+          }
+        });
+      }
+      cycles.add(new ArrayList<>(nodes));
+    }
+    cycles.sort(Comparator.comparing(c -> c.get(0)));
     // Every cycle counts: this agent acts on the first one it is the victim of, and tells each other cycle's victim
     // the queues of that cycle it is not in. Looking at the first cycle only, an agent whose view holds two (one of
     // them perhaps already broken, the news still on its way) would wait for ever for the other's victim to act.
-    List<List<Node>> cycles = components(nodes, edges).stream().filter(c -> c.size() > 1).toList();
     if (!cycles.isEmpty()) {
       List<Node> chosen = cycles.get(0);
       for (List<Node> c : cycles) {
@@ -148,7 +168,6 @@ final class WaitFor {
       return new Result(chosen, Optional.of(victim), paths, toVictims);
     }
     // no cycle: each queue with a waiter, to the larger agents queued where someone waits and not in that queue
-    TreeSet<AgentId> holders = new TreeSet<>(nodesOf.keySet());
     List<Forward> forwards = new ArrayList<>();
     for (Map.Entry<LockRef, List<Entry>> q : queues.entrySet()) {
       if (q.getValue().stream().allMatch(Entry::held)) {
@@ -171,25 +190,51 @@ final class WaitFor {
    * that holds nothing can so be waited for, and be on a cycle: its surrender moves its waiting entries back.
    */
   static List<Entry> waitersFor(AgentId a, List<Entry> queue) {
-    List<Entry> mine = queue.stream().filter(e -> e.agent().equals(a)).toList();
+    List<Set<AgentId>> waitsFor = waitsFor(queue);
     List<Entry> waiting = new ArrayList<>();
-    for (Entry w : queue) {
-      if (w.held() || w.agent().equals(a)) {
-        continue;
-      }
-      boolean direct = false;
-      for (Entry e : mine) {
-        if (e.holds() != null && LockTable.related(w.path(), e.path()) && Mode.conflict(e.holds(), w.wants())
-            || !e.held() && queuedBehind(w, e)) {
-          direct = true;
-          break;
-        }
-      }
-      if (direct || behindOneThatWaits(w, waiting)) {
-        waiting.add(w);
+    for (int i = 0; i < queue.size(); i++) {
+      if (waitsFor.get(i).contains(a)) {
+        waiting.add(queue.get(i));
       }
     }
     return waiting;
+  }
+
+  /**
+   * For each entry of {@code queue}, in order, the agents it waits for ({@link #waitersFor}, for every agent at
+   * once): none for a held entry; for a waiting one, the other agents with an entry it waits for directly, and
+   * those that each earlier waiter it is queued behind waits for. One pass, each waiter against the entries
+   * before it and the waiters it is behind: the square of the queue's length, where asking agent by agent cost
+   * its cube.
+   */
+  static List<Set<AgentId>> waitsFor(List<Entry> queue) {
+    List<Set<AgentId>> out = new ArrayList<>(queue.size());
+    for (int i = 0; i < queue.size(); i++) {
+      Entry w = queue.get(i);
+      if (w.held()) {
+        out.add(Set.of());
+        continue;
+      }
+      Set<AgentId> agents = new HashSet<>();
+      for (Entry e : queue) {
+        if (!e.agent().equals(w.agent()) && (e.holds() != null && LockTable.related(w.path(), e.path())
+            && Mode.conflict(e.holds(), w.wants()) || !e.held() && queuedBehind(w, e))) {
+          agents.add(e.agent());
+        }
+      }
+      for (int j = 0; j < i; j++) {
+        Entry e = queue.get(j);
+        if (!e.held() && queuedBehind(w, e)) {
+          for (AgentId a : out.get(j)) {
+            if (!a.equals(w.agent())) {
+              agents.add(a);
+            }
+          }
+        }
+      }
+      out.add(agents);
+    }
+    return out;
   }
 
   /** {@link #waitersFor} the agent of the held entry {@code h}. */
@@ -203,76 +248,58 @@ final class WaitFor {
     return e.seq() < w.seq() && samePlace && Mode.conflict(e.wants(), w.wants());
   }
 
-  private static boolean behindOneThatWaits(Entry w, List<Entry> waitingForH) {
-    for (Entry e : waitingForH) {
-      if (queuedBehind(w, e)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** Tarjan's strongly connected components, each sorted, the list ordered by each one's smallest node. */
-  private static List<List<Node>> components(TreeSet<Node> nodes, Map<Node, TreeSet<Node>> edges) {
-    Map<Node, int[]> index = new HashMap<>(); // {index, lowlink}
-    Deque<Node> stack = new ArrayDeque<>();
-    java.util.Set<Node> onStack = new java.util.HashSet<>();
-    List<List<Node>> out = new ArrayList<>();
-    int[] counter = {0};
-    for (Node n : nodes) {
-      if (!index.containsKey(n)) {
-        strongConnect(n, edges, index, stack, onStack, out, counter);
-      }
-    }
-    for (List<Node> c : out) {
-      c.sort(Comparator.naturalOrder());
-    }
-    out.sort(Comparator.comparing(c -> c.get(0)));
-    return out;
-  }
-
-  private static void strongConnect(Node v, Map<Node, TreeSet<Node>> edges, Map<Node, int[]> index,
-      Deque<Node> stack, java.util.Set<Node> onStack, List<List<Node>> out, int[] counter) {
+  /** Tarjan's strongly connected components of the agents, by who waits for whom, in no particular order. */
+  private static List<List<AgentId>> components(TreeSet<AgentId> agents,
+      Map<AgentId, Map<AgentId, List<LockRef>>> waitedBy) {
+    Map<AgentId, int[]> index = new HashMap<>(); // {index, lowlink}
+    Deque<AgentId> stack = new ArrayDeque<>();
+    java.util.Set<AgentId> onStack = new java.util.HashSet<>();
+    List<List<AgentId>> out = new ArrayList<>();
+    int counter = 0;
     // iterative, so that a large graph cannot overflow the stack
-    Deque<Object[]> work = new ArrayDeque<>();
-    index.put(v, new int[] {counter[0], counter[0]});
-    counter[0]++;
-    stack.push(v);
-    onStack.add(v);
-    work.push(new Object[] {v, edges.getOrDefault(v, new TreeSet<>()).iterator()});
-    while (!work.isEmpty()) {
-      Object[] frame = work.peek();
-      Node n = (Node) frame[0];
-      @SuppressWarnings("unchecked")
-      java.util.Iterator<Node> it = (java.util.Iterator<Node>) frame[1];
-      if (it.hasNext()) {
-        Node m = it.next();
-        if (!index.containsKey(m)) {
-          index.put(m, new int[] {counter[0], counter[0]});
-          counter[0]++;
-          stack.push(m);
-          onStack.add(m);
-          work.push(new Object[] {m, edges.getOrDefault(m, new TreeSet<>()).iterator()});
-        } else if (onStack.contains(m)) {
-          index.get(n)[1] = Math.min(index.get(n)[1], index.get(m)[0]);
-        }
+    Deque<Map.Entry<AgentId, java.util.Iterator<AgentId>>> work = new ArrayDeque<>();
+    for (AgentId root : agents) {
+      if (index.containsKey(root)) {
         continue;
       }
-      work.pop();
-      if (!work.isEmpty()) {
-        Node parent = (Node) work.peek()[0];
-        index.get(parent)[1] = Math.min(index.get(parent)[1], index.get(n)[1]);
-      }
-      if (index.get(n)[1] == index.get(n)[0]) {
-        List<Node> c = new ArrayList<>();
-        Node m;
-        do {
-          m = stack.pop();
-          onStack.remove(m);
-          c.add(m);
-        } while (!m.equals(n));
-        out.add(c);
+      index.put(root, new int[] {counter, counter});
+      counter++;
+      stack.push(root);
+      onStack.add(root);
+      work.push(Map.entry(root, waitedBy.getOrDefault(root, Map.of()).keySet().iterator()));
+      while (!work.isEmpty()) {
+        AgentId n = work.peek().getKey();
+        java.util.Iterator<AgentId> it = work.peek().getValue();
+        if (it.hasNext()) {
+          AgentId m = it.next();
+          if (!index.containsKey(m)) {
+            index.put(m, new int[] {counter, counter});
+            counter++;
+            stack.push(m);
+            onStack.add(m);
+            work.push(Map.entry(m, waitedBy.getOrDefault(m, Map.of()).keySet().iterator()));
+          } else if (onStack.contains(m)) {
+            index.get(n)[1] = Math.min(index.get(n)[1], index.get(m)[0]);
+          }
+          continue;
+        }
+        work.pop();
+        if (!work.isEmpty()) {
+          int[] parent = index.get(work.peek().getKey());
+          parent[1] = Math.min(parent[1], index.get(n)[1]);
+        }
+        if (index.get(n)[1] == index.get(n)[0]) {
+          List<AgentId> c = new ArrayList<>();
+          AgentId m;
+          do {
+            m = stack.pop();
+            onStack.remove(m);
+            c.add(m);
+          } while (!m.equals(n));
+          out.add(c);
+        }
       }
     }
+    return out;
   }
 }
