@@ -4,7 +4,9 @@ import dev.tumbler.lock.TransactionOptions.Quorum;
 import dev.tumbler.peer.agent.LockTable.Entry;
 import dev.tumbler.peer.agent.LockTable.Mode;
 import dev.tumbler.peer.agent.WaitFor.LockRef;
+import java.util.ArrayDeque;
 import java.util.Collection;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -39,6 +41,17 @@ final class AgentView {
   private final AgentId self;
   private final Map<LockRef, Stored> stored = new HashMap<>();
   private final Set<LockRef> awaitingAck = new HashSet<>();
+  /**
+   * Per awaited lock, the surrender whose acknowledgement it waits for: the latest one that covers it. A queue a
+   * server sent in the change of an earlier surrender (of a sibling path, say) still shows the agent holding it.
+   */
+  private final Map<LockRef, Long> ackAfter = new HashMap<>();
+  /** Per server, its surrenders not yet acknowledged, in the order they were sent (a link keeps that order). */
+  private final Map<String, Deque<Pending>> pending = new HashMap<>();
+  private long surrenders;
+
+  /** A surrender sent: its number, and the path it gave up (the server tells that path's queue in its change). */
+  private record Pending(long seq, List<String> path) {}
 
   AgentView(AgentId self) {
     this.self = Objects.requireNonNull(self, "self");
@@ -64,15 +77,28 @@ final class AgentView {
   private boolean offer(LockRef lock, long version, List<Entry> queue, AgentId surrenderOf, long expiresAt) {
     Objects.requireNonNull(lock, "lock");
     Objects.requireNonNull(queue, "queue");
+    // which of this agent's surrenders the change that sent it was: the oldest not yet acknowledged at that server
+    // (a server applies them in the order sent, and tells the surrendered path's queue in each change)
+    long of = Long.MAX_VALUE;
+    if (self.equals(surrenderOf)) {
+      Deque<Pending> d = pending.get(lock.server());
+      if (d != null && !d.isEmpty()) {
+        of = d.peekFirst().seq();
+        if (d.peekFirst().path().equals(lock.path())) {
+          d.pollFirst();
+        }
+      }
+    }
     Stored s = stored.get(lock);
     if (s != null && version <= s.version && !ignoreVersions) {
       return false;
     }
     if (awaitingAck.contains(lock)) {
-      if (!self.equals(surrenderOf)) {
+      if (!self.equals(surrenderOf) || ackAfter.getOrDefault(lock, 0L) > of) {
         return false;
       }
       awaitingAck.remove(lock);
+      ackAfter.remove(lock);
     }
     // a queue with no entry on its own path is of a path nobody asks for any more: nothing to keep but its version
     boolean asked = queue.stream().anyMatch(e -> e.path().equals(lock.path()));
@@ -88,6 +114,10 @@ final class AgentView {
    */
   void surrendering(LockRef lock) {
     Objects.requireNonNull(lock, "lock");
+    long seq = ++surrenders;
+    if (!noSurrenderAck) {
+      pending.computeIfAbsent(lock.server(), k -> new ArrayDeque<>()).addLast(new Pending(seq, lock.path()));
+    }
     for (LockRef l : List.copyOf(stored.keySet())) {
       if (l.server().equals(lock.server()) && LockTable.related(l.path(), lock.path())) {
         Stored s = stored.get(l);
@@ -96,12 +126,35 @@ final class AgentView {
         forgetQueue(l);
         if (own && !noSurrenderAck) {
           awaitingAck.add(l);
+          ackAfter.put(l, seq);
         }
       }
     }
     if (!noSurrenderAck) {
       awaitingAck.add(lock);
+      ackAfter.put(lock, seq);
     }
+  }
+
+  /**
+   * The server {@code server} restated, so the surrenders it has not acknowledged may be lost: they are sent again,
+   * one per awaited lock of it, in this order, and each awaited lock waits for the last of them that covers it.
+   * Returns the locks to surrender again.
+   */
+  List<LockRef> resendSurrenders(String server) {
+    List<LockRef> again = awaitingAck(server);
+    Deque<Pending> d = new ArrayDeque<>();
+    pending.put(server, d);
+    for (LockRef l : again) {
+      long seq = ++surrenders;
+      d.addLast(new Pending(seq, l.path()));
+      for (LockRef w : again) {
+        if (LockTable.related(l.path(), w.path())) {
+          ackAfter.put(w, seq);
+        }
+      }
+    }
+    return again;
   }
 
   /**
@@ -166,6 +219,8 @@ final class AgentView {
    */
   void linkLost(String server) {
     awaitingAck.removeIf(l -> l.server().equals(server));
+    ackAfter.keySet().removeIf(l -> l.server().equals(server));
+    pending.remove(server);
   }
 
   /** Forgets the forwarded queues whose time is up; returns whether there was one. */

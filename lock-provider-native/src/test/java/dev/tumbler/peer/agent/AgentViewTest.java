@@ -1,5 +1,6 @@
 package dev.tumbler.peer.agent;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -53,6 +54,44 @@ class AgentViewTest {
     assertTrue(view.offer(X, server.version(), server.queue(List.of("x")), T1));
     assertFalse(view.awaitingAck(X));
     assertFalse(view.holds(X, Mode.WRITE));
+  }
+
+  @Test
+  void twoSurrendersAtOneServerAreAcknowledgedEachByItsOwnChange() {
+    // T1 holds [a,b] and [a,c] and surrenders both in one step. The server's change for [a,b] also tells T1 the
+    // queue of [a,c] (their queues share [a]), with T1's surrender note, while T1 still holds [a,c] there: that is
+    // not the acknowledgement of [a,c]'s surrender (seed 690: taken as one, T1 was told [a,c] again, token and all)
+    LockRef ab = new LockRef(List.of("a", "b"), "n1");
+    LockRef ac = new LockRef(List.of("a", "c"), "n1");
+    LockTable server = new LockTable();
+    server.lock(T1, ab.path(), Mode.READ, 0);
+    server.lock(T1, ac.path(), Mode.READ, 0);
+    server.lock(T2, List.of("a"), Mode.WRITE, 0); // waits for both
+    AgentView view = new AgentView(T1);
+    view.offer(ab, server.version(), server.queue(ab.path()), null);
+    view.offer(ac, server.version(), server.queue(ac.path()), null);
+    assertTrue(view.holds(ac, Mode.READ));
+    view.surrendering(ab);
+    view.surrendering(ac);
+    server.surrender(T1, ab.path(), 0);
+    List<LockTable.Entry> acAfterTheFirst = server.queue(ac.path());
+    assertTrue(acAfterTheFirst.stream().anyMatch(e -> e.path().equals(ac.path()) && e.held()), "still held there");
+    assertFalse(view.offer(ac, server.version(), acAfterTheFirst, T1), "the first change's queue of [a,c]");
+    assertTrue(view.offer(ab, server.version(), server.queue(ab.path()), T1), "the first's own acknowledgement");
+    assertTrue(view.awaitingAck(ac));
+    server.surrender(T1, ac.path(), 0);
+    assertTrue(view.offer(ac, server.version(), server.queue(ac.path()), T1), "the second's acknowledgement");
+    assertFalse(view.holds(ac, Mode.READ), "T2 has [a] now");
+    // a lost link forgets what was awaited there, and a restatement sends the awaited surrenders again
+    view.surrendering(ab);
+    view.linkLost("n1");
+    assertFalse(view.awaitingAck(ab));
+    view.surrendering(ab);
+    view.surrendering(ac);
+    assertEquals(List.of(ab, ac), view.resendSurrenders("n1"));
+    server.surrender(T1, ab.path(), 0);
+    assertFalse(view.offer(ac, server.version(), server.queue(ac.path()), T1), "the first resent change's");
+    assertTrue(view.offer(ab, server.version(), server.queue(ab.path()), T1));
   }
 
   @Test
