@@ -62,6 +62,15 @@ public final class AgentAlgorithm implements Algorithm<AgentMessage> {
         + "other; a practical bound";
   }
 
+  /**
+   * {@inheritDoc} A node names the agent that holds the name on a majority of the members, by the queues it knows
+   * (a candidate that does not lead waits on every member and hears them all), with the tag its request carried.
+   */
+  @Override
+  public boolean answersHolderQueries() {
+    return true;
+  }
+
   @Override
   public MessageCodec<AgentMessage> codec() {
     return CODEC;

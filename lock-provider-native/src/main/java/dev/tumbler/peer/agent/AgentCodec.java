@@ -49,7 +49,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
   private static final int ID_BYTES = 8 + 4 + 8;
   private static final int MIN_PATH_BYTES = 1 + 2 + 1;
   private static final int MIN_ENTRY_BYTES = ID_BYTES + MIN_PATH_BYTES + 1 + 1 + 8 + 8 + 1;
-  private static final int MIN_CLAIMED_BYTES = ID_BYTES + MIN_PATH_BYTES + 1;
+  private static final int MIN_CLAIMED_BYTES = ID_BYTES + MIN_PATH_BYTES + 1 + 2;
 
   @Override
   public byte[] encode(AgentMessage message) {
@@ -69,6 +69,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
           id(out, m.agent());
           path(out, m.path());
           out.writeByte(m.mode().ordinal());
+          out.writeUTF(m.tag());
         }
         case AgentMessage.Surrender m -> {
           id(out, m.agent());
@@ -105,6 +106,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
             id(out, c.agent());
             path(out, c.path());
             out.writeByte(c.mode().ordinal());
+            out.writeUTF(c.tag());
           }
         }
         case AgentMessage.Info m -> {
@@ -203,7 +205,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
       }
       long clock = nonNegative(in, "clock");
       AgentMessage m = switch (type) {
-        case LOCK -> new AgentMessage.Lock(clock, id(in), path(in), mode(in));
+        case LOCK -> new AgentMessage.Lock(clock, id(in), path(in), mode(in), tag(in));
         case SURRENDER -> new AgentMessage.Surrender(clock, id(in), path(in), nonNegative(in, "version"));
         case END -> new AgentMessage.End(clock, id(in));
         case RENEW -> new AgentMessage.Renew(clock, id(in), in.readLong(), in.readLong());
@@ -216,7 +218,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
           int n = count(in, MIN_CLAIMED_BYTES, "restated entries");
           List<AgentMessage.Claimed> entries = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
-            entries.add(new AgentMessage.Claimed(id(in), path(in), mode(in)));
+            entries.add(new AgentMessage.Claimed(id(in), path(in), mode(in), tag(in)));
           }
           yield new AgentMessage.Restate(clock, v, entries);
         }
@@ -290,6 +292,16 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
       path.add(text(in, "path element"));
     }
     return path;
+  }
+
+  /** A claim's tag: empty, or at most {@link Claim#MAX_TAG_LENGTH} characters with no control character. */
+  private static String tag(DataInputStream in) throws IOException {
+    String s = in.readUTF();
+    if (s.length() > Claim.MAX_TAG_LENGTH || s.chars().anyMatch(Character::isISOControl)) {
+      throw new CodecException("a tag of " + s.length() + " characters, or with a control character, in agent message"
+          + " (at most " + Claim.MAX_TAG_LENGTH + ", none)");
+    }
+    return s;
   }
 
   private static String node(DataInputStream in) throws IOException {

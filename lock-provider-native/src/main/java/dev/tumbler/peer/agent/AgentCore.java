@@ -43,7 +43,9 @@ import java.util.TreeSet;
  * every claim is held, it looks for a deadlock among the queues it knows: the youngest transaction on a cycle
  * surrenders its lock there (or aborts, with {@link TxOptions#abortOnDeadlock()} and a claim it was told of), and
  * with no cycle the queues go to the agents with larger ids that may see more. A plain request ({@code txId} 0) is
- * a transaction of one claim, a majority of every member ({@link TxOptions#plainLock()}).
+ * a transaction of one claim, a majority of every member ({@link TxOptions#plainLock()}); one that holds some of
+ * its servers but not its majority gives way at once to an older claim waiting there (the yield rule), and among
+ * plain claims on one name alone it leaves cycles to that rule.
  *
  * <p>Leases: an agent renews at its remote servers every third of its term and trusts a server's part of a claim
  * for {@code 3/4} of the term from the renewal it sent (the echo rule); a claim whose quorum of trusted parts is
@@ -104,6 +106,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private final Map<AgentId, Long> expiresAt = new HashMap<>();
   private final Map<AgentId, Long> terms = new HashMap<>();
   private final Set<String> restatedBy = new HashSet<>();
+  /** The tag each agent with an entry here asked with, when it gave one ({@link AgentMessage.Lock#tag()}). */
+  private final Map<AgentId, String> tags = new HashMap<>();
   private boolean ready;
   private final Deque<Local> deferred = new ArrayDeque<>();
 
@@ -134,6 +138,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     final Map<String, Long> windows = new HashMap<>();
     final Set<String> forwarded = new HashSet<>();
     long nextRenewAt = NONE;
+    /** The tag its claims were asked with (an election's candidate), restated with them; empty for none. */
+    String tag = "";
     /** Whether its view changed since its last deadlock analysis. */
     boolean dirty;
     /** The lock being surrendered in this step, so that the claims it takes away are lost for that reason. */
@@ -188,6 +194,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     long sentAt = Long.MIN_VALUE;
     /** Until when the client may trust it, unless it renews ({@link Output.Granted#validUntil()}). */
     long validUntil;
+    /** When the client asked to renew it, while no quorum has answered a renewal sent since; else NONE. */
+    long renewAsked = NONE;
     boolean done;
 
     Req(long id, Agent agent, Claim claim, Mode mode, boolean attempt) {
@@ -307,7 +315,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
             }
           }
         }
-        case Input.HolderQuery<AgentMessage> q -> out.add(Output.Holder.unknown(q)); // claims carry no tags here
+        case Input.HolderQuery<AgentMessage> q -> out.add(new Output.Holder<>(q.queryId(), q.name(), holderTag(q.name())));
         case Input.View<AgentMessage> v -> { } // no elections
       }
       drain();
@@ -413,6 +421,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       case AgentMessage.Lock l -> {
         if (fromItsNode(from, l.agent())) {
           touch(from, l.agent(), 0);
+          if (!l.tag().isEmpty()) {
+            tags.put(l.agent(), l.tag());
+          }
           Set<List<String>> changed = table.lock(l.agent(), l.path(), l.mode(), wall());
           notify(changed, null, List.of(new Tell(l.agent(), l.path())));
         }
@@ -428,6 +439,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         if (fromItsNode(from, e.agent())) {
           expiresAt.remove(e.agent());
           terms.remove(e.agent());
+          tags.remove(e.agent());
           notify(table.end(e.agent(), wall()), null, List.of());
         }
       }
@@ -495,6 +507,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       if (a.node() == node && !restated.contains(a)) {
         expiresAt.remove(a);
         terms.remove(a);
+        tags.remove(a);
         changed.addAll(table.end(a, wall()));
       }
     }
@@ -502,6 +515,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     for (AgentMessage.Claimed c : r.entries()) {
       if (c.agent().node() == node) {
         touch(from, c.agent(), 0);
+        if (!c.tag().isEmpty()) {
+          tags.put(c.agent(), c.tag());
+        }
         changed.addAll(table.lock(c.agent(), c.path(), c.mode(), wall()));
         tell.add(new Tell(c.agent(), c.path()));
       }
@@ -616,11 +632,14 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     Req r = new Req(in.requestId(), a, claim, mode, in.attempt() && a.plain());
     a.reqs.add(r);
     requests.put(r.id, r);
+    if (!claim.tag().isEmpty()) {
+      a.tag = claim.tag();
+    }
     Mode before = a.asked.get(r.path);
     if (before == null || !before.covers(mode)) {
       a.asked.put(r.path, mode);
       for (String s : a.nodes) {
-        sendTo(s, new AgentMessage.Lock(tick1(), a.id, r.path, mode));
+        sendTo(s, new AgentMessage.Lock(tick1(), a.id, r.path, mode, claim.tag()));
       }
     } else {
       r.answered.addAll(a.nodes); // asked already: what is known of it is the answer
@@ -651,12 +670,25 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       return;
     }
     evaluate(r.agent);
-    if (r.told) {
-      long sentAt = Math.max(r.sentAt, trustedSince(r));
-      r.sentAt = sentAt;
-      r.validUntil = sentAt + r.agent.trust;
-      out.add(new Output.Renewed<>(r.id, sentAt, r.validUntil));
+    if (!r.told) {
+      return;
     }
+    if (!r.agent.remote() || trustedSince(r) > r.sentAt) {
+      answerRenewal(r); // a quorum answered a renewal sent since the last answer: trusted from then
+    } else if (r.renewAsked == NONE) {
+      // nothing newer to give: renew at the servers now, and answer once a quorum has (a cut-off client never is
+      // answered, and its renewal fails at the lease's deadline rather than pretending)
+      r.renewAsked = now;
+      renewAt(r.agent);
+    }
+  }
+
+  private void answerRenewal(Req r) {
+    long sentAt = Math.max(r.sentAt, trustedSince(r));
+    r.renewAsked = NONE;
+    r.sentAt = sentAt;
+    r.validUntil = sentAt + r.agent.trust;
+    out.add(new Output.Renewed<>(r.id, sentAt, r.validUntil));
   }
 
   private void info(String from, AgentMessage.Info i) {
@@ -674,6 +706,44 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       a.dirty = true;
     }
     evaluate(a);
+  }
+
+  /**
+   * Who holds the plain claim on {@code name}, by the tag its request gave: the agent that holds it on a majority of
+   * the members, by the newest queue of each server that this node knows (its own table, and the queues its agents
+   * were told: a candidate that does not lead waits on every member, so its agent hears every server). Empty when
+   * no agent holds a majority as far as this node knows, or when the holder gave no tag.
+   */
+  private String holderTag(String name) {
+    List<String> path = List.of(name);
+    Map<String, List<Entry>> queues = new HashMap<>();
+    Map<String, Long> versions = new HashMap<>();
+    for (Agent a : agents.values()) {
+      for (String s : members) {
+        LockRef ref = new LockRef(path, s);
+        List<Entry> q = a.view.known().get(ref);
+        long v = a.view.version(ref);
+        if (q != null && v > versions.getOrDefault(s, -1L)) {
+          queues.put(s, q);
+          versions.put(s, v);
+        }
+      }
+    }
+    queues.put(self, table.entries().stream().filter(e -> e.path().equals(path)).toList());
+    Map<AgentId, Integer> holds = new HashMap<>();
+    for (List<Entry> q : queues.values()) {
+      for (Entry e : q) {
+        if (e.path().equals(path) && e.holds() != null) {
+          holds.merge(e.agent(), 1, Integer::sum);
+        }
+      }
+    }
+    for (Map.Entry<AgentId, Integer> h : holds.entrySet()) {
+      if (h.getValue() >= members.size() / 2 + 1) {
+        return tags.getOrDefault(h.getKey(), "");
+      }
+    }
+    return "";
   }
 
   /** The agent {@code id} if it lives on this node. */
@@ -697,6 +767,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
           lose(r, lossReason(r));
         } else if (now >= r.validUntil) {
           lose(r, Output.LostReason.EXPIRED); // the client did not renew
+        } else if (r.renewAsked != NONE && trustedSince(r) >= r.renewAsked) {
+          answerRenewal(r);
         }
         continue;
       }
@@ -766,7 +838,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       r.validUntil = r.sentAt + a.trust;
       out.add(new Output.Granted<>(r.id, r.claim.name(), t, 1, r.sentAt, r.validUntil));
     }
-    if (a.dirty && agents.containsKey(a.id) && a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
+    if (a.plain() && agents.containsKey(a.id) && yieldToOlder(a)) {
+      return;
+    }
+    if (a.dirty && agents.containsKey(a.id) && a.reqs.stream().anyMatch(r -> !r.done && !r.told)
+        && (!a.plain() || seesOtherPaths(a))) {
       a.dirty = false; // nothing to learn from the same queues twice
       analyse(a);
     }
@@ -849,6 +925,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     out.add(new Output.Lost<>(r.id, r.claim.name(), reason, again ? "surrendered to break a deadlock; asked for again"
         : ""));
     r.told = false;
+    r.renewAsked = NONE;
     r.stampT = -1;
     r.stampedBy.clear();
     if (r.agent.plain()) {
@@ -871,7 +948,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     WaitFor.Result res = WaitFor.analyse(a.id, a.view.known());
     if (res.victim().isPresent()) {
       Node victim = mutationSmallestSurrenders ? res.cycle().get(0) : res.victim().get();
-      if (victim.agent().equals(a.id)) {
+      // A plain claim on a cycle of claims on its own name only (several claims racing, each server granting
+      // another) gives way by the yield rule, to the older claims, not as the cycle's youngest: surrendering as the
+      // youngest, over and over as new claims arrive, it keeps the servers granting different claims.
+      boolean splitOnly = a.plain() && res.cycle().stream().allMatch(n -> n.lock().path().equals(a.reqs.get(0).path));
+      if (victim.agent().equals(a.id) && !splitOnly) {
         resolve(a, victim, res.cycle());
         return;
       }
@@ -887,6 +968,64 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
             a.view.known().get(f.lock())));
       }
     }
+  }
+
+  /**
+   * Whether a plain claim's agent knows of an entry on a path other than its own (a transaction's, on a related
+   * path): only then can it be on a cycle the yield rule does not break, and only then does it analyse. Among plain
+   * claims on one name the yield rule alone decides, and an analysis would only send queues about.
+   */
+  private static boolean seesOtherPaths(Agent a) {
+    List<String> path = a.reqs.get(0).path;
+    for (List<Entry> q : a.view.known().values()) {
+      for (Entry e : q) {
+        if (!e.path().equals(path)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A plain claim that holds some of its servers but not its quorum gives way, at a server where it holds, to an
+   * older agent (a smaller id) waiting there on the name or a path below it in a conflicting mode: it surrenders there, and is
+   * queued again at the back. Claims racing for one name reach the servers in different orders, and each server may
+   * grant a different one, none a quorum: without this rule they wait for each other until a deadlock analysis picks
+   * a victim, one surrender at a time, while new claims keep arriving. With it, every server ends up with the oldest
+   * claim, which a younger one never holds back. A claim that has its quorum (granted, or in its stamp round) keeps
+   * what it holds.
+   *
+   * @return whether it surrendered
+   */
+  private boolean yieldToOlder(Agent a) {
+    Req r = a.reqs.isEmpty() ? null : a.reqs.get(0);
+    if (r == null || r.done || r.told || AgentView.met(a.quorum, heldOn(r, false).size(), a.nodes.size())) {
+      return false;
+    }
+    for (String s : a.nodes) {
+      LockRef ref = new LockRef(r.path, s);
+      List<Entry> q = a.view.known().get(ref);
+      if (q == null || a.view.awaitingAck(ref)) {
+        continue;
+      }
+      Entry mine = q.stream().filter(e -> e.agent().equals(a.id) && e.path().equals(r.path)).findFirst().orElse(null);
+      if (mine == null || mine.holds() == null) {
+        continue;
+      }
+      boolean olderWaits = q.stream().anyMatch(e -> e.holds() == null && LockTable.related(e.path(), r.path)
+          && e.agent().compareTo(a.id) < 0 && Mode.conflict(e.wants(), mine.holds()));
+      if (olderWaits) {
+        long version = a.view.version(ref);
+        surrenders++;
+        sendTo(s, new AgentMessage.Surrender(tick1(), a.id, r.path, version));
+        out.add(new Output.Fact<>(new Observation.Surrender(s, r.path, a.id.toString(), false, version)));
+        a.view.surrendering(ref);
+        a.dirty = true;
+        return true;
+      }
+    }
+    return false;
   }
 
   /** {@code a} is the victim of a deadlock at {@code victim}: it surrenders that lock, or aborts. */
@@ -989,7 +1128,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         continue;
       }
       sendTo(server, new AgentMessage.Renew(tick1(), a.id, a.lease, now));
-      for (LockRef l : a.view.awaitingAck(server)) {
+      for (LockRef l : a.view.resendSurrenders(server)) {
         sendTo(server, new AgentMessage.Surrender(tick1(), a.id, l.path(), a.view.version(l)));
       }
       for (Req r : a.reqs) {
@@ -1011,7 +1150,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     List<AgentMessage.Claimed> entries = new ArrayList<>();
     for (Agent a : agents.values()) {
       if (a.nodes.contains(p)) {
-        a.asked.forEach((path, mode) -> entries.add(new AgentMessage.Claimed(a.id, path, mode)));
+        a.asked.forEach((path, mode) -> entries.add(new AgentMessage.Claimed(a.id, path, mode, a.tag)));
       }
     }
     sendTo(p, new AgentMessage.Restate(tick1(), highestSeen, entries));
@@ -1059,6 +1198,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       if (e.getValue() <= now) {
         expiresAt.remove(e.getKey());
         terms.remove(e.getKey());
+        tags.remove(e.getKey());
         notify(table.end(e.getKey(), wall()), null, List.of());
       }
     }

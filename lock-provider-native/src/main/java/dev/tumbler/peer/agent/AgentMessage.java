@@ -18,12 +18,22 @@ public sealed interface AgentMessage extends PeerMessage {
   /** The sender's Lamport clock when it sent the message. */
   long clock();
 
-  /** {@code agent} asks for {@code path} in {@code mode} (a stronger mode on a path it has an entry on: an upgrade). */
-  record Lock(long clock, AgentId agent, List<String> path, Mode mode) implements AgentMessage {
+  /**
+   * {@code agent} asks for {@code path} in {@code mode} (a stronger mode on a path it has an entry on: an upgrade).
+   * {@code tag}: who asks, for a server to say who holds a name ({@code Claim.tag()}: an election's candidate);
+   * empty for none.
+   */
+  record Lock(long clock, AgentId agent, List<String> path, Mode mode, String tag) implements AgentMessage {
     public Lock {
       Objects.requireNonNull(agent, "agent");
       path = List.copyOf(path);
       Objects.requireNonNull(mode, "mode");
+      Objects.requireNonNull(tag, "tag");
+    }
+
+    /** A request without a tag. */
+    public Lock(long clock, AgentId agent, List<String> path, Mode mode) {
+      this(clock, agent, path, mode, "");
     }
   }
 
@@ -87,12 +97,21 @@ public sealed interface AgentMessage extends PeerMessage {
     }
   }
 
-  /** One entry a node restates: its agent asked for {@code path} in {@code mode} on the receiving server. */
-  record Claimed(AgentId agent, List<String> path, Mode mode) {
+  /**
+   * One entry a node restates: its agent asked for {@code path} in {@code mode} on the receiving server, with the
+   * request's {@code tag} ({@link Lock#tag()}).
+   */
+  record Claimed(AgentId agent, List<String> path, Mode mode, String tag) {
     public Claimed {
       Objects.requireNonNull(agent, "agent");
       path = List.copyOf(path);
       Objects.requireNonNull(mode, "mode");
+      Objects.requireNonNull(tag, "tag");
+    }
+
+    /** An entry without a tag. */
+    public Claimed(AgentId agent, List<String> path, Mode mode) {
+      this(agent, path, mode, "");
     }
   }
 

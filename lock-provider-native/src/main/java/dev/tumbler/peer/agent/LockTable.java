@@ -19,7 +19,10 @@ import java.util.TreeSet;
  *
  * <ul>
  *   <li>An <b>entry</b> is one agent's claim on one path: the mode it wants, the mode it holds (none, read,
- *       write) and its place ({@code seq}) in arrival order. At most one per (agent, path).
+ *       write) and its place ({@code seq}) in the server's order: a new entry goes ahead of the fresh
+ *       (never surrendered) waiters of its path that are younger than its agent, else last, so that every server
+ *       orders the waiters of a path alike, oldest first, whatever order their requests came in. At most one per
+ *       (agent, path).
  *   <li>Two paths are <b>related</b> when one is a prefix of the other (equal included): {@code [a]} and
  *       {@code [a,b,c]} are, siblings {@code [a,b]} and {@code [a,c]} are not. Entries exist only for paths
  *       that were asked for; no child is created ahead (the children of a name are unbounded).
@@ -27,8 +30,8 @@ import java.util.TreeSet;
  *       entry whose wanted mode its held mode does not cover becomes held in its wanted mode when (i) no
  *       entry of another agent that holds, on a related path, conflicts with it, and (ii) no waiting entry of
  *       another agent on the <em>same</em> path with a smaller {@code seq} conflicts with it. Two modes
- *       conflict unless both are read. So only holders block across related paths, and each path is FIFO
- *       among its waiters: a reader does not pass a writer waiting on its path.
+ *       conflict unless both are read. So only holders block across related paths, and each path keeps its
+ *       waiters' order: a reader does not pass a writer waiting ahead of it on its path.
  *   <li>An <b>upgrade</b> (write asked by an agent whose entry holds read) keeps the entry's place; by the
  *       grant rule a sole reader is upgraded at once.
  *   <li>A <b>surrender</b> drops what the agent holds on a path and the paths related to it, and moves
@@ -157,7 +160,7 @@ public final class LockTable {
     }
     Set<List<String>> changed = new LinkedHashSet<>();
     if (s == null) {
-      s = new Slot(agent, p, mode, nextSeq++);
+      s = new Slot(agent, p, mode, placeFor(agent, p));
       slots.put(k, s);
       bySeq.put(s.seq, s);
     } else {
@@ -166,6 +169,35 @@ public final class LockTable {
     changed.add(p);
     change(wall, changed);
     return changed;
+  }
+
+  /**
+   * The place of a new entry of {@code agent} on {@code path}: ahead of the waiters on that path that are younger
+   * (a larger agent id) and were not surrendered, else last. Every server so orders the fresh waiters of a path the
+   * same way, oldest first, whatever order their requests came in: when a holder leaves, every server grants the
+   * same waiter, and claims over several servers do not split them (each server granting another, none a quorum).
+   * The entries from that place on move back by one; their order among themselves stays.
+   */
+  private long placeFor(AgentId agent, List<String> path) {
+    Slot before = null;
+    for (Slot w : bySeq.values()) {
+      if (w.path.equals(path) && w.holds == null && !w.surrendered && w.agent.compareTo(agent) > 0) {
+        before = w;
+        break;
+      }
+    }
+    if (before == null) {
+      return nextSeq++;
+    }
+    long place = before.seq;
+    List<Slot> tail = new java.util.ArrayList<>(bySeq.tailMap(place, true).values());
+    bySeq.tailMap(place, true).clear();
+    for (Slot t : tail) {
+      t.seq++;
+      bySeq.put(t.seq, t);
+    }
+    nextSeq++;
+    return place;
   }
 
   /**

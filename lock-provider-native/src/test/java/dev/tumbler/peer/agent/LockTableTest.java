@@ -36,6 +36,32 @@ class LockTableTest {
   }
 
   @Test
+  void freshWaitersOfAPathWaitOldestFirstWhateverOrderTheyCameIn() {
+    // two servers hear the same requests in opposite orders: their waiters stand in the same order, so that when
+    // the holder leaves both grant the same one
+    LockTable other = new LockTable();
+    table.lock(T0, p("x"), Mode.WRITE, 0);
+    other.lock(T0, p("x"), Mode.WRITE, 0);
+    for (AgentId a : List.of(T3, T1, T2)) {
+      table.lock(a, p("x"), Mode.WRITE, 0);
+    }
+    for (AgentId a : List.of(T2, T3, T1)) {
+      other.lock(a, p("x"), Mode.WRITE, 0);
+    }
+    assertEquals(List.of(T0, T1, T2, T3), table.entries().stream().map(Entry::agent).toList());
+    assertEquals(List.of(T0, T1, T2, T3), other.entries().stream().map(Entry::agent).toList());
+    table.end(T0, 0);
+    other.end(T0, 0);
+    assertTrue(holds(T1, p("x")));
+    assertTrue(other.entries().stream().anyMatch(e -> e.agent().equals(T1) && e.held()), "the same one on both");
+    // a surrendered entry goes to the back, behind the younger T2 and T3 (the cycle it gave way to is not formed
+    // again), and keeps that place: a newcomer is queued behind it, whatever its age
+    table.surrender(T1, p("x"), 0);
+    table.lock(T4, p("x"), Mode.WRITE, 0);
+    assertEquals(List.of(T2, T3, T1, T4), table.entries().stream().map(Entry::agent).toList());
+  }
+
+  @Test
   void hierarchyConflictsBothWaysAndSiblingsDoNot() {
     // design §4.9 scenario 1
     table.lock(T1, p("a", "b"), Mode.WRITE, 0);
