@@ -27,6 +27,7 @@ class AgentCodecTest {
         new Entry(B, List.of("n"), Mode.READ, null, 5, 0, true));
     return List.of(
         new AgentMessage.Lock(1, A, List.of("ünïcødé ✓", "b"), Mode.WRITE),
+        new AgentMessage.Lock(1, A, List.of("e-election"), Mode.WRITE, "node-1#3.7"),
         new AgentMessage.Surrender(2, A, List.of("x"), 40),
         new AgentMessage.End(3, B),
         new AgentMessage.Renew(4, A, 120_000_000, -5),
@@ -35,7 +36,7 @@ class AgentCodecTest {
         new AgentMessage.Stamped(7, B, List.of("p"), 99, true, 120),
         new AgentMessage.Restate(8, 120, List.of()),
         new AgentMessage.Restate(8, 120, List.of(new AgentMessage.Claimed(A, List.of("a"), Mode.READ),
-            new AgentMessage.Claimed(B, List.of("a", "b"), Mode.WRITE))),
+            new AgentMessage.Claimed(B, List.of("a", "b"), Mode.WRITE, "candidate ✓"))),
         new AgentMessage.Info(9, A, List.of("n", "a"), 30, queue, null),
         new AgentMessage.Info(9, B, List.of("n"), 31, List.of(), A),
         new AgentMessage.Forward(10, B, List.of("n"), "node-2", 31, queue),
@@ -67,6 +68,22 @@ class AgentCodecTest {
     refused("negative id part", "agent id", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.END, o -> {
       o.writeLong(1);
       id(o, 1, -3, 1);
+    }));
+    refused("control character in a tag", "tag", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.LOCK, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeByte(1);
+      o.writeUTF("n");
+      o.writeByte(1);
+      o.writeUTF("bad\ntag");
+    }));
+    refused("a tag too long", "tag of 513", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.LOCK, o -> {
+      o.writeLong(1);
+      id(o, 1, 0, 1);
+      o.writeByte(1);
+      o.writeUTF("n");
+      o.writeByte(1);
+      o.writeUTF("t".repeat(513));
     }));
     refused("empty path", "path of 0", CodecChecks.raw(AgentCodec.VERSION, AgentCodec.LOCK, o -> {
       o.writeLong(1);
