@@ -1,5 +1,6 @@
 package dev.tumbler.peer.algorithm;
 
+import dev.tumbler.peer.agent.AgentAlgorithm;
 import dev.tumbler.peer.bakery.BakeryAlgorithm;
 import dev.tumbler.peer.lamport.LamportAlgorithm;
 import java.util.ArrayList;
@@ -15,7 +16,8 @@ public final class Algorithms {
   private static final List<Algorithm<?>> ALL = List.of(
       LamportAlgorithm.LAMPORT,
       LamportAlgorithm.RICART_AGRAWALA,
-      BakeryAlgorithm.BAKERY);
+      BakeryAlgorithm.BAKERY,
+      AgentAlgorithm.AGENT);
 
   private Algorithms() {}
 

@@ -8,6 +8,7 @@ import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.core.TxOptions;
 import dev.tumbler.peer.transport.Transport;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -114,6 +115,32 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   /** A request in flight: its id (for {@link #release}, {@link #cancel}) and how it ends. */
   public record Pending(long requestId, CompletableFuture<Outcome> outcome) {}
 
+  /**
+   * What a transaction hears from the node ({@link #begin}). Called with no lock of the node held, on the thread
+   * that stepped the core; an implementation records what it hears and returns: it must not block.
+   */
+  public interface TransactionListener {
+    /**
+     * A claim of the transaction is held: {@code outcome} says granted, with its token and window. A claim that
+     * was surrendered to break a deadlock is granted again, with a larger token, through this call too.
+     */
+    void granted(Outcome outcome);
+
+    /** A claim of the transaction will not be granted: {@code outcome} says why. */
+    void failed(Outcome outcome);
+
+    /**
+     * The transaction is over without its holder ending it: aborted to break a deadlock
+     * ({@link Output.Failure#DEADLOCK}), its claims' nodes unreachable ({@link Output.Failure#UNAVAILABLE}),
+     * or its session or node closed ({@link Output.Failure#CANCELLED}). Nothing of it is held any more.
+     */
+    void aborted(Output.Failure failure, Set<String> missingPeers, String detail);
+  }
+
+  private record Tx(String session, TransactionListener listener) {}
+
+  private record TxClaim(long txId, TransactionListener listener) {}
+
   /** The node was closed before the request ended. */
   public static final class NodeClosedException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -135,12 +162,17 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final Map<Long, LostListener> lostListeners = new ConcurrentHashMap<>();
   private final Map<Long, List<CompletableFuture<Renewal>>> renewals = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<Optional<String>>> holderQueries = new ConcurrentHashMap<>();
+  /** The open transactions begun on this node, by id. */
+  private final Map<Long, Tx> transactions = new ConcurrentHashMap<>();
+  /** The claims of open transactions, by request id: told each grant (a surrendered claim is granted again). */
+  private final Map<Long, TxClaim> txClaims = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> sentByType = new ConcurrentHashMap<>();
   // link callbacks made by the transport and not yet seen by the core, per peer
   private final Map<String, AtomicInteger> linkEventsQueued = new ConcurrentHashMap<>();
   private final Map<Long, ScheduledFuture<?>> timers = new HashMap<>(); // under stepLock
   private final AtomicLong nextRequestId = new AtomicLong(1);
   private final AtomicLong nextQueryId = new AtomicLong(1);
+  private final AtomicLong nextTxId = new AtomicLong(1);
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong received = new AtomicLong();
   private final AtomicLong grants = new AtomicLong();
@@ -234,6 +266,79 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   }
 
   /**
+   * Begins a transaction for {@code session} ({@link Input.Begin}): its claims ({@link #acquire(long, Claim)})
+   * hold together until {@link #end}. Only an algorithm that serves transactions takes it; another aborts it at
+   * once ({@link TransactionListener#aborted}).
+   *
+   * @return the transaction's id
+   */
+  public long begin(String session, TxOptions options, TransactionListener listener) {
+    Objects.requireNonNull(session, "session");
+    Objects.requireNonNull(options, "options");
+    Objects.requireNonNull(listener, "listener");
+    long id = nextTxId.getAndIncrement();
+    transactions.put(id, new Tx(session, listener));
+    if (closed.get()) {
+      abortLocally(id, "native node " + core.self() + " is closed");
+      return id;
+    }
+    submit(new Input.Begin<>(id, session, options));
+    return id;
+  }
+
+  /** A new request id, for {@link #acquire(long, long, Claim)}: the caller can file it before the grant can come. */
+  public long newRequestId() {
+    return nextRequestId.getAndIncrement();
+  }
+
+  /**
+   * Asks for {@code claim} as request {@code requestId} ({@link #newRequestId()}) in the transaction {@code txId};
+   * what comes of it goes to the transaction's listener, perhaps on this thread before this call returns (a claim on
+   * this node alone is granted within the step). Lost grants go to {@link #onLost} listeners, as for any grant. A
+   * transaction's claims are given back by {@link #end} only.
+   *
+   * @throws IllegalStateException if the transaction is not open on this node
+   */
+  public void acquire(long requestId, long txId, Claim claim) {
+    Objects.requireNonNull(claim, "claim");
+    Tx tx = transactions.get(txId);
+    if (tx == null) {
+      throw new IllegalStateException("transaction " + txId + " is not open on native node " + core.self());
+    }
+    txClaims.put(requestId, new TxClaim(txId, tx.listener()));
+    submit(new Input.Acquire<>(requestId, tx.session(), claim, false, txId));
+  }
+
+  /** Ends the transaction {@code txId}: every claim of it is given back, held or not. Idempotent; asynchronous. */
+  public void end(long txId) {
+    if (forgetTransaction(txId) != null) {
+      submit(new Input.End<>(txId));
+    }
+  }
+
+  private Tx forgetTransaction(long txId) {
+    Tx tx = transactions.remove(txId);
+    if (tx != null) {
+      txClaims.entrySet().removeIf(e -> {
+        if (e.getValue().txId() == txId) {
+          lostListeners.remove(e.getKey());
+          return true;
+        }
+        return false;
+      });
+    }
+    return tx;
+  }
+
+  /** The transaction {@code txId} is over on this side (its session or the node closed): its listener hears it. */
+  private void abortLocally(long txId, String detail) {
+    Tx tx = forgetTransaction(txId);
+    if (tx != null) {
+      tx.listener().aborted(Output.Failure.CANCELLED, Set.of(), detail);
+    }
+  }
+
+  /**
    * Tells {@code listener} when the grant of {@code requestId} is lost (its term ran out, the deciding
    * node revoked it). At most one listener per grant; {@link #release} forgets it.
    */
@@ -303,6 +408,11 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   /** Releases every grant of {@code session} and drops its pending requests (their futures fail). */
   public void closeSession(String session) {
     submit(new Input.CloseSession<>(session));
+    for (Map.Entry<Long, Tx> e : transactions.entrySet()) {
+      if (e.getValue().session().equals(session)) {
+        abortLocally(e.getKey(), "session " + session + " closed");
+      }
+    }
     for (Map.Entry<Long, Waiting> e : waiting.entrySet()) {
       if (e.getValue().session().equals(session) && waiting.remove(e.getKey(), e.getValue())) {
         e.getValue().future().completeExceptionally(new NodeClosedException("session " + session + " closed"));
@@ -366,6 +476,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
     for (CompletableFuture<Optional<String>> f : List.copyOf(holderQueries.values())) {
       f.completeExceptionally(closedException());
+    }
+    for (Long id : List.copyOf(transactions.keySet())) {
+      abortLocally(id, closedException().getMessage());
     }
   }
 
@@ -539,6 +652,15 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
             old.cancel(false);
           }
         }
+        case Output.Granted<M> g when txClaims.containsKey(g.requestId()) -> {
+          grants.incrementAndGet();
+          TxClaim c = txClaims.get(g.requestId());
+          Outcome granted = Outcome.granted(g);
+          // after the lost listeners started before it, like any grant of this node
+          CompletableFuture<Void> after = lostDelivered;
+          Runnable tell = () -> c.listener().granted(granted);
+          completions.add(after.isDone() ? tell : () -> after.thenRun(tell));
+        }
         case Output.Granted<M> g -> {
           grants.incrementAndGet();
           Waiting w = waiting.remove(g.requestId());
@@ -564,6 +686,11 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
             completions.add(after.isDone() ? handOver : () -> after.thenRun(handOver));
           }
         }
+        case Output.Failed<M> f when txClaims.containsKey(f.requestId()) -> {
+          TxClaim c = txClaims.remove(f.requestId());
+          Outcome failed = Outcome.failed(f.requestId(), f.name(), f.failure(), f.missingPeers(), f.detail());
+          completions.add(() -> c.listener().failed(failed));
+        }
         case Output.Failed<M> f -> {
           Waiting w = waiting.remove(f.requestId());
           if (w != null) {
@@ -583,9 +710,17 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
             completeLater(f, h.tag().isEmpty() ? Optional.empty() : Optional.of(h.tag()));
           }
         }
-        // the node begins no transaction yet, so an abort can only be a core refusing one
-        case Output.TxAborted<M> a -> LOG.debug("native node {}: transaction {} aborted: {} {}", core.self(), a.txId(),
-            a.failure(), a.detail());
+        case Output.TxAborted<M> a -> {
+          LOG.debug("native node {}: transaction {} aborted: {} {}", core.self(), a.txId(), a.failure(), a.detail());
+          Tx tx = transactions.get(a.txId());
+          if (tx != null) {
+            forgetTransaction(a.txId());
+            // after the lost listeners of its claims, which the core told first
+            CompletableFuture<Void> after = lostDelivered;
+            Runnable tell = () -> tx.listener().aborted(a.failure(), a.missingPeers(), a.detail());
+            completions.add(after.isDone() ? tell : () -> after.thenRun(tell));
+          }
+        }
         case Output.Renewed<M> r -> completeRenewals(r.requestId(), new Renewal(true, r.sentAt(), r.validUntil(),
             null, ""));
         case Output.Lost<M> l -> {

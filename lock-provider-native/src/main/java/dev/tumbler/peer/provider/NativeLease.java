@@ -3,6 +3,7 @@ package dev.tumbler.peer.provider;
 import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.AbstractLease;
+import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.node.PeerNode;
 import java.util.concurrent.CancellationException;
@@ -30,7 +31,13 @@ final class NativeLease extends AbstractLease {
   private final long requestId;
 
   NativeLease(String name, long fencingToken, NativeLockService service, long requestId, long sentNanos) {
-    super(name, fencingToken, 1, service.settings(), service.ticker(), sentNanos);
+    this(name, fencingToken, service, requestId, sentNanos, service.settings());
+  }
+
+  /** A lease with settings of its own: a transaction's claim, with the transaction's term. */
+  NativeLease(String name, long fencingToken, NativeLockService service, long requestId, long sentNanos,
+      LeaseSettings settings) {
+    super(name, fencingToken, 1, settings, service.ticker(), sentNanos);
     this.service = service;
     this.requestId = requestId;
   }

@@ -2,8 +2,10 @@ package dev.tumbler.peer.provider;
 
 import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockTransaction;
 import dev.tumbler.lock.ReadWriteLock;
 import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.TransactionOptions;
 import dev.tumbler.lock.spi.AbstractLockService;
 import dev.tumbler.lock.spi.LockElection;
 import dev.tumbler.lock.spi.SimpleReadWriteLock;
@@ -12,6 +14,7 @@ import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.node.NodeStats;
 import dev.tumbler.peer.node.PeerNode;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -58,6 +61,19 @@ final class NativeLockService extends AbstractLockService {
     String q = settings.qualify(name);
     return new SimpleReadWriteLock(name, new NativeLock(this, name, Claim.read(q)),
         new NativeLock(this, name, settings.algorithm().writeClaim(q, settings.algorithmSettings())));
+  }
+
+  /** {@inheritDoc} Only where the algorithm serves transactions ({@code agent}): see {@link NativeTransaction}. */
+  @Override
+  protected LockTransaction createTransaction(TransactionOptions options) {
+    return new NativeTransaction(this, options);
+  }
+
+  /** Every member of the cluster, this node included, sorted. */
+  List<String> members() {
+    java.util.TreeSet<String> all = new java.util.TreeSet<>(settings.peers());
+    all.add(shared.node.nodeId());
+    return List.copyOf(all);
   }
 
   /**
