@@ -154,7 +154,11 @@ public final class Safety {
     if (before != null && (g.tx() == 0 || before != g.tx())) {
       throw new IllegalStateException("fencing: " + g + " reuses a token already granted on " + g.claim().name());
     }
-    long highestEnded = h.highestEndedBefore(g.madeAt(), g.tx(), g.token());
+    // the same hold told again: a transaction that asks again for a path it holds, while that grant is valid, is
+    // told that grant's token (F2 was checked when it was made; readers granted and ended since do not change it)
+    boolean sameHold = g.tx() != 0 && counted.stream()
+        .anyMatch(o -> o.tx() == g.tx() && o.token() == g.token() && key(o.claim()).equals(key(g.claim())));
+    long highestEnded = sameHold ? Long.MIN_VALUE : h.highestEndedBefore(g.madeAt(), g.tx(), g.token());
     if (g.token() <= highestEnded) {
       throw new IllegalStateException("fencing: " + g + " is not above token " + highestEnded
           + " of a grant of " + g.claim().name() + " that had ended before it");

@@ -291,6 +291,13 @@ public final class Simulation<M extends PeerMessage> {
           }
         }
         int session = r.nextInt(config.sessionsPerNode());
+        if (config.workload().transactions() && r.nextInt(4) == 0) {
+          // a plain lock on a root among the transactions: it conflicts with every path below it, so that cycles
+          // through plain claims (which give way to older claims rather than by the analysis alone) are tried too
+          Claim plain = r.nextBoolean() ? Claim.exclusive("L" + r.nextInt(names)) : Claim.read("L" + r.nextInt(names));
+          ops.add(new Op.Acquire(at, node, session, plain, hold, wait, attempt, config.workload().renews(r)));
+          continue;
+        }
         if (config.workload().transactions()) {
           List<Claim> claims = new ArrayList<>();
           List<Long> gaps = new ArrayList<>();

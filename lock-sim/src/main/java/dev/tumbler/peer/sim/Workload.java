@@ -82,8 +82,8 @@ public enum Workload {
    * Transactions (NATIVE-ALGORITHMS §4): one to three claims each, on paths of a small tree (a root {@code Lk} or a
    * child {@code [Lk, a]}, {@code [Lk, b]}), read or write, now and then a read upgraded to a write, asked 0–20 ms
    * apart, so that transactions wait for each other across the hierarchy and in cycles; holds of 1–40 ms; one
-   * transaction in three aborts when chosen to break a deadlock. The probes are plain locks on the roots, which
-   * conflict with every path below them.
+   * transaction in three aborts when chosen to break a deadlock. One op in four is a plain lock (exclusive or read)
+   * on a root among them. The probes are plain locks on the roots, which conflict with every path below them.
    */
   TRANSACTIONS {
     @Override
