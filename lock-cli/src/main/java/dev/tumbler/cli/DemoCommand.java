@@ -64,6 +64,12 @@ final class DemoCommand implements Callable<Integer> {
           + "other. Default: ${DEFAULT-VALUE}.", completionCandidates = AlgorithmNames.class)
   String algorithm;
 
+  @Option(names = "--scenario", defaultValue = "locks", paramLabel = "NAME",
+      description = {"locks: contending workers on plain locks (the default); deadlock: transactions that wait for "
+          + "each other in a ring, one per node, broken by surrender and then by abort (algorithms that serve "
+          + "transactions: agent)."})
+  String scenario;
+
   @Option(names = "--duration", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "DURATION",
       description = "How long the workers contend, per algorithm. Default: ${DEFAULT-VALUE}.")
   Duration duration;
@@ -82,6 +88,12 @@ final class DemoCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (scenario.equals("deadlock")) {
+      return deadlock();
+    }
+    if (!scenario.equals("locks")) {
+      throw new IllegalArgumentException("--scenario: '" + scenario + "' is not one of locks, deadlock");
+    }
     List<String> algorithms = new ArrayList<>();
     if (algorithm.equals("all")) {
       algorithms.addAll(Algorithms.names());
@@ -123,6 +135,34 @@ final class DemoCommand implements Callable<Integer> {
     out.print(DemoReport.table(reports));
     out.flush();
     return reports.stream().allMatch(DemoReport::passed) ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
+  }
+
+  /** {@code --scenario deadlock}: on every chosen algorithm that serves transactions ({@link DeadlockDemo}). */
+  private int deadlock() throws Exception {
+    List<String> algorithms = new ArrayList<>();
+    for (Algorithm<?> a : Algorithms.all()) {
+      boolean chosen = algorithm.equals("all") || List.of(algorithm.split(",", -1)).stream().map(String::trim)
+          .anyMatch(a.name()::equals);
+      if (chosen && a.capabilities().contains(Capability.TRANSACTIONS)) {
+        algorithms.add(a.name());
+      } else if (chosen && !algorithm.equals("all")) {
+        throw new IllegalArgumentException("--scenario deadlock: " + a.name() + " serves no transactions");
+      }
+    }
+    for (String a : algorithm.equals("all") ? List.<String>of() : List.of(algorithm.split(",", -1))) {
+      if (Algorithms.byName(a.trim()).isEmpty()) {
+        throw new IllegalArgumentException("--algorithm: '" + a.trim() + "' is not one of " + Algorithms.names()
+            + " or all");
+      }
+    }
+    if (nodes < 2 || nodes > 9) {
+      throw new IllegalArgumentException("--nodes: " + nodes + " is not within 2..9");
+    }
+    int code = ExitCodes.OK;
+    for (String a : algorithms) {
+      code = Math.max(code, DeadlockDemo.run(a, nodes, spec.commandLine().getOut(), spec.commandLine().getErr()));
+    }
+    return code;
   }
 
   private DemoReport runOne(String algo, PrintWriter err) throws Exception {
