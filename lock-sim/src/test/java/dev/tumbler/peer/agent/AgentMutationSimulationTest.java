@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
  * simulator must catch it, naming that rule, within {@value #BUDGET} seeds of the transaction workload. Each test
  * prints the first seed that caught it; {@code -Dsim.seed=S} replays one seed and prints its shrunk report.
  */
-@Disabled("the transaction workload is not yet known to pass its own seeds beyond the first few hundred, so a hunt "
-    + "could not tell a mutation's failure from that one")
+@Disabled("not yet shown to catch each mutation within its budget: the first hunt, for ignoreVersions, ran over 8 "
+    + "minutes without a verdict")
 class AgentMutationSimulationTest {
 
   /** Seeds a mutation may take to be caught. */

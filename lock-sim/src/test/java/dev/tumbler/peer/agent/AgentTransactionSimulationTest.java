@@ -20,9 +20,8 @@ import org.junit.jupiter.api.Test;
 class AgentTransactionSimulationTest {
 
   /**
-   * Seeds in CI: 200 for now, not the 10,000 the other algorithms run: some seeds run hundreds of thousands of events
-   * at a fraction of a millisecond each (the analysis is rebuilt after every stored queue), and runs beyond the first
-   * few hundred seeds are not yet known to be clean; see the provider README.
+   * Seeds in CI: 200 for now, not the 10,000 the other algorithms run: 1,000 seeds are clean but take about three
+   * minutes, a few seeds running tens of thousands of events for 40 s or more; see the provider README.
    */
   static final int CI_SEEDS = 200;
 
