@@ -115,11 +115,19 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private final TreeMap<AgentId, Agent> agents = new TreeMap<>();
   private final Map<Long, Agent> txs = new HashMap<>();
   private final Map<Long, Req> requests = new HashMap<>();
+  /**
+   * Plain agents whose client let the lease run out, until their servers are told to end them: the rest of the
+   * term, in which the holder's lost listeners run before any other client can be granted its lock.
+   */
+  private final Map<AgentId, Lapse> lapsing = new HashMap<>();
   private long timerAt = NONE;
   private long surrenders;
   private long aborts;
 
   private record Local(String from, AgentMessage message) {}
+
+  /** An agent that no longer renews, and when its servers are told that it ended. */
+  private record Lapse(Agent agent, long endAt) {}
 
   private final class Agent {
     final AgentId id;
@@ -928,7 +936,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     r.renewAsked = NONE;
     r.stampT = -1;
     r.stampedBy.clear();
-    if (r.agent.plain()) {
+    if (r.agent.plain() && reason == Output.LostReason.EXPIRED) {
+      lapse(r.agent);
+    } else if (r.agent.plain()) {
       endAgent(r.agent);
     } else if (!again) {
       r.done = true;
@@ -1087,6 +1097,26 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   }
 
   /** {@code a} is gone: every server of it lets its entries go; no output. */
+  /**
+   * Ends plain agent {@code a}, whose client did not renew, here at once and at its servers after the rest of the
+   * term ({@code lease - trust} after the loss): its lost listeners run on a thread of their own, and an End sent
+   * with the loss let a client of another node be granted the lock within milliseconds, before they had run. Its
+   * servers keep its entries until then (they expire them only a full term after its last renewal, later still),
+   * and a restatement in the meantime still lists them.
+   */
+  private void lapse(Agent a) {
+    if (agents.remove(a.id) == null) {
+      return;
+    }
+    for (Req r : a.reqs) {
+      r.done = true;
+      requests.remove(r.id);
+    }
+    if (!a.asked.isEmpty()) {
+      lapsing.put(a.id, new Lapse(a, now + Math.max(1, a.lease - a.trust)));
+    }
+  }
+
   private void endAgent(Agent a) {
     if (agents.remove(a.id) == null) {
       return;
@@ -1153,6 +1183,12 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         a.asked.forEach((path, mode) -> entries.add(new AgentMessage.Claimed(a.id, path, mode, a.tag)));
       }
     }
+    for (Lapse l : lapsing.values()) {
+      if (l.agent().nodes.contains(p)) {
+        l.agent().asked.forEach((path, mode) -> entries.add(new AgentMessage.Claimed(l.agent().id, path, mode,
+            l.agent().tag)));
+      }
+    }
     sendTo(p, new AgentMessage.Restate(tick1(), highestSeen, entries));
     askAgain(p);
     // and the server's side: the queues of p's agents here, which may have been lost on the old link
@@ -1202,6 +1238,14 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         notify(table.end(e.getKey(), wall()), null, List.of());
       }
     }
+    for (Lapse l : List.copyOf(lapsing.values())) {
+      if (now >= l.endAt()) {
+        lapsing.remove(l.agent().id);
+        for (String s : l.agent().nodes) {
+          sendTo(s, new AgentMessage.End(tick1(), l.agent().id));
+        }
+      }
+    }
     for (Agent a : List.copyOf(agents.values())) {
       if (!agents.containsKey(a.id)) {
         continue;
@@ -1242,6 +1286,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     }
     for (long e : expiresAt.values()) {
       next = Math.min(next, e);
+    }
+    for (Lapse l : lapsing.values()) {
+      next = Math.min(next, l.endAt());
     }
     for (Agent a : agents.values()) {
       if (a.remote() || a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
