@@ -255,7 +255,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   String describeAgents() {
     StringBuilder b = new StringBuilder();
     for (Agent a : agents.values()) {
-      WaitFor.Result r = WaitFor.analyse(a.id, a.view.known());
+      WaitFor.Result r = a.view.analyse();
       b.append(self).append(' ').append(a.id).append(" pending=")
           .append(a.reqs.stream().filter(q -> !q.done && !q.told).map(q -> q.mode + " " + q.path).toList())
           .append(" victim=").append(r.victim().map(Object::toString).orElse("-"))
@@ -360,6 +360,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       Local l = local.poll();
       receive(l.from, l.message);
     }
+  }
+
+  /** Whether {@code a}'s view changed since its last analysis, while it waits for a claim the analysis may concern. */
+  private boolean needsAnalysis(Agent a) {
+    return a.dirty && a.reqs.stream().anyMatch(r -> !r.done && !r.told) && (!a.plain() || seesOtherPaths(a));
   }
 
   private void receive(String from, AgentMessage m) {
@@ -849,8 +854,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     if (a.plain() && agents.containsKey(a.id) && yieldToOlder(a)) {
       return;
     }
-    if (a.dirty && agents.containsKey(a.id) && a.reqs.stream().anyMatch(r -> !r.done && !r.told)
-        && (!a.plain() || seesOtherPaths(a))) {
+    if (agents.containsKey(a.id) && needsAnalysis(a)) {
       a.dirty = false; // nothing to learn from the same queues twice
       analyse(a);
     }
@@ -955,7 +959,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   }
 
   private void analyse(Agent a) {
-    WaitFor.Result res = WaitFor.analyse(a.id, a.view.known());
+    WaitFor.Result res = a.view.analyse();
     if (res.victim().isPresent()) {
       Node victim = mutationSmallestSurrenders ? res.cycle().get(0) : res.victim().get();
       // A plain claim on a cycle of claims on its own name only (several claims racing, each server granting

@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * What one agent knows of the queues of its locks (design §4.2, agent rules 3, 4 and 6): the latest queue of
@@ -40,6 +42,11 @@ final class AgentView {
 
   private final AgentId self;
   private final Map<LockRef, Stored> stored = new HashMap<>();
+  /** The queues of {@link #stored} that it holds, in order, for the deadlock analysis. */
+  private final TreeMap<LockRef, List<Entry>> queues = new TreeMap<>();
+  private final SortedMap<LockRef, List<Entry>> queuesView = java.util.Collections.unmodifiableSortedMap(queues);
+  /** {@link WaitFor#waitsFor} of each stored queue, worked out once per queue stored. */
+  private final Map<LockRef, List<Set<AgentId>>> waits = new HashMap<>();
   private final Set<LockRef> awaitingAck = new HashSet<>();
   /**
    * Per awaited lock, the surrender whose acknowledgement it waits for: the latest one that covers it. A queue a
@@ -102,8 +109,18 @@ final class AgentView {
     }
     // a queue with no entry on its own path is of a path nobody asks for any more: nothing to keep but its version
     boolean asked = queue.stream().anyMatch(e -> e.path().equals(lock.path()));
-    stored.put(lock, new Stored(version, asked ? List.copyOf(queue) : null, asked ? expiresAt : Long.MAX_VALUE));
+    store(lock, new Stored(version, asked ? List.copyOf(queue) : null, asked ? expiresAt : Long.MAX_VALUE));
     return true;
+  }
+
+  private void store(LockRef lock, Stored s) {
+    stored.put(lock, s);
+    waits.remove(lock);
+    if (s.queue == null) {
+      queues.remove(lock);
+    } else {
+      queues.put(lock, s.queue);
+    }
   }
 
   /**
@@ -172,7 +189,7 @@ final class AgentView {
     Stored s = stored.get(lock);
     if (s != null) {
       // keep the version, so that a queue older than the forgotten one is still refused
-      stored.put(lock, new Stored(s.version, null, Long.MAX_VALUE));
+      store(lock, new Stored(s.version, null, Long.MAX_VALUE));
     }
   }
 
@@ -230,7 +247,7 @@ final class AgentView {
       Stored s = e.getValue();
       if (s.queue != null && s.expiresAt <= now) {
         // forgotten for its age, not because it is wrong: the same queue, forwarded again, is taken again
-        stored.put(e.getKey(), new Stored(s.version - 1, null, Long.MAX_VALUE));
+        store(e.getKey(), new Stored(s.version - 1, null, Long.MAX_VALUE));
         any = true;
       }
     }
@@ -253,15 +270,24 @@ final class AgentView {
     return awaitingAck.contains(lock);
   }
 
-  /** The queues stored now, for the deadlock analysis. */
-  Map<LockRef, List<Entry>> known() {
-    Map<LockRef, List<Entry>> m = new HashMap<>();
-    stored.forEach((k, v) -> {
-      if (v.queue != null) {
-        m.put(k, v.queue);
-      }
-    });
-    return m;
+  /** The queues stored now, in order, for the deadlock analysis: a read-only view that follows this view. */
+  SortedMap<LockRef, List<Entry>> known() {
+    return queuesView;
+  }
+
+  /** {@link WaitFor#waitsFor} the stored queue of {@code lock}, worked out once per queue stored. */
+  List<Set<AgentId>> waitsFor(LockRef lock) {
+    List<Set<AgentId>> w = waits.get(lock);
+    if (w == null) {
+      w = WaitFor.waitsFor(queues.get(lock));
+      waits.put(lock, w);
+    }
+    return w;
+  }
+
+  /** {@link WaitFor#analyse} of what this view knows, for {@code self}. */
+  WaitFor.Result analyse() {
+    return WaitFor.analyse(self, queuesView, this::waitsFor);
   }
 
   /**

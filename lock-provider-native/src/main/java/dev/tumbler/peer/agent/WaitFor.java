@@ -95,6 +95,15 @@ final class WaitFor {
    */
   static Result analyse(AgentId self, Map<LockRef, List<Entry>> known) {
     SortedMap<LockRef, List<Entry>> queues = new TreeMap<>(known);
+    return analyse(self, queues, l -> waitsFor(queues.get(l)));
+  }
+
+  /**
+   * {@link #analyse(AgentId, Map)} of queues already in order, with {@link #waitsFor} of each queue from
+   * {@code waits} (an {@link AgentView} works it out once per queue it stores).
+   */
+  static Result analyse(AgentId self, SortedMap<LockRef, List<Entry>> queues,
+      java.util.function.Function<LockRef, List<Set<AgentId>>> waits) {
     // the agents queued where someone waits, and who waits for whom in which queue
     TreeSet<AgentId> holders = new TreeSet<>();
     Map<AgentId, Map<AgentId, List<LockRef>>> waitedBy = new HashMap<>(); // a -> waiter -> queues where it waits
@@ -106,7 +115,7 @@ final class WaitFor {
       for (Entry e : queue) {
         holders.add(e.agent());
       }
-      List<Set<AgentId>> waitsFor = waitsFor(queue);
+      List<Set<AgentId>> waitsFor = waits.apply(q.getKey());
       for (int i = 0; i < queue.size(); i++) {
         AgentId w = queue.get(i).agent();
         for (AgentId a : waitsFor.get(i)) {
