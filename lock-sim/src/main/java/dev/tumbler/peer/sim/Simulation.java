@@ -521,6 +521,10 @@ public final class Simulation<M extends PeerMessage> {
     private final int[][] reportsQueued;
     private final long[][] oneWayFlap; // token of the one-way flap in effect on from -> to, or 0
     private long flapTokens;
+    // steps so far: the outputs of one step, and of the steps its outputs lead the clients to take at once (an
+    // End after a failed claim), share its number
+    private long steps;
+    private int stepDepth;
     private int partition; // bit set: side A
     private final Map<Long, Req> reqs = new LinkedHashMap<>();
     private final Map<Long, Tx> txs = new LinkedHashMap<>();
@@ -773,14 +777,22 @@ public final class Simulation<M extends PeerMessage> {
         default -> { }
       }
       List<Output<M>> outs;
+      if (stepDepth == 0) {
+        steps++;
+      }
       try {
         outs = node.core.step(local(node), input);
       } catch (IllegalStateException e) {
         // a core's own check (AG-1: ...) names its rule first
         throw new Violation(e.getMessage() + " (" + node.id + ", stepping " + input + ")");
       }
-      for (Output<M> o : outs) {
-        handle(node, o);
+      stepDepth++;
+      try {
+        for (Output<M> o : outs) {
+          handle(node, o);
+        }
+      } finally {
+        stepDepth--;
       }
       // only now has the core seen the end: a composite core may hand a view to its lock core, which may then
       // grant, before that core gets the Cancel or CloseSession of the same step
@@ -861,6 +873,9 @@ public final class Simulation<M extends PeerMessage> {
           }
           if (r.state == State.PENDING) {
             throw new Violation("bookkeeping: " + node.id + " lost request " + r + ", which it never granted");
+          }
+          if (r.tx != null && l.reason() == Output.LostReason.DEADLOCK) {
+            r.tx.toldLostAtStep = steps; // AG-4: an abort for a deadlock comes with a told claim lost
           }
           if (r.state == State.HELD && r.tx != null && l.reason() == Output.LostReason.DEADLOCK) {
             // surrendered to break a deadlock: asked for again, granted again later with a larger token
@@ -997,6 +1012,10 @@ public final class Simulation<M extends PeerMessage> {
       if (a.failure() == Output.Failure.DEADLOCK && !tx.op.abortOnDeadlock()) {
         throw new Violation("AG-4: " + node.id + " aborted transaction " + tx.id + " for a deadlock although it "
             + "surrenders instead");
+      }
+      if (a.failure() == Output.Failure.DEADLOCK && tx.toldLostAtStep != steps) {
+        throw new Violation("AG-4: " + node.id + " aborted transaction " + tx.id + " for a deadlock although none "
+            + "of its claims was told (a victim not yet told it holds surrenders and waits again)");
       }
       for (Req r : tx.reqs) {
         if (r.state != State.ENDED && !tx.ended) {
@@ -1443,6 +1462,8 @@ public final class Simulation<M extends PeerMessage> {
     boolean holding;
     boolean ended;
     int surrendered;
+    /** The step in which a told claim of it was last lost to a deadlock (AG-4). */
+    long toldLostAtStep = -1;
 
     Tx(long id, int node, int incarnation, String session, Op.Transaction op) {
       this.id = id;

@@ -13,15 +13,16 @@ import org.junit.jupiter.api.Test;
  * paths that make transactions wait for each other across the hierarchy and in cycles, with every fault. Checked
  * at every step: no table holds two conflicting entries (AG-1); no two valid grants of different transactions
  * conflict on related paths (AG-3, by validity windows); fencing F1–F3 per path; an abort for a deadlock only by a
- * transaction that asked for it (AG-4); lease windows. At the end, once every fault healed, every transaction
- * ended: no deadlock survives detection, and every probe is granted. {@code -Dsim.seeds=N} seeds (default
+ * transaction that asked for it, and only with a told claim lost in the same step (AG-4); lease windows. At the
+ * end, once every fault healed, every transaction ended: no deadlock survives detection, and every probe is
+ * granted. {@code -Dsim.seeds=N} seeds (default
  * {@value #CI_SEEDS}), {@code -Dsim.seed=S} to replay one, {@code -Dsim.traceFile=F} for a failure's trace.
  */
 class AgentTransactionSimulationTest {
 
   /**
-   * Seeds in CI: 200 for now, not the 10,000 the other algorithms run: 1,000 seeds are clean but take about three
-   * minutes, a few seeds running tens of thousands of events for 40 s or more; see the provider README.
+   * Seeds in CI: 200 for now, not the 10,000 the other algorithms run: 1,000 seeds are clean but take over a minute,
+   * a few seeds running tens of thousands of events for 6–18 s each; see the provider README.
    */
   static final int CI_SEEDS = 200;
 
