@@ -152,6 +152,12 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     boolean dirty;
     /** The lock being surrendered in this step, so that the claims it takes away are lost for that reason. */
     LockRef surrendering;
+    /**
+     * Whether a told claim of this transaction was lost for good (its lease ran out): it can never hold every claim
+     * again, and nothing more is granted to it until it ends (a claim on the same path would share the lost
+     * claim's entry).
+     */
+    boolean lostForGood;
 
     Agent(AgentId id, long txId, String session, TxOptions options) {
       this.id = id;
@@ -785,7 +791,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         }
         continue;
       }
-      if (!met) {
+      if (!met || a.lostForGood) {
         r.stampT = -1;
         r.freshSentAt = Long.MAX_VALUE;
         r.stampedBy.clear();
@@ -946,6 +952,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       endAgent(r.agent);
     } else if (!again) {
       r.done = true;
+      r.agent.lostForGood = true;
     }
   }
 

@@ -19,9 +19,11 @@ import java.util.TreeSet;
  *
  * <ul>
  *   <li>An <b>entry</b> is one agent's claim on one path: the mode it wants, the mode it holds (none, read,
- *       write) and its place ({@code seq}) in the server's order: a new entry goes ahead of the fresh
- *       (never surrendered) waiters of its path that are younger than its agent, else last, so that every server
- *       orders the waiters of a path alike, oldest first, whatever order their requests came in. At most one per
+ *       write) and its place ({@code seq}) in the server's order. The entries that hold nothing stand in the order
+ *       of their agents' ids, oldest first (seed 000's "tail of the waiting queue sorted with respect to the total
+ *       order on the references", safe here because ids never run out): a new or surrendered entry goes ahead of
+ *       the first such entry of a younger agent, else last. Every server so orders the waiters of a path alike,
+ *       whatever order their requests came in, and a waiter never queues behind a younger one. At most one per
  *       (agent, path).
  *   <li>Two paths are <b>related</b> when one is a prefix of the other (equal included): {@code [a]} and
  *       {@code [a,b,c]} are, siblings {@code [a,b]} and {@code [a,c]} are not. Entries exist only for paths
@@ -35,8 +37,12 @@ import java.util.TreeSet;
  *   <li>An <b>upgrade</b> (write asked by an agent whose entry holds read) keeps the entry's place; by the
  *       grant rule a sole reader is upgraded at once.
  *   <li>A <b>surrender</b> drops what the agent holds on a path and the paths related to it, and moves
- *       those entries, held or waiting, to the end of the queue (a new, largest {@code seq}), keeping what they
- *       want: a transaction that waits ahead of another on a path gives way too.
+ *       those entries, held or waiting, back to their agent's place among the waiters (behind every older one,
+ *       ahead of the younger ones), keeping what they want. The victim of a deadlock is the youngest agent on it,
+ *       so the older agents it gave way to are ahead of it. Seed 000 moves a surrendered entry to the end of the
+ *       queue instead; behind younger waiters it then waits for them, which made new cycles whose victims were
+ *       those younger waiters, moved to the end in turn: in crowded queues, hundreds of surrenders for one
+ *       grant.
  *   <li>The <b>version</b> {@code V} never goes back: every change sets {@code V := max(V + 1, wall)}, and each
  *       entry a change grants takes a version of its own (the first that one, the next {@code V + 1}, and so on):
  *       its fencing token on this server, so that readers granted together do not share one.
@@ -143,7 +149,7 @@ public final class LockTable {
   }
 
   /**
-   * {@code agent} asks for {@code path} in {@code mode}: a new entry at the end, or, for a path it has an
+   * {@code agent} asks for {@code path} in {@code mode}: a new entry in its place, or, for a path it has an
    * entry on, the stronger of the two modes (an upgrade keeps the entry's place). Returns the paths whose
    * entries changed (empty when the entry already asked for as much), for {@link #notifications}.
    *
@@ -160,7 +166,7 @@ public final class LockTable {
     }
     Set<List<String>> changed = new LinkedHashSet<>();
     if (s == null) {
-      s = new Slot(agent, p, mode, placeFor(agent, p));
+      s = new Slot(agent, p, mode, placeFor(agent));
       slots.put(k, s);
       bySeq.put(s.seq, s);
     } else {
@@ -172,16 +178,17 @@ public final class LockTable {
   }
 
   /**
-   * The place of a new entry of {@code agent} on {@code path}: ahead of the waiters on that path that are younger
-   * (a larger agent id) and were not surrendered, else last. Every server so orders the fresh waiters of a path the
-   * same way, oldest first, whatever order their requests came in: when a holder leaves, every server grants the
-   * same waiter, and claims over several servers do not split them (each server granting another, none a quorum).
-   * The entries from that place on move back by one; their order among themselves stays.
+   * The place of a new or surrendered entry of {@code agent}: ahead of the first entry that holds nothing and is a
+   * younger agent's (a larger id), else last, so that the entries holding nothing stay in id order, oldest first.
+   * Every server so orders the waiters of a path the same way, whatever order their requests came in: when a holder
+   * leaves, every server grants the same waiter, and claims over several servers do not split them (each server
+   * granting another, none a quorum). An upgrade waiting in a held entry keeps its place. The entries from that
+   * place on move back by one; their order among themselves stays.
    */
-  private long placeFor(AgentId agent, List<String> path) {
+  private long placeFor(AgentId agent) {
     Slot before = null;
     for (Slot w : bySeq.values()) {
-      if (w.path.equals(path) && w.holds == null && !w.surrendered && w.agent.compareTo(agent) > 0) {
+      if (w.holds == null && w.agent.compareTo(agent) > 0) {
         before = w;
         break;
       }
@@ -202,9 +209,8 @@ public final class LockTable {
 
   /**
    * {@code agent} gives up what it holds on {@code path} and on every path related to it: those entries hold
-   * nothing and, with its entries there that wait, move to the end of the queue, still asking for what they asked
-   * for (a waiting entry ahead of another agent's on its path holds that one back as a holder does), and until they
-   * are granted
+   * nothing and, with its entries there that wait, move back to its place among the waiters (behind the older
+   * ones), still asking for what they asked for, and until they are granted
    * again they also wait behind the conflicting waiters on related paths that were queued before them (without
    * that, an entry surrendered on {@code [a,b]} while the agent it should make way for waits on {@code [a]},
    * held back by a third agent, would be granted straight back, and the same cycle chosen again). Always a
@@ -216,16 +222,20 @@ public final class LockTable {
     List<String> p = checked(path);
     Set<List<String>> changed = new LinkedHashSet<>();
     changed.add(p);
+    List<Slot> moved = new ArrayList<>();
     for (Slot s : List.copyOf(bySeq.values())) {
       if (s.agent.equals(agent) && related(s.path, p)) {
         bySeq.remove(s.seq);
         s.holds = null;
         s.grantedAt = 0;
         s.surrendered = true;
-        s.seq = nextSeq++;
-        bySeq.put(s.seq, s);
+        moved.add(s);
         changed.add(s.path);
       }
+    }
+    for (Slot s : moved) {
+      s.seq = placeFor(agent);
+      bySeq.put(s.seq, s);
     }
     change(wall, changed);
     return changed;

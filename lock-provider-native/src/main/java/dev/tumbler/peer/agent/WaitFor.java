@@ -28,10 +28,14 @@ import java.util.TreeSet;
  * {@code A2}'s waiting entry waits for {@code A1}'s held one: their paths are related and their modes
  * conflict, or {@code A2}'s entry waits behind an earlier waiter on its own path that it conflicts with and
  * that waits for {@code A1} (the server's FIFO rule makes the later waiter wait for whatever the earlier one
- * waits for; without that edge a cycle through a waiter that holds nothing stays unseen). The first strongly
- * connected component with a cycle of which the analysing agent is the victim, else the first one (components
- * ordered by their smallest node), is the deadlock; a cycle's victim is the node with the largest agent id (the
- * youngest transaction), and among that agent's nodes in it the largest lock.
+ * waits for; without that edge a cycle through a waiter that holds nothing stays unseen). A strongly connected
+ * component is a deadlock when one of its agents holds, in one of its locks, an entry that another member waits
+ * for; its victim is the node with the largest agent id (the youngest transaction) among those holders, and among
+ * that agent's nodes the largest lock. Only a holder is ever a victim (seed 000: "it is important to select this
+ * particular client among the ones that indeed hold a lock"): a victim that only waits moves to the back and gives
+ * nothing to anyone, and in a crowd of waiters it was chosen again and again while the holders' cycle stayed. The
+ * first deadlock of which the analysing agent is the victim, else the first one (ordered by their smallest
+ * node), is the one it acts on.
  */
 final class WaitFor {
 
@@ -128,6 +132,7 @@ final class WaitFor {
       }
     }
     List<List<Node>> cycles = new ArrayList<>();
+    List<Node> victims = new ArrayList<>();
     for (List<AgentId> component : components(holders, waitedBy)) {
       if (component.size() < 2) {
         continue; // an agent never waits for itself
@@ -141,26 +146,45 @@ final class WaitFor {
           }
         });
       }
-      cycles.add(new ArrayList<>(nodes));
+      // the victim holds what a member waits for (seed 000: "important to select this particular client among the
+      // ones that indeed hold a lock"); a component whose members only queue behind each other is no deadlock yet:
+      // its first waiter waits for a holder outside it, and once one of them holds, the holder is on the cycle
+      Node victim = null;
+      for (Node n : nodes.descendingSet()) {
+        if (holdsForMember(n, queues.get(n.lock()), members)) {
+          victim = n;
+          break;
+        }
+      }
+      if (victim != null) {
+        cycles.add(new ArrayList<>(nodes));
+        victims.add(victim);
+      }
     }
-    cycles.sort(Comparator.comparing(c -> c.get(0)));
+    Integer[] order = new Integer[cycles.size()];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    java.util.Arrays.sort(order, Comparator.comparing(i -> cycles.get(i).get(0)));
     // Every cycle counts: this agent acts on the first one it is the victim of, and tells each other cycle's victim
     // the queues of that cycle it is not in. Looking at the first cycle only, an agent whose view holds two (one of
     // them perhaps already broken, the news still on its way) would wait for ever for the other's victim to act.
     if (!cycles.isEmpty()) {
-      List<Node> chosen = cycles.get(0);
-      for (List<Node> c : cycles) {
-        if (Collections.max(c).agent().equals(self)) {
-          chosen = c;
+      int chosenAt = order[0];
+      for (int i : order) {
+        if (victims.get(i).agent().equals(self)) {
+          chosenAt = i;
           break;
         }
       }
-      Node victim = Collections.max(chosen);
+      List<Node> chosen = cycles.get(chosenAt);
+      Node victim = victims.get(chosenAt);
       List<List<String>> paths = queues.get(victim.lock()).stream()
           .filter(e -> e.agent().equals(victim.agent())).map(Entry::path).distinct().toList();
       List<Forward> toVictims = new ArrayList<>();
-      for (List<Node> c : cycles) {
-        AgentId v = Collections.max(c).agent();
+      for (int i : order) {
+        List<Node> c = cycles.get(i);
+        AgentId v = victims.get(i).agent();
         if (v.equals(self)) {
           continue;
         }
@@ -189,6 +213,27 @@ final class WaitFor {
       }
     }
     return new Result(List.of(), Optional.empty(), List.of(), forwards);
+  }
+
+  /**
+   * Whether node {@code n}'s agent holds, in {@code queue}, an entry that a waiting entry of another of
+   * {@code members} waits for: one that conflicts with it, or an upgrade it is queued behind (a reader behind a
+   * reader's pending write). Its surrender there then gives a member of the cycle what it waits for.
+   */
+  private static boolean holdsForMember(Node n, List<Entry> queue, Set<AgentId> members) {
+    for (Entry h : queue) {
+      if (!h.agent().equals(n.agent()) || h.holds() == null) {
+        continue;
+      }
+      for (Entry w : queue) {
+        if (!w.held() && !w.agent().equals(n.agent()) && members.contains(w.agent())
+            && LockTable.related(w.path(), h.path())
+            && (Mode.conflict(h.holds(), w.wants()) || !h.held() && queuedBehind(w, h))) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /**

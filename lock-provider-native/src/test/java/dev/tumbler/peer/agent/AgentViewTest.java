@@ -13,8 +13,9 @@ import org.junit.jupiter.api.Test;
 
 /** An agent's view of its queues: the version rule, the surrender acknowledgement, and quorums. */
 class AgentViewTest {
-  private static final AgentId T1 = new AgentId(1, 0, 0);
-  private static final AgentId T2 = new AgentId(2, 0, 0);
+  /** The agent whose view it is, and who surrenders: younger than T2, as a deadlock's victim is, so that it goes behind. */
+  private static final AgentId T1 = new AgentId(2, 0, 0);
+  private static final AgentId T2 = new AgentId(1, 0, 0);
   private static final LockRef X = new LockRef(List.of("x"), "n1");
 
   @Test

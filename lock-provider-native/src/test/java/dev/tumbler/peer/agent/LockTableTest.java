@@ -54,11 +54,29 @@ class LockTableTest {
     other.end(T0, 0);
     assertTrue(holds(T1, p("x")));
     assertTrue(other.entries().stream().anyMatch(e -> e.agent().equals(T1) && e.held()), "the same one on both");
-    // a surrendered entry goes to the back, behind the younger T2 and T3 (the cycle it gave way to is not formed
-    // again), and keeps that place: a newcomer is queued behind it, whatever its age
+    // T1 surrenders with nobody older waiting: back to its place ahead of the younger T2 and T3, and granted again
     table.surrender(T1, p("x"), 0);
+    assertTrue(holds(T1, p("x")));
+    assertEquals(List.of(T1, T2, T3), table.entries().stream().map(Entry::agent).toList());
+  }
+
+  @Test
+  void aSurrenderedEntryGoesBehindTheOlderWaitersAndAheadOfTheYoungerOnes() {
+    // seed 000's sorted tail: the victim of a deadlock is its youngest agent, and the older one it gives way to is
+    // ahead of it; the younger waiters stay behind it, so they do not come to wait for it through the queue's order
+    table.lock(T2, p("x"), Mode.WRITE, 0);
     table.lock(T4, p("x"), Mode.WRITE, 0);
-    assertEquals(List.of(T2, T3, T1, T4), table.entries().stream().map(Entry::agent).toList());
+    table.lock(T1, p("x", "y"), Mode.READ, 0);
+    table.lock(T3, p("x"), Mode.READ, 0);
+    assertEquals(List.of(T2, T1, T3, T4), table.entries().stream().map(Entry::agent).toList(),
+        "waiters by age, whatever their paths");
+    table.surrender(T2, p("x"), 0);
+    assertEquals(List.of(T1, T2, T3, T4), table.entries().stream().map(Entry::agent).toList());
+    assertTrue(holds(T1, p("x", "y")), "the older waiter it made way for");
+    assertTrue(!holds(T2, p("x")), "and not granted back past it");
+    table.end(T1, 0);
+    assertTrue(holds(T2, p("x")), "then granted again, ahead of the younger T3 and T4");
+    check();
   }
 
   @Test
@@ -136,7 +154,7 @@ class LockTableTest {
   }
 
   @Test
-  void aSurrenderMovesTheEntryToTheEndStillAsking() {
+  void aSurrenderMovesTheEntryBackStillAsking() {
     table.lock(T1, p("x"), Mode.WRITE, 0);
     table.lock(T2, p("x"), Mode.WRITE, 0);
     table.lock(T2, p("x", "y"), Mode.WRITE, 0);
@@ -149,7 +167,7 @@ class LockTableTest {
         "both of T2's entries on related paths were dropped");
     assertTrue(holds(T1, p("x")));
     List<Entry> q = table.queue(p("x"));
-    assertEquals(List.of(T1, T2, T2), q.stream().map(Entry::agent).toList(), "T2's entries went to the end");
+    assertEquals(List.of(T1, T2, T2), q.stream().map(Entry::agent).toList(), "T2's entries went behind the older T1");
     assertTrue(q.get(1).wants() == Mode.WRITE && q.get(1).holds() == null, "still asking, holding nothing");
     table.end(T1, 0);
     assertTrue(holds(T2, p("x")) && holds(T2, p("x", "y")), "granted again");
@@ -280,6 +298,13 @@ class LockTableTest {
         assertNull(t.conflictAmongHolders(), where);
         assertTrue(changed ? t.version() > last : t.version() == last, where);
         last = t.version();
+        AgentId previous = null;
+        for (Entry e : t.entries()) {
+          if (e.holds() == null) {
+            assertTrue(previous == null || previous.compareTo(e.agent()) <= 0, "waiters out of age order: " + where);
+            previous = e.agent();
+          }
+        }
         for (Entry e : t.entries()) {
           assertTrue(e.held() || !grantable(t.entries(), e), "still waits but could be granted: " + e + " at " + where);
           assertTrue(e.holds() == null || e.grantedAt() > 0 && e.grantedAt() <= t.version(), where);
