@@ -826,8 +826,13 @@ public abstract class LockTck {
     static final int SERVICES = 3;
     static final int THREADS = 4;
     static final int ROUNDS = 8;
-    /** How long {@link #waitsEndingAsGrantsArrive} races waits against grants, at most. */
+    /**
+     * How long {@link #waitsEndingAsGrantsArrive} races waits against grants once it has seen {@link #RACE_MIN} of
+     * each (it goes on until then, up to {@link #GRANT_WAIT}).
+     */
     static final Duration RACE_TIME = Duration.ofSeconds(2);
+    /** The fewest grants, and the fewest waits ended empty, that make the deadline race a race. */
+    static final int RACE_MIN = 10;
 
     @Test
     @DisplayName("services x threads: one holder at a time, every grant counted, tokens increase")
@@ -870,7 +875,9 @@ public abstract class LockTck {
       AtomicLong grants = new AtomicLong();
       AtomicLong empties = new AtomicLong();
       List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
-      long end = System.nanoTime() + RACE_TIME.toNanos();
+      long started = System.nanoTime();
+      long end = started + RACE_TIME.toNanos();
+      long giveUp = started + GRANT_WAIT.toNanos();
       AtomicLong longestNow = new AtomicLong(longest);
       AtomicLong lastGrant = new AtomicLong(System.nanoTime());
       long widenAfter = Duration.ofMillis(200).toNanos();
@@ -880,7 +887,7 @@ public abstract class LockTck {
         for (int t = 0; t < 3; t++) {
           jobs.add(start("deadline-race-" + s + "-" + t, () -> {
             Lock lock = svc.lock(n);
-            while (System.nanoTime() - end < 0 && (grants.get() < 2000 || empties.get() < 2000)) {
+            while (racing(end, giveUp, grants.get(), empties.get())) {
               long hi = longestNow.get();
               Duration wait = Duration.ofNanos(ThreadLocalRandom.current().nextLong(shortest, hi + 1));
               Optional<Lease> o = lock.tryAcquire(wait);
@@ -911,14 +918,14 @@ public abstract class LockTck {
         }
       }
       for (Job<Void> j : jobs) {
-        j.get(RACE_TIME.plus(GRANT_WAIT));
+        j.get(GRANT_WAIT.plus(RACE_TIME));
       }
       String counts = grants + " grants, " + empties + " waits ended empty (waits of " + shortest / 1000 + "-"
           + longest / 1000 + " us" + (longestNow.get() == longest ? "" : ", widened to " + longestNow.get() / 1000
           + " us") + ")";
       assertEquals(0, overlaps.get(), "two holders at once: " + counts);
-      assertTrue(grants.get() >= 10 && empties.get() >= 10, "too little contention to race waits with grants: "
-          + counts);
+      assertTrue(grants.get() >= RACE_MIN && empties.get() >= RACE_MIN,
+          "too little contention to race waits with grants: " + counts);
       if (declares(Capability.FENCING)) {
         for (int i = 1; i < tokens.size(); i++) {
           assertTrue(tokens.get(i) > tokens.get(i - 1), "fencing tokens not strictly increasing in grant order at "
@@ -927,6 +934,22 @@ public abstract class LockTck {
       }
       held(open().lock(n).tryAcquire(GRANT_WAIT), "the lock is not free after the race (a grant leaked): " + counts)
           .release();
+    }
+
+    /**
+     * Whether the deadline race goes on: for {@link #RACE_TIME}, or until 2,000 grants and 2,000 empty waits; past
+     * {@code end} still while fewer than {@link #RACE_MIN} of either were seen (the widening of the waits takes up
+     * to ten steps of 200 ms under a slow quorum, and a busy machine slows it more), but never past {@code giveUp}.
+     */
+    private static boolean racing(long end, long giveUp, long grants, long empties) {
+      long now = System.nanoTime();
+      if (now - giveUp >= 0) {
+        return false;
+      }
+      if (grants < RACE_MIN || empties < RACE_MIN) {
+        return true;
+      }
+      return now - end < 0 && (grants < 2000 || empties < 2000);
     }
 
     private void run(boolean spin) throws Exception {
