@@ -49,7 +49,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
   private static final int ID_BYTES = 8 + 4 + 8;
   private static final int MIN_PATH_BYTES = 1 + 2 + 1;
   private static final int MIN_ENTRY_BYTES = ID_BYTES + MIN_PATH_BYTES + 1 + 1 + 8 + 8 + 1;
-  private static final int MIN_CLAIMED_BYTES = ID_BYTES + MIN_PATH_BYTES + 1 + 2;
+  private static final int MIN_CLAIMED_BYTES = ID_BYTES + MIN_PATH_BYTES + 1 + 1 + 2;
 
   @Override
   public byte[] encode(AgentMessage message) {
@@ -106,6 +106,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
             id(out, c.agent());
             path(out, c.path());
             out.writeByte(c.mode().ordinal());
+            out.writeByte(c.held() == null ? 0 : 1 + c.held().ordinal());
             out.writeUTF(c.tag());
           }
         }
@@ -218,7 +219,7 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
           int n = count(in, MIN_CLAIMED_BYTES, "restated entries");
           List<AgentMessage.Claimed> entries = new ArrayList<>(n);
           for (int i = 0; i < n; i++) {
-            entries.add(new AgentMessage.Claimed(id(in), path(in), mode(in), tag(in)));
+            entries.add(new AgentMessage.Claimed(id(in), path(in), mode(in), held(in), tag(in)));
           }
           yield new AgentMessage.Restate(clock, v, entries);
         }
@@ -272,6 +273,15 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
       throw new CodecException("agent id with a negative part in agent message: " + clock + "." + node + "." + seq);
     }
     return new AgentId(clock, node, seq);
+  }
+
+  /** A held mode: 0 for none, else 1 + the mode's ordinal. */
+  private static Mode held(DataInputStream in) throws IOException {
+    int b = in.readUnsignedByte();
+    if (b > Mode.values().length) {
+      throw new CodecException("unknown held lock mode " + b + " in agent message");
+    }
+    return b == 0 ? null : Mode.values()[b - 1];
   }
 
   private static Mode mode(DataInputStream in) throws IOException {

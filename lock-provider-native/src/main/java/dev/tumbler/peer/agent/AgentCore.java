@@ -34,8 +34,10 @@ import java.util.TreeSet;
  * <p><b>Lock server.</b> Takes {@code Lock}, {@code Surrender}, {@code End}, {@code Renew}, {@code Stamp} and a
  * node's {@code Restate} from agents, applies them to its table and tells every agent with an entry on a related
  * path the new queue ({@code Info}). A remote agent's entries go {@code T} after the last message from it; a
- * local agent's live as long as it does. Until every peer has restated (or {@code peerTimeout} after start, for
- * peers that stay away) it defers requests, so that its versions start above every version its peers have seen.
+ * local agent's live as long as it does. Until every peer has restated (or the longer of {@code peerTimeout} and
+ * {@code T} after start, for peers that stay away) it defers requests, so that its versions start above every
+ * version its peers have seen; then it first takes back what the restated agents say they hold, since after a
+ * restart they may still trust grants of its previous life, and a transaction's term may not exceed {@code T}.
  *
  * <p><b>Agents.</b> A transaction's agent ({@link Input.Begin}) asks each of its nodes for each claim, keeps the
  * latest queue of each lock it hears of, and reports a claim {@link Output.Granted} once its quorum of servers
@@ -93,6 +95,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private long startNow = Long.MIN_VALUE;
   private List<Output<AgentMessage>> out;
   private final Deque<Local> local = new ArrayDeque<>();
+  /** The agents whose view changed in this step, in the order they were first told: analysed once it is drained. */
+  private final Set<Agent> toAnalyse = new LinkedHashSet<>();
   private long clock;
   private long txSeq;
   /** The largest server version this node has seen, its own included: what it restates. */
@@ -126,6 +130,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
 
   private record Local(String from, AgentMessage message) {}
 
+  private record Forwarded(AgentId to, LockRef lock, long version) {}
+
   /** An agent that no longer renews, and when its servers are told that it ended. */
   private record Lapse(Agent agent, long endAt) {}
 
@@ -144,7 +150,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     final List<Req> reqs = new ArrayList<>();
     /** Per remote server, the send time of the latest renewal it answered. */
     final Map<String, Long> windows = new HashMap<>();
-    final Set<String> forwarded = new HashSet<>();
+    /** The queues it forwarded, each to whom and at which version, so that none goes twice. */
+    final Set<Forwarded> forwarded = new HashSet<>();
     long nextRenewAt = NONE;
     /** The tag its claims were asked with (an election's candidate), restated with them; empty for none. */
     String tag = "";
@@ -346,6 +353,15 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     }
   }
 
+  /**
+   * How long a server that (re)started waits at most for the restatements of its peers before it serves: a peer
+   * that does not restate may have agents that still trust grants of this server's previous life, for at most the
+   * lease term from their last renewal, which came before this start.
+   */
+  private long readyWait() {
+    return Math.max(peerTimeout, term);
+  }
+
   private void start() {
     startNow = now;
     for (String p : peers) {
@@ -354,17 +370,31 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     ready = peers.isEmpty();
   }
 
-  /** Handles the messages of this step to local parties (a server's answer to a local agent, and back). */
+  /**
+   * Handles the messages of this step to local parties (a server's answer to a local agent, and back), then the
+   * deadlock analyses they call for, one per agent whose view changed, and what those send, until nothing is left.
+   */
   private void drain() {
     int handled = 0;
-    while (!local.isEmpty()) {
-      if (++handled > MAX_LOCAL_MESSAGES_PER_STEP) {
-        // a bug, not a load: fail this step loudly rather than grow without bound
-        throw new IllegalStateException("more than " + MAX_LOCAL_MESSAGES_PER_STEP + " local messages in one step on "
-            + self + ", the last " + local.peekLast().message);
+    while (true) {
+      while (!local.isEmpty()) {
+        if (++handled > MAX_LOCAL_MESSAGES_PER_STEP) {
+          // a bug, not a load: fail this step loudly rather than grow without bound
+          throw new IllegalStateException("livelock: more than " + MAX_LOCAL_MESSAGES_PER_STEP + " local messages in "
+              + "one step on " + self + ", the last " + local.peekLast().message);
+        }
+        Local l = local.poll();
+        receive(l.from, l.message);
       }
-      Local l = local.poll();
-      receive(l.from, l.message);
+      if (toAnalyse.isEmpty()) {
+        return;
+      }
+      Agent a = toAnalyse.iterator().next();
+      toAnalyse.remove(a);
+      if (agents.containsKey(a.id) && needsAnalysis(a)) {
+        a.dirty = false; // nothing to learn from the same queues twice
+        analyse(a);
+      }
     }
   }
 
@@ -500,15 +530,14 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     table.raise(r.version());
     highestSeen = Math.max(highestSeen, table.version());
     if (!ready) {
+      // the entries are applied once ready, after what the restated agents held, in order with the requests
+      // deferred so far
       restatedBy.add(from);
+      deferred.add(new Local(from, r));
       if (restatedBy.containsAll(peers)) {
         becomeReady();
       }
-      // the entries are applied when ready, in order with the requests deferred so far
-      if (!ready) {
-        deferred.add(new Local(from, r));
-        return;
-      }
+      return;
     }
     applyRestate(from, r);
   }
@@ -544,11 +573,31 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     notify(changed, null, tell);
   }
 
+  /**
+   * The server serves: first it takes back what the restated agents held (each peer's latest restatement), before
+   * any other agent can be granted it, then it applies the restatements and the requests deferred, in order.
+   */
   private void becomeReady() {
     ready = true;
     table.raise(highestSeen);
     Deque<Local> todo = new ArrayDeque<>(deferred);
     deferred.clear();
+    Map<String, AgentMessage.Restate> latest = new TreeMap<>();
+    for (Local l : todo) {
+      if (l.message instanceof AgentMessage.Restate r) {
+        latest.put(l.from, r);
+      }
+    }
+    Set<List<String>> changed = new LinkedHashSet<>();
+    latest.forEach((from, r) -> {
+      for (AgentMessage.Claimed c : r.entries()) {
+        if (c.held() != null && fromItsNode(from, c.agent())) {
+          touch(from, c.agent(), 0);
+          changed.addAll(table.reinstate(c.agent(), c.path(), c.mode(), c.held(), wall()));
+        }
+      }
+    });
+    notify(changed, null, List.of());
     for (Local l : todo) {
       if (l.message instanceof AgentMessage.Restate r) {
         applyRestate(l.from, r);
@@ -612,6 +661,14 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     if (!unknown.isEmpty()) {
       out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE, new TreeSet<>(unknown),
           "not a member of the cluster: " + unknown + " (members: " + members + ")"));
+      return;
+    }
+    if (b.options().leaseNanos() > term) {
+      // a lock server that restarts waits out this node's term for the peers that do not restate: a longer lease
+      // could still be trusted when it serves again
+      out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE, Set.of(), "a transaction's lease term ("
+          + b.options().leaseNanos() / 1_000_000 + " ms) may not be longer than the service's leaseTime ("
+          + term / 1_000_000 + " ms)"));
       return;
     }
     Agent a = newAgent(b.txId(), b.session(), b.options());
@@ -861,8 +918,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       return;
     }
     if (agents.containsKey(a.id) && needsAnalysis(a)) {
-      a.dirty = false; // nothing to learn from the same queues twice
-      analyse(a);
+      toAnalyse.add(a); // once the step's local messages are handled: several queues may come in one step
     }
   }
 
@@ -980,7 +1036,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     }
     for (WaitFor.Forward f : res.forwards()) {
       long version = a.view.version(f.lock());
-      String key = f.to() + " " + f.lock() + " " + version;
+      Forwarded key = new Forwarded(f.to(), f.lock(), version);
       if (a.forwarded.size() > MAX_FORWARDS_REMEMBERED) {
         a.forwarded.clear();
       }
@@ -1191,7 +1247,10 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     List<AgentMessage.Claimed> entries = new ArrayList<>();
     for (Agent a : agents.values()) {
       if (a.nodes.contains(p)) {
-        a.asked.forEach((path, mode) -> entries.add(new AgentMessage.Claimed(a.id, path, mode, a.tag)));
+        // what it holds there and still trusts: a server that restarted gives it back before anything else
+        boolean trusted = trusted(a, p);
+        a.asked.forEach((path, mode) -> entries.add(new AgentMessage.Claimed(a.id, path, mode,
+            trusted ? a.view.heldMode(new LockRef(path, p)) : null, a.tag)));
       }
     }
     for (Lapse l : lapsing.values()) {
@@ -1238,7 +1297,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
 
   /** The timer: leases here, renewals, trust running out, nodes down too long, the start's wait. */
   private void tick() {
-    if (!ready && now >= startNow + peerTimeout) {
+    if (!ready && now >= startNow + readyWait()) {
       becomeReady();
     }
     for (Map.Entry<AgentId, Long> e : List.copyOf(expiresAt.entrySet())) {
@@ -1293,7 +1352,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     drain();
     long next = NONE;
     if (!ready) {
-      next = startNow + peerTimeout;
+      next = startNow + readyWait();
     }
     for (long e : expiresAt.values()) {
       next = Math.min(next, e);

@@ -99,9 +99,11 @@ public sealed interface AgentMessage extends PeerMessage {
 
   /**
    * One entry a node restates: its agent asked for {@code path} in {@code mode} on the receiving server, with the
-   * request's {@code tag} ({@link Lock#tag()}).
+   * request's {@code tag} ({@link Lock#tag()}); {@code held} is the mode it holds there as its agent knows and
+   * still trusts it, or null. A server that restarted takes the held modes back before it grants anything, so that
+   * no agent is granted what another still holds by a grant of the server's previous life.
    */
-  record Claimed(AgentId agent, List<String> path, Mode mode, String tag) {
+  record Claimed(AgentId agent, List<String> path, Mode mode, Mode held, String tag) {
     public Claimed {
       Objects.requireNonNull(agent, "agent");
       path = List.copyOf(path);
@@ -109,9 +111,14 @@ public sealed interface AgentMessage extends PeerMessage {
       Objects.requireNonNull(tag, "tag");
     }
 
-    /** An entry without a tag. */
+    /** An entry without a tag that holds nothing. */
     public Claimed(AgentId agent, List<String> path, Mode mode) {
-      this(agent, path, mode, "");
+      this(agent, path, mode, null, "");
+    }
+
+    /** An entry that holds nothing. */
+    public Claimed(AgentId agent, List<String> path, Mode mode, String tag) {
+      this(agent, path, mode, null, tag);
     }
   }
 

@@ -45,8 +45,8 @@ final class AgentView {
   /** The queues of {@link #stored} that it holds, in order, for the deadlock analysis. */
   private final TreeMap<LockRef, List<Entry>> queues = new TreeMap<>();
   private final SortedMap<LockRef, List<Entry>> queuesView = java.util.Collections.unmodifiableSortedMap(queues);
-  /** {@link WaitFor#waitsFor} of each stored queue, worked out once per queue stored. */
-  private final Map<LockRef, List<Set<AgentId>>> waits = new HashMap<>();
+  /** {@link WaitFor.Facts} of each stored queue, worked out once per queue stored. */
+  private final Map<LockRef, WaitFor.Facts> facts = new HashMap<>();
   private final Set<LockRef> awaitingAck = new HashSet<>();
   /**
    * Per awaited lock, the surrender whose acknowledgement it waits for: the latest one that covers it. A queue a
@@ -115,7 +115,7 @@ final class AgentView {
 
   private void store(LockRef lock, Stored s) {
     stored.put(lock, s);
-    waits.remove(lock);
+    facts.remove(lock);
     if (s.queue == null) {
       queues.remove(lock);
     } else {
@@ -207,6 +207,20 @@ final class AgentView {
     return false;
   }
 
+  /** The mode this agent's entry on {@code lock} holds by its latest stored queue, or null. */
+  Mode heldMode(LockRef lock) {
+    Stored s = stored.get(lock);
+    if (s == null || s.queue == null) {
+      return null;
+    }
+    for (Entry e : s.queue) {
+      if (e.agent().equals(self) && e.path().equals(lock.path())) {
+        return e.holds();
+      }
+    }
+    return null;
+  }
+
   /**
    * The version at which this agent's entry on {@code lock} came to hold, by the latest stored queue: the token of
    * that part of a claim; 0 when it holds nothing there.
@@ -275,19 +289,14 @@ final class AgentView {
     return queuesView;
   }
 
-  /** {@link WaitFor#waitsFor} the stored queue of {@code lock}, worked out once per queue stored. */
-  List<Set<AgentId>> waitsFor(LockRef lock) {
-    List<Set<AgentId>> w = waits.get(lock);
-    if (w == null) {
-      w = WaitFor.waitsFor(queues.get(lock));
-      waits.put(lock, w);
-    }
-    return w;
+  /** {@link WaitFor.Facts} of the stored queue of {@code lock}, worked out once per queue stored. */
+  WaitFor.Facts facts(LockRef lock) {
+    return facts.computeIfAbsent(lock, l -> WaitFor.Facts.of(queues.get(l)));
   }
 
   /** {@link WaitFor#analyse} of what this view knows, for {@code self}. */
   WaitFor.Result analyse() {
-    return WaitFor.analyse(self, queuesView, this::waitsFor);
+    return WaitFor.analyse(self, queuesView, this::facts);
   }
 
   /**

@@ -241,6 +241,39 @@ public final class LockTable {
     return changed;
   }
 
+  /**
+   * A server that restarted takes back what {@code agent} held before: an entry on {@code path} that wants
+   * {@code wants} and holds {@code held}, held at once, ahead of the grant rule (the agent may still trust that grant
+   * of the server's previous life). Nothing changes when the agent has an entry on the path already, and the entry
+   * only waits when another agent holds a conflicting entry (two restated grants cannot conflict unless an agent's
+   * view is wrong). Returns the path when the entry was made.
+   */
+  Set<List<String>> reinstate(AgentId agent, List<String> path, Mode wants, Mode held, long wall) {
+    Objects.requireNonNull(agent, "agent");
+    Objects.requireNonNull(held, "held");
+    List<String> p = checked(path);
+    Key k = new Key(agent, p);
+    if (slots.containsKey(k)) {
+      return Set.of();
+    }
+    Mode want = held.covers(wants) ? held : wants;
+    for (Slot o : bySeq.values()) {
+      if (!o.agent.equals(agent) && o.holds != null && related(o.path, p) && Mode.conflict(o.holds, held)) {
+        return lock(agent, p, want, wall);
+      }
+    }
+    Slot s = new Slot(agent, p, want, nextSeq++);
+    slots.put(k, s);
+    bySeq.put(s.seq, s);
+    version = Math.max(version + 1, wall);
+    s.holds = held;
+    s.grantedAt = version;
+    Set<List<String>> changed = new LinkedHashSet<>();
+    changed.add(p);
+    change(wall, changed);
+    return changed;
+  }
+
   /** {@code agent}'s transaction ended (or its lease ran out): all its entries go. Returns their paths. */
   Set<List<String>> end(AgentId agent, long wall) {
     Objects.requireNonNull(agent, "agent");

@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
+import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -99,37 +100,55 @@ final class WaitFor {
    */
   static Result analyse(AgentId self, Map<LockRef, List<Entry>> known) {
     SortedMap<LockRef, List<Entry>> queues = new TreeMap<>(known);
-    return analyse(self, queues, l -> waitsFor(queues.get(l)));
+    return analyse(self, queues, l -> Facts.of(queues.get(l)));
   }
 
   /**
-   * {@link #analyse(AgentId, Map)} of queues already in order, with {@link #waitsFor} of each queue from
-   * {@code waits} (an {@link AgentView} works it out once per queue it stores).
+   * What the analysis needs of one queue, worked out once per queue stored ({@link AgentView} keeps them).
+   *
+   * @param contended whether an entry in it waits
+   * @param agents the agents with an entry in it
+   * @param waitedBy for each agent waited for in it, the agents whose entries wait for it there ({@link #waitsFor})
    */
-  static Result analyse(AgentId self, SortedMap<LockRef, List<Entry>> queues,
-      java.util.function.Function<LockRef, List<Set<AgentId>>> waits) {
-    // the agents queued where someone waits, and who waits for whom in which queue
-    TreeSet<AgentId> holders = new TreeSet<>();
-    Map<AgentId, Map<AgentId, List<LockRef>>> waitedBy = new HashMap<>(); // a -> waiter -> queues where it waits
-    for (Map.Entry<LockRef, List<Entry>> q : queues.entrySet()) {
-      List<Entry> queue = q.getValue();
-      if (queue.stream().allMatch(Entry::held)) {
-        continue;
-      }
+  record Facts(boolean contended, Set<AgentId> agents, Map<AgentId, Set<AgentId>> waitedBy) {
+    static Facts of(List<Entry> queue) {
+      Set<AgentId> agents = new HashSet<>();
+      boolean contended = false;
       for (Entry e : queue) {
-        holders.add(e.agent());
+        agents.add(e.agent());
+        contended |= !e.held();
       }
-      List<Set<AgentId>> waitsFor = waits.apply(q.getKey());
-      for (int i = 0; i < queue.size(); i++) {
-        AgentId w = queue.get(i).agent();
-        for (AgentId a : waitsFor.get(i)) {
-          List<LockRef> where = waitedBy.computeIfAbsent(a, k -> new HashMap<>())
-              .computeIfAbsent(w, k -> new ArrayList<>());
-          if (where.isEmpty() || !where.get(where.size() - 1).equals(q.getKey())) {
-            where.add(q.getKey());
+      Map<AgentId, Set<AgentId>> waitedBy = new HashMap<>();
+      if (contended) {
+        List<Set<AgentId>> waitsFor = waitsFor(queue);
+        for (int i = 0; i < queue.size(); i++) {
+          for (AgentId a : waitsFor.get(i)) {
+            waitedBy.computeIfAbsent(a, k -> new HashSet<>()).add(queue.get(i).agent());
           }
         }
       }
+      return new Facts(contended, agents, waitedBy);
+    }
+  }
+
+  /**
+   * {@link #analyse(AgentId, Map)} of queues already in order, with the {@link Facts} of each queue from
+   * {@code facts} (an {@link AgentView} works them out once per queue it stores).
+   */
+  static Result analyse(AgentId self, SortedMap<LockRef, List<Entry>> queues,
+      java.util.function.Function<LockRef, Facts> facts) {
+    // the agents queued where someone waits, and who waits for whom
+    TreeSet<AgentId> holders = new TreeSet<>();
+    Map<AgentId, Set<AgentId>> waitedBy = new HashMap<>(); // a -> the agents that wait for it somewhere
+    List<LockRef> contended = new ArrayList<>();
+    for (LockRef l : queues.keySet()) {
+      Facts f = facts.apply(l);
+      if (!f.contended()) {
+        continue;
+      }
+      contended.add(l);
+      holders.addAll(f.agents());
+      f.waitedBy().forEach((a, ws) -> waitedBy.computeIfAbsent(a, k -> new HashSet<>()).addAll(ws));
     }
     List<List<Node>> cycles = new ArrayList<>();
     List<Node> victims = new ArrayList<>();
@@ -137,12 +156,12 @@ final class WaitFor {
       if (component.size() < 2) {
         continue; // an agent never waits for itself
       }
-      java.util.Set<AgentId> members = new java.util.HashSet<>(component);
+      Set<AgentId> members = new HashSet<>(component);
       TreeSet<Node> nodes = new TreeSet<>();
-      for (AgentId a : component) {
-        waitedBy.getOrDefault(a, Map.of()).forEach((w, locks) -> {
-          if (members.contains(w)) {
-            locks.forEach(l -> nodes.add(new Node(a, l)));
+      for (LockRef l : contended) {
+        facts.apply(l).waitedBy().forEach((a, ws) -> {
+          if (members.contains(a) && ws.stream().anyMatch(members::contains)) {
+            nodes.add(new Node(a, l));
           }
         });
       }
@@ -193,7 +212,7 @@ final class WaitFor {
           locks.add(n.lock());
         }
         for (LockRef l : locks) {
-          if (queues.get(l).stream().noneMatch(e -> e.agent().equals(v))) {
+          if (!facts.apply(l).agents().contains(v)) {
             toVictims.add(new Forward(v, l));
           }
         }
@@ -202,13 +221,12 @@ final class WaitFor {
     }
     // no cycle: each queue with a waiter, to the larger agents queued where someone waits and not in that queue
     List<Forward> forwards = new ArrayList<>();
-    for (Map.Entry<LockRef, List<Entry>> q : queues.entrySet()) {
-      if (q.getValue().stream().allMatch(Entry::held)) {
-        continue;
-      }
-      for (AgentId a : holders.tailSet(self, false)) {
-        if (q.getValue().stream().noneMatch(e -> e.agent().equals(a))) {
-          forwards.add(new Forward(a, q.getKey()));
+    SortedSet<AgentId> larger = holders.tailSet(self, false);
+    for (LockRef l : contended) {
+      Set<AgentId> in = facts.apply(l).agents();
+      for (AgentId a : larger) {
+        if (!in.contains(a)) {
+          forwards.add(new Forward(a, l));
         }
       }
     }
@@ -303,8 +321,7 @@ final class WaitFor {
   }
 
   /** Tarjan's strongly connected components of the agents, by who waits for whom, in no particular order. */
-  private static List<List<AgentId>> components(TreeSet<AgentId> agents,
-      Map<AgentId, Map<AgentId, List<LockRef>>> waitedBy) {
+  private static List<List<AgentId>> components(TreeSet<AgentId> agents, Map<AgentId, Set<AgentId>> waitedBy) {
     Map<AgentId, int[]> index = new HashMap<>(); // {index, lowlink}
     Deque<AgentId> stack = new ArrayDeque<>();
     java.util.Set<AgentId> onStack = new java.util.HashSet<>();
@@ -320,7 +337,7 @@ final class WaitFor {
       counter++;
       stack.push(root);
       onStack.add(root);
-      work.push(Map.entry(root, waitedBy.getOrDefault(root, Map.of()).keySet().iterator()));
+      work.push(Map.entry(root, waitedBy.getOrDefault(root, Set.of()).iterator()));
       while (!work.isEmpty()) {
         AgentId n = work.peek().getKey();
         java.util.Iterator<AgentId> it = work.peek().getValue();
@@ -331,7 +348,7 @@ final class WaitFor {
             counter++;
             stack.push(m);
             onStack.add(m);
-            work.push(Map.entry(m, waitedBy.getOrDefault(m, Map.of()).keySet().iterator()));
+            work.push(Map.entry(m, waitedBy.getOrDefault(m, Set.of()).iterator()));
           } else if (onStack.contains(m)) {
             index.get(n)[1] = Math.min(index.get(n)[1], index.get(m)[0]);
           }

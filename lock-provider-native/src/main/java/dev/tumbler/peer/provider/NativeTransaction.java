@@ -81,6 +81,13 @@ final class NativeTransaction implements LockTransaction, PeerNode.TransactionLi
     this.service = service;
     this.node = service.node();
     LeaseSettings s = service.settings();
+    if (options.leaseTime() != null && options.leaseTime().compareTo(s.leaseTime()) > 0) {
+      // a lock server that restarts waits out the service's term for the nodes that do not come back to restate
+      // their agents' locks: a longer lease could still be trusted by then
+      throw new IllegalArgumentException("leaseTime " + options.leaseTime() + " is longer than the service's leaseTime "
+          + s.leaseTime() + "; a transaction's locks may have a shorter term, not a longer one: open the service with "
+          + "a longer leaseTime");
+    }
     Duration term = options.leaseTime() != null ? options.leaseTime() : s.leaseTime();
     this.leaseSettings = new LeaseSettings(term, s.safety(), LeaseSettings.Renew.AUTO, s.namespace());
     List<String> members = service.members();

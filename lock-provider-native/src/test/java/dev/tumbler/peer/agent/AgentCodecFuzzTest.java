@@ -51,7 +51,7 @@ class AgentCodecFuzzTest {
         List<AgentMessage.Claimed> c = new ArrayList<>();
         int n = d.consumeInt(0, 4);
         for (int i = 0; i < n; i++) {
-          c.add(new AgentMessage.Claimed(id(d), path(d), mode(d)));
+          c.add(new AgentMessage.Claimed(id(d), path(d), mode(d), d.consumeBoolean() ? mode(d) : null, ""));
         }
         yield new AgentMessage.Restate(clock, d.consumeLong(0, Long.MAX_VALUE), c);
       }

@@ -75,6 +75,9 @@ class NativeAgentTransactionTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> a.beginTransaction(TransactionOptions.defaults().withNodes(List.of("a", "nowhere"))));
     assertTrue(e.getMessage().contains("'nowhere' is not a member"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> a.beginTransaction(TransactionOptions.defaults().withLeaseTime(T.plusMillis(1))));
+    assertTrue(e.getMessage().contains("longer than the service's leaseTime"), e.getMessage());
     // a transaction on one node's server only: local, and it excludes only what is claimed on that server
     LockTransaction t = a.beginTransaction(TransactionOptions.defaults().withNodes(List.of("a"))
         .withQuorum(Quorum.ANY).withLeaseTime(Duration.ofSeconds(1)));
