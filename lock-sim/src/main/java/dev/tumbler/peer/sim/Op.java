@@ -1,5 +1,6 @@
 package dev.tumbler.peer.sim;
 
+import dev.tumbler.lock.TransactionOptions.Quorum;
 import dev.tumbler.peer.core.Claim;
 import java.util.List;
 import java.util.Objects;
@@ -35,19 +36,25 @@ public sealed interface Op {
   }
 
   /**
-   * A client of {@code node}'s session slot {@code session} begins a transaction (a majority of every member for
-   * each claim, NATIVE-ALGORITHMS F-10) and asks for {@code claims} in order, claim {@code i} {@code gaps[i]}
-   * after the one before (staggered, so that transactions interleave and wait for each other in cycles); it waits
-   * without a timeout, holds everything for {@code holdNanos} once all are held, then ends the transaction. With
-   * {@code abortOnDeadlock} it prefers to abort when chosen to break a deadlock.
+   * A client of {@code node}'s session slot {@code session} begins a transaction whose claims each need
+   * {@code quorum} ({@code MAJORITY}, NATIVE-ALGORITHMS F-10, or {@code ALL}) of every member, or of node {@code on}
+   * alone when it is not -1, and asks for
+   * {@code claims} in order, claim {@code i} {@code gaps[i]} after the one before (staggered, so that transactions
+   * interleave and wait for each other in cycles); it waits without a timeout, holds everything for
+   * {@code holdNanos} once all are held, then ends the transaction. With {@code abortOnDeadlock} it prefers to abort
+   * when chosen to break a deadlock.
    */
   record Transaction(long at, int node, int session, List<Claim> claims, List<Long> gaps, long holdNanos,
-      boolean abortOnDeadlock, boolean renews) implements Op {
+      boolean abortOnDeadlock, boolean renews, Quorum quorum, int on) implements Op {
     public Transaction {
       claims = List.copyOf(claims);
       gaps = List.copyOf(gaps);
       if (claims.isEmpty() || claims.size() != gaps.size()) {
         throw new IllegalArgumentException("a transaction has claims, each with its gap: " + claims + " " + gaps);
+      }
+      if (quorum != Quorum.ALL && quorum != Quorum.MAJORITY) {
+        // ANY grants on both sides of a partition: no claim-level exclusion for the checks to hold it to
+        throw new IllegalArgumentException("quorum ALL or MAJORITY, not " + quorum);
       }
     }
 
@@ -58,8 +65,9 @@ public sealed interface Op {
         b.append(" +").append(gaps.get(i) / 1_000_000).append("ms ").append(claims.get(i).mode()).append(' ')
             .append(claims.get(i).name());
       }
-      return b + ", hold=" + holdNanos + (abortOnDeadlock ? ", abortOnDeadlock" : "") + (renews ? "" : ", never renews")
-          + "]";
+      return b + ", hold=" + holdNanos + ", " + quorum + (on < 0 ? "" : " of n" + on)
+          + (abortOnDeadlock ? ", abortOnDeadlock" : "")
+          + (renews ? "" : ", never renews") + "]";
     }
   }
 

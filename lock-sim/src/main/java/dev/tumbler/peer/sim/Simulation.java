@@ -299,18 +299,25 @@ public final class Simulation<M extends PeerMessage> {
           continue;
         }
         if (config.workload().transactions()) {
+          // one in four claims its paths on one node (a lock server of its own: those are told on that server's
+          // word alone), under roots of their own, since claims over other sets of nodes do not exclude them
+          int on = nodes < 2 ? -1 : config.workload() == Workload.TRANSACTIONS_ONE_SERVER ? 0
+              : r.nextInt(4) == 0 ? r.nextInt(nodes) : -1;
+          String suffix = on < 0 ? "" : "@n" + on;
           List<Claim> claims = new ArrayList<>();
           List<Long> gaps = new ArrayList<>();
           int k = 1 + r.nextInt(3);
           for (int c = 0; c < k; c++) {
             Claim next = c > 0 && r.nextInt(6) == 0 && claims.get(c - 1).mode() == Claim.Mode.READ
                 ? Claim.tx(claims.get(c - 1).path(), Claim.Mode.WRITE) // an upgrade
-                : config.workload().claim(r, "L" + r.nextInt(names));
+                : config.workload().claim(r, "L" + r.nextInt(names) + suffix);
             claims.add(next);
             gaps.add(c == 0 ? 0 : r.nextLong(20 * MS));
           }
+          // one in three needs every node: those claims are told with no stamp round (a write's token is the
+          // largest of its servers' versions), so what the agent believes of its queues decides alone
           ops.add(new Op.Transaction(at, node, session, claims, gaps, hold, r.nextInt(3) == 0,
-              config.workload().renews(r)));
+              config.workload().renews(r), r.nextInt(3) == 0 ? Quorum.ALL : Quorum.MAJORITY, on));
           continue;
         }
         ops.add(new Op.Acquire(at, node, session, claim, hold, wait, attempt, config.workload().renews(r)));
@@ -955,8 +962,8 @@ public final class Simulation<M extends PeerMessage> {
       }
       Tx tx = new Tx(nextTxId++, node.index, node.incarnation, sessionId(node, t.session()), t);
       txs.put(tx.id, tx);
-      step(node, new Input.Begin<>(tx.id, tx.session, new TxOptions(t.abortOnDeadlock(), Quorum.MAJORITY, List.of(),
-          0)));
+      List<String> on = t.on() < 0 ? List.of() : List.of(nodes.get(t.on()).id);
+      step(node, new Input.Begin<>(tx.id, tx.session, new TxOptions(t.abortOnDeadlock(), t.quorum(), on, 0)));
       long at = now;
       for (int i = 0; i < t.claims().size(); i++) {
         Claim claim = t.claims().get(i);

@@ -120,4 +120,11 @@ public record SimulationConfig(int minNodes, int maxNodes, int names, int sessio
         maxDelayNanos, maxDrift, faults, timeouts, closes, maxEvents, maxPauseNanos, workload, leaseNanos,
         probeDelayNanos, workloadStartNanos);
   }
+
+  /** This config with runs on at most {@code n} names (each run draws how many, from 1 to {@code n}). */
+  public SimulationConfig withNames(int n) {
+    return new SimulationConfig(minNodes, maxNodes, n, sessionsPerNode, minOps, maxOps, faultPhaseNanos, settleNanos,
+        maxDelayNanos, maxDrift, faults, timeouts, closes, maxEvents, maxPauseNanos, workload, leaseNanos,
+        probeDelayNanos, workloadStartNanos);
+  }
 }

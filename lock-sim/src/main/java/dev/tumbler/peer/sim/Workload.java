@@ -106,13 +106,40 @@ public enum Workload {
     Claim probe(String name) {
       return Claim.exclusive(name);
     }
+  },
+
+  /**
+   * {@link #TRANSACTIONS} whose claims are all on one lock server, node 0's (the plain locks among them are on every
+   * node, as there): a claim there is told on that server's word alone, with no stamp round and no other server
+   * whose entries hold it back, so what an agent believes of that server's queue decides its grants.
+   */
+  TRANSACTIONS_ONE_SERVER {
+    @Override
+    Claim claim(SplittableRandom r, String name) {
+      return TRANSACTIONS.claim(r, name);
+    }
+
+    @Override
+    long hold(SplittableRandom r, long leaseNanos) {
+      return TRANSACTIONS.hold(r, leaseNanos);
+    }
+
+    @Override
+    boolean renews(SplittableRandom r) {
+      return TRANSACTIONS.renews(r);
+    }
+
+    @Override
+    Claim probe(String name) {
+      return TRANSACTIONS.probe(name);
+    }
   };
 
   private static final long MS = 1_000_000L;
 
   /** Whether its clients begin transactions ({@link Op.Transaction}) rather than acquire one claim each. */
   boolean transactions() {
-    return this == TRANSACTIONS;
+    return this == TRANSACTIONS || this == TRANSACTIONS_ONE_SERVER;
   }
 
   /** The claim of one acquire on {@code name}. */

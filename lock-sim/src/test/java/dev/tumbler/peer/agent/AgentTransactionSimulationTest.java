@@ -20,11 +20,8 @@ import org.junit.jupiter.api.Test;
  */
 class AgentTransactionSimulationTest {
 
-  /**
-   * Seeds in CI: 200 for now, not the 10,000 the other algorithms run: 1,000 seeds are clean but take over a minute,
-   * a few seeds running tens of thousands of events for 6–18 s each; see the provider README.
-   */
-  static final int CI_SEEDS = 200;
+  /** Seeds in CI. */
+  static final int CI_SEEDS = 10_000;
 
   private static final long MS = 1_000_000L;
 

@@ -11,7 +11,10 @@ import java.util.function.LongFunction;
  */
 public final class MutationHunt {
 
-  /** Not a rule of its own: a request that never ended after the heal, or a probe never granted. */
+  /**
+   * Not a rule of its own: a request or transaction that never ended after the heal, a probe never granted, or a
+   * livelock (a run or a step that never came to rest).
+   */
   public static final String LIVENESS = "liveness";
 
   private MutationHunt() {}
@@ -59,7 +62,7 @@ public final class MutationHunt {
       return true;
     }
     return rule.equals(LIVENESS) ? violation.startsWith("request ") || violation.startsWith("probe ")
-        || violation.startsWith("transaction ")
+        || violation.startsWith("transaction ") || violation.startsWith("livelock") || violation.startsWith("no quiescence")
         : violation.startsWith(rule + ":");
   }
 }
