@@ -1066,7 +1066,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
 
   /**
    * A plain claim that holds some of its servers but not its quorum gives way, at a server where it holds, to an
-   * older agent (a smaller id) waiting there on the name or a path below it in a conflicting mode: it surrenders there, and is
+   * older agent (a smaller id) waiting there on the name or a path below it in a conflicting mode (an upgrade of a read
+   * to a write waits too): it surrenders there, and is
    * queued again at the back. Claims racing for one name reach the servers in different orders, and each server may
    * grant a different one, none a quorum: without this rule they wait for each other until a deadlock analysis picks
    * a victim, one surrender at a time, while new claims keep arriving. With it, every server ends up with the oldest
@@ -1090,7 +1091,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       if (mine == null || mine.holds() == null) {
         continue;
       }
-      boolean olderWaits = q.stream().anyMatch(e -> e.holds() == null && LockTable.related(e.path(), r.path)
+      // waiting: for what it asks, or for the write its read is to be upgraded to
+      boolean olderWaits = q.stream().anyMatch(e -> !e.held() && LockTable.related(e.path(), r.path)
           && e.agent().compareTo(a.id) < 0 && Mode.conflict(e.wants(), mine.holds()));
       if (olderWaits) {
         long version = a.view.version(ref);

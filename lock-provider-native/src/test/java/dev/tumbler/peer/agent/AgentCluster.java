@@ -201,10 +201,16 @@ final class AgentCluster {
 
   /** A plain lock's request on {@code node}. */
   long plain(String node, Claim claim, boolean attempt) {
+    long id = plainNoDrain(node, claim, attempt);
+    drain();
+    return id;
+  }
+
+  /** A plain lock's request on {@code node}; nothing is delivered yet. */
+  long plainNoDrain(String node, Claim claim, boolean attempt) {
     long id = nextId++;
     requests.put(id, new Req(id, node, claim, null));
     step(node, new Input.Acquire<>(id, "s-" + node, claim, attempt));
-    drain();
     return id;
   }
 

@@ -130,6 +130,17 @@ public final class Safety {
    * @throws IllegalStateException naming the rule it breaks
    */
   public void granted(Grant g, Predicate<Grant> valid) {
+    granted(g, valid, false);
+  }
+
+  /**
+   * As {@link #granted(Grant, Predicate)}; {@code unused}: a grant its client gave up before the deciding core knew,
+   * which no one uses. Exclusion, permits and F1 are judged; F2 and F3 are not: its token may be the core's hold of
+   * a transaction whose other grants of the path its client's giving up ended.
+   *
+   * @throws IllegalStateException naming the rule it breaks
+   */
+  public void granted(Grant g, Predicate<Grant> valid, boolean unused) {
     if (live.containsKey(g.requestId())) {
       throw new IllegalStateException("bookkeeping: request #" + g.requestId() + " granted twice");
     }
@@ -156,7 +167,7 @@ public final class Safety {
     }
     // the same hold told again: a transaction that asks again for a path it holds, while that grant is valid, is
     // told that grant's token (F2 was checked when it was made; readers granted and ended since do not change it)
-    boolean sameHold = g.tx() != 0 && counted.stream()
+    boolean sameHold = unused || g.tx() != 0 && counted.stream()
         .anyMatch(o -> o.tx() == g.tx() && o.token() == g.token() && key(o.claim()).equals(key(g.claim())));
     long highestEnded = sameHold ? Long.MIN_VALUE : h.highestEndedBefore(g.madeAt(), g.tx(), g.token());
     if (g.token() <= highestEnded) {
@@ -164,7 +175,7 @@ public final class Safety {
           + " of a grant of " + g.claim().name() + " that had ended before it");
     }
     boolean exclusive = g.claim().mode() == Claim.Mode.EXCLUSIVE || g.claim().mode() == Claim.Mode.WRITE;
-    if (exclusive) {
+    if (exclusive && !unused) {
       for (Map.Entry<Long, Long> e : h.tokens.tailMap(g.token(), true).entrySet()) {
         if (g.tx() == 0 || e.getValue() != g.tx()) {
           throw new IllegalStateException("fencing: " + g + " is not above token " + h.tokens.lastKey()

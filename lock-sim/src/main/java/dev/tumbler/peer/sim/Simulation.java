@@ -918,7 +918,7 @@ public final class Simulation<M extends PeerMessage> {
         // the client gave up (timeout, session closed) and the core has not seen it yet, as when a paused
         // node catches up: the grant is the core's until that input releases it, and nobody uses it
         log(node.id + " grant of " + r + " arrived after its client gave up: dropped, released by what follows");
-        judge(node, r, g);
+        judge(node, r, g, true);
         safety.ended(r.id, now);
         leases.ended(r.id);
         return;
@@ -929,7 +929,7 @@ public final class Simulation<M extends PeerMessage> {
       if (!r.claim.name().equals(g.name())) {
         throw new Violation(node.id + " granted request " + r + " on the wrong name " + g.name());
       }
-      judge(node, r, g);
+      judge(node, r, g, false);
       r.state = State.HELD;
       r.granted = true;
       grants++;
@@ -1040,13 +1040,18 @@ public final class Simulation<M extends PeerMessage> {
      * a grant counts while its request is held on a live node and its window is open by that node's clock;
      * an echo-rule grant was made when its client sent the message it answers.
      */
-    private void judge(Node node, Req r, Output.Granted<M> g) {
+    /**
+     * Judges a grant: exclusion, permits and fencing. A grant its client gave up before the core knew ({@code dropped})
+     * is never used, so only what the core granted is judged (exclusion, permits, a token of its own), not the order
+     * of its token among the grants the client's giving up ended: the core may still count those as its own hold.
+     */
+    private void judge(Node node, Req r, Output.Granted<M> g, boolean dropped) {
       try {
         leases.granted(r.id, local(node), g.sentAt(), g.validUntil());
         long madeAt = g.unbounded() ? now : Math.min(now, realFor(node, g.sentAt()));
         safety.granted(new Safety.Grant(r.id, r.session, r.claim, g.fencingToken(), g.permits(), madeAt,
             r.tx == null ? 0 : r.tx.id),
-            other -> valid(reqs.get(other.requestId())));
+            other -> valid(reqs.get(other.requestId())), dropped);
       } catch (IllegalStateException e) {
         throw new Violation(e.getMessage());
       }
