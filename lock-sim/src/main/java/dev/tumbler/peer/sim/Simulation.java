@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -532,6 +533,8 @@ public final class Simulation<M extends PeerMessage> {
     // End after a failed claim), share its number
     private long steps;
     private int stepDepth;
+    /** Inputs the clients give in answer to outputs, stepped once the outputs of the step are carried out. */
+    private final ArrayDeque<Map.Entry<Node, Input<M>>> followUps = new ArrayDeque<>();
     private int partition; // bit set: side A
     private final Map<Long, Req> reqs = new LinkedHashMap<>();
     private final Map<Long, Tx> txs = new LinkedHashMap<>();
@@ -765,7 +768,29 @@ public final class Simulation<M extends PeerMessage> {
       return (long) Math.ceil((localAt - node.offset) / node.rate);
     }
 
+    /**
+     * Steps {@code node} with {@code input} and carries out its outputs. An input a client gives in answer to an
+     * output (an End after a lost claim) waits until every output of the step is carried out, as in the node
+     * runtime: the core's last timer is the one set last, and the step's messages leave before the answer's.
+     */
     private void step(Node node, Input<M> input) {
+      if (stepDepth > 0) {
+        followUps.add(Map.entry(node, input));
+        return;
+      }
+      stepNow(node, input);
+      while (!followUps.isEmpty()) {
+        Map.Entry<Node, Input<M>> f = followUps.poll();
+        stepDepth++; // the answers share the step's number
+        try {
+          stepNow(f.getKey(), f.getValue());
+        } finally {
+          stepDepth--;
+        }
+      }
+    }
+
+    private void stepNow(Node node, Input<M> input) {
       if (!node.alive) {
         return;
       }
@@ -900,6 +925,11 @@ public final class Simulation<M extends PeerMessage> {
             if (r.tx != null) {
               endTx(node, r.tx, "a claim was lost: " + l.reason());
             }
+          } else if (r.state == State.ENDED && r.endSentToCore && !r.endDelivered && r.tx != null
+              && l.reason() == Output.LostReason.DEADLOCK) {
+            // surrendered before the core saw its client give up (a paused node catching up): asked for again, as
+            // any surrendered claim is, and a grant that follows is dropped like any grant of a request given up
+            r.granted = false;
           }
         }
       }
