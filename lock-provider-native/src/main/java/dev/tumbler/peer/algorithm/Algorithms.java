@@ -1,6 +1,7 @@
 package dev.tumbler.peer.algorithm;
 
 import dev.tumbler.peer.agent.AgentAlgorithm;
+import dev.tumbler.peer.buckets.BucketsAlgorithm;
 import dev.tumbler.peer.bakery.BakeryAlgorithm;
 import dev.tumbler.peer.lamport.LamportAlgorithm;
 import java.util.ArrayList;
@@ -17,7 +18,8 @@ public final class Algorithms {
       LamportAlgorithm.LAMPORT,
       LamportAlgorithm.RICART_AGRAWALA,
       BakeryAlgorithm.BAKERY,
-      AgentAlgorithm.AGENT);
+      AgentAlgorithm.AGENT,
+      BucketsAlgorithm.BUCKETS);
 
   private Algorithms() {}
 

@@ -7,6 +7,7 @@ import dev.tumbler.peer.algorithm.AlgorithmSettings;
 import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.MessageCodec;
+import dev.tumbler.peer.election.ElectionParameters;
 import dev.tumbler.peer.election.ElectionSettings;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -33,9 +34,6 @@ public final class BakeryAlgorithm implements Algorithm<BakeryMessage> {
    * member exchanges heartbeats and restatements with the leaders.
    */
   public static final int MAX_NODES = 1024;
-
-  /** Seconds since the epoch of 2024-01-01T00:00:00Z, where the wall-clock term floor starts (Appendix C). */
-  static final long TERM_EPOCH_SECONDS = 1_704_067_200L;
 
   /**
    * {@code READ_WRITE}: read claims share, write claims (hard, soft, timed-soft) exclude, by the activation rule.
@@ -119,20 +117,12 @@ public final class BakeryAlgorithm implements Algorithm<BakeryMessage> {
 
   @Override
   public ElectionSettings election(CoreContext context) {
-    BakerySettings s = settings(context);
-    return ElectionSettings.of(LEADER_COUNT, s.priority(), Duration.ofNanos(s.electionDelayNanos()),
-        Duration.ofNanos(s.leaderLeaseNanos()), initialTerm(context.wallMicros()));
+    return settings(context).election().settings(LEADER_COUNT, context.wallMicros());
   }
 
-  /**
-   * Appendix C's floor for the terms of a cluster that starts with no informed member: 16-second units since
-   * 2024-01-01, from the wall clock; 0 when {@code wallMicros} is 0 (the simulator).
-   */
+  /** Appendix C's floor for the terms of a cluster that starts with no informed member ({@link ElectionParameters}). */
   static long initialTerm(long wallMicros) {
-    if (wallMicros <= 0) {
-      return 0;
-    }
-    return Math.max(0, (wallMicros / 1_000_000 - TERM_EPOCH_SECONDS) / 16);
+    return ElectionParameters.initialTerm(wallMicros);
   }
 
   /**

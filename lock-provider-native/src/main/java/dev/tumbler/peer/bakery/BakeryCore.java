@@ -283,6 +283,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         }
         case Input.View<BakeryMessage> v -> view(v.term(), v.leaders(), v.activeUntil());
         case Input.HolderQuery<BakeryMessage> q -> whoHolds(q);
+        case Input.PermitsQuery<BakeryMessage> q -> out.add(Output.Permits.unknown(q)); // no semaphores here
         case Input.Start<BakeryMessage> st -> { }
         case Input.Begin<BakeryMessage> b -> out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE, Set.of(),
             "the " + algorithm() + " core serves no transactions"));

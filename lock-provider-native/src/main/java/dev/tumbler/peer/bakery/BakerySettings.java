@@ -4,6 +4,7 @@ import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.algorithm.AlgorithmSettings;
 import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.election.ElectionParameters;
 import dev.tumbler.peer.election.ElectionSettings;
 import java.time.Duration;
 import java.util.List;
@@ -39,15 +40,7 @@ public record BakerySettings(int priority, long electionDelayNanos, long leaderL
 
   public BakerySettings {
     Objects.requireNonNull(writerMode, "writerMode");
-    if (priority < ElectionSettings.MIN_PRIORITY || priority > ElectionSettings.NEVER_LEADS) {
-      throw new IllegalArgumentException("priority must be 1 to 15: " + priority);
-    }
-    if (electionDelayNanos < 0 || electionDelayNanos > MAX_DURATION.toNanos()) {
-      throw new IllegalArgumentException("electionDelay must be 0 to 1 day: " + electionDelayNanos + " ns");
-    }
-    if (leaderLeaseNanos < 1 || leaderLeaseNanos > MAX_DURATION.toNanos()) {
-      throw new IllegalArgumentException("leaderLease must be 1 ns to 1 day: " + leaderLeaseNanos + " ns");
-    }
+    new ElectionParameters(priority, electionDelayNanos, leaderLeaseNanos); // checks them
     if ((writerMode == Claim.Writer.TIMED_SOFT) != (quietNanos > 0) || quietNanos > MAX_DURATION.toNanos()) {
       throw new IllegalArgumentException("quietPeriod (" + quietNanos + " ns) goes with writerMode=timed-soft only, "
           + "and is then 1 ns to 1 day");
@@ -56,8 +49,8 @@ public record BakerySettings(int priority, long electionDelayNanos, long leaderL
 
   /** The simulator's defaults (Appendix A): priority 14, election delay 20 ms, leader lease 30 ms, hard writers. */
   public static BakerySettings simulation() {
-    return new BakerySettings(ElectionSettings.DEFAULT_PRIORITY, Duration.ofMillis(20).toNanos(),
-        Duration.ofMillis(30).toNanos(), Claim.Writer.HARD, 0);
+    ElectionParameters e = ElectionParameters.simulation();
+    return new BakerySettings(e.priority(), e.electionDelayNanos(), e.leaderLeaseNanos(), Claim.Writer.HARD, 0);
   }
 
   /**
@@ -66,18 +59,9 @@ public record BakerySettings(int priority, long electionDelayNanos, long leaderL
    * @throws InvalidLockUrlException naming the parameter that is wrong
    */
   public static BakerySettings from(LockUrl url) {
-    int priority = url.integer("priority", ElectionSettings.DEFAULT_PRIORITY, ElectionSettings.MIN_PRIORITY,
-        ElectionSettings.NEVER_LEADS);
-    Duration delay = url.duration("electionDelay", ElectionSettings.DEFAULT_ELECTION_DELAY);
-    Duration lease = url.duration("leaderLease", ElectionSettings.DEFAULT_LEADER_LEASE);
+    ElectionParameters election = ElectionParameters.from(url);
     String mode = url.oneOf("writerMode", WRITER_MODES, "hard");
     Claim.Writer writer = Claim.Writer.valueOf(mode.replace('-', '_').toUpperCase(Locale.ROOT));
-    if (delay.isNegative() || delay.compareTo(MAX_DURATION) > 0) {
-      throw invalid(url, "electionDelay", "must be 0 to 1 day, not " + delay);
-    }
-    if (lease.isZero() || lease.isNegative() || lease.compareTo(MAX_DURATION) > 0) {
-      throw invalid(url, "leaderLease", "must be above 0 and at most 1 day, not " + lease);
-    }
     long quiet = 0;
     if (url.parameter("quietPeriod").isPresent()) {
       if (writer != Claim.Writer.TIMED_SOFT) {
@@ -91,16 +75,22 @@ public record BakerySettings(int priority, long electionDelayNanos, long leaderL
     } else if (writer == Claim.Writer.TIMED_SOFT) {
       quiet = DEFAULT_QUIET_PERIOD.toNanos();
     }
-    return new BakerySettings(priority, delay.toNanos(), lease.toNanos(), writer, quiet);
+    return new BakerySettings(election.priority(), election.electionDelayNanos(), election.leaderLeaseNanos(), writer,
+        quiet);
   }
 
   private static InvalidLockUrlException invalid(LockUrl url, String parameter, String reason) {
     return new InvalidLockUrlException("lock URL " + url + ": parameter '" + parameter + "': " + reason);
   }
 
+  /** The election's parameters of these settings. */
+  public ElectionParameters election() {
+    return new ElectionParameters(priority, electionDelayNanos, leaderLeaseNanos);
+  }
+
   /** How long a leader may stay silent before it is replaced: 1.5 × {@code leaderLease} (Appendix A). */
   public long leaderTimeoutNanos() {
-    return leaderLeaseNanos + leaderLeaseNanos / 2;
+    return election().leaderTimeoutNanos();
   }
 
   /** These settings for a node of priority {@code priority}. */
@@ -110,9 +100,7 @@ public record BakerySettings(int priority, long electionDelayNanos, long leaderL
 
   @Override
   public String describe() {
-    StringBuilder b = new StringBuilder("priority=").append(priority)
-        .append("&electionDelay=").append(Duration.ofNanos(electionDelayNanos))
-        .append("&leaderLease=").append(Duration.ofNanos(leaderLeaseNanos))
+    StringBuilder b = new StringBuilder(election().describe())
         .append("&writerMode=").append(writerMode.name().toLowerCase(Locale.ROOT).replace('_', '-'));
     if (quietNanos > 0) {
       b.append("&quietPeriod=").append(Duration.ofNanos(quietNanos));

@@ -122,6 +122,8 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
             new Input.Renew<>(r.requestId()));
         case Input.View<Envelope> v -> viewToOthers(now, v.term(), v.leaders(), v.activeUntil());
         case Input.HolderQuery<Envelope> q -> deliver(now, Channel.LOCK, new Input.HolderQuery<>(q.queryId(), q.name()));
+        case Input.PermitsQuery<Envelope> q -> deliver(now, semaphores(),
+            new Input.PermitsQuery<>(q.queryId(), q.name(), q.limit()));
         case Input.Begin<Envelope> b -> deliver(now, transactions(), new Input.Begin<>(b.txId(), b.session(), b.options()));
         case Input.End<Envelope> e -> deliver(now, transactions(), new Input.End<>(e.txId()));
       }
@@ -135,6 +137,11 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
     Channel wanted = a.claim().mode() == Claim.Mode.PERMITS ? Channel.BUCKETS
         : a.txId() != 0 ? Channel.AGENT : Channel.LOCK;
     return cores.containsKey(wanted) ? wanted : Channel.LOCK;
+  }
+
+  /** The core that serves semaphores: the semaphore core, or the lock core when it is one (or cannot answer). */
+  private Channel semaphores() {
+    return cores.containsKey(Channel.BUCKETS) ? Channel.BUCKETS : Channel.LOCK;
   }
 
   /** The core that serves transactions: the transaction core, or the lock core when it is one (or refuses them). */
@@ -189,6 +196,7 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
         case Output.Granted<PeerMessage> g -> out.add((Output) g);
         case Output.Renewed<PeerMessage> r -> out.add((Output) r);
         case Output.Holder<PeerMessage> h -> out.add((Output) h);
+        case Output.Permits<PeerMessage> p -> out.add((Output) p);
       }
     }
   }

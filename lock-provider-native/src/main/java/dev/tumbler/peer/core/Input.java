@@ -138,6 +138,19 @@ public sealed interface Input<M extends PeerMessage> {
   }
 
   /**
+   * A client asks how many permits of the semaphore {@code name} are free for a handle of {@code limit}
+   * ({@code maxPermits}): the core answers {@link Output.Permits}, by the semaphore server's word when it can ask it,
+   * else by the last it heard. A query changes nothing.
+   *
+   * @param queryId the driver's id for this query, echoed by the answer
+   */
+  record PermitsQuery<M extends PeerMessage>(long queryId, String name, int limit) implements Input<M> {
+    public PermitsQuery {
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /**
    * The elected view changed, or this node's leader lease did ({@link Observation.View}): given by the
    * node's election core to the algorithm cores of the same node, within the same step.
    */

@@ -25,6 +25,30 @@ public sealed interface Observation {
   }
 
   /**
+   * This node became the server of a single-server algorithm ({@code buckets}, {@code lease}) in {@code term}; it
+   * grants nothing new before {@code graceUntil} (local clock), while the holders of the previous server restate
+   * what they hold.
+   */
+  record Serving(String node, long term, long graceUntil) implements Observation {}
+
+  /**
+   * The counters of a semaphore on its server changed (NATIVE-ALGORITHMS §6.4, BU-2), for checks and traces.
+   *
+   * @param server the serving node
+   * @param name the semaphore's name
+   * @param bucketSize the permits of each bucket
+   * @param counts the counters of buckets 1 to {@code highest}
+   * @param highest the highest bucket ever made active
+   * @param total the permits out
+   */
+  record Buckets(String server, String name, int bucketSize, List<Integer> counts, int highest, long total)
+      implements Observation {
+    public Buckets {
+      counts = List.copyOf(counts);
+    }
+  }
+
+  /**
    * A bakery ticket changed state at its owner leader (NATIVE-ALGORITHMS §3.4), for traces.
    *
    * @param name the lock name

@@ -87,7 +87,12 @@ public sealed interface Output<M extends PeerMessage> {
     /** The request's own deadline, kept by the deciding node, passed. */
     TIMED_OUT,
     /** The request was chosen to break a deadlock. */
-    DEADLOCK
+    DEADLOCK,
+    /**
+     * The deciding node refused the request as asked: it conflicts with how the name is used (a semaphore handle
+     * whose {@code maxPermits} disagrees with the name's bucket size). Asking again the same way is refused again.
+     */
+    REFUSED
   }
 
   /**
@@ -175,6 +180,21 @@ public sealed interface Output<M extends PeerMessage> {
     /** The answer of a core that cannot tell who holds {@code name}. */
     public static <M extends PeerMessage> Holder<M> unknown(Input.HolderQuery<M> query) {
       return new Holder<>(query.queryId(), query.name(), "");
+    }
+  }
+
+  /**
+   * The answer to {@link Input.PermitsQuery} {@code queryId}: {@code available} permits of {@code name} are free for
+   * the handle asked about.
+   */
+  record Permits<M extends PeerMessage>(long queryId, String name, int available) implements Output<M> {
+    public Permits {
+      Objects.requireNonNull(name, "name");
+    }
+
+    /** The answer of a core that serves no semaphores: nothing is known to be out. */
+    public static <M extends PeerMessage> Permits<M> unknown(Input.PermitsQuery<M> query) {
+      return new Permits<>(query.queryId(), query.name(), query.limit());
     }
   }
 

@@ -85,8 +85,9 @@ import java.util.random.RandomGenerator;
  *   <li>E8: the view is not live when there is none; a leader is silent for {@code leaderTimeout} and the
  *       candidates now include someone outside the view; a leader's node came back as a new incarnation; a
  *       majority of the leaders are unreachable for {@code leaderTimeout}; the view has fewer than
- *       {@code min(leaderCount, n)} leaders and someone outside it is a candidate now; or a term higher than
- *       the view's has been known for {@code leaderTimeout}.
+ *       {@code min(leaderCount, n)} leaders and someone outside it is a candidate now; a term higher than
+ *       the view's has been known for {@code leaderTimeout}; or (with server failover, for the node's single-server
+ *       cores) the first leader has been unreachable for {@code leaderTimeout}.
  *   <li>E9: a peer whose Hello, beat, ack or {@code Leaders} shows an older view is sent this node's view.
  *   <li>E10: a {@link Output.Fact} of {@link Observation.View} whenever the view or this node's
  *       {@code activeUntil} changes ({@link Long#MIN_VALUE} when not an active leader).
@@ -121,6 +122,8 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   private final Leader me;
   private final int randomId;
   private final int members;
+  /** Whether a first leader lost for good is elected away (rule g, for the node's single-server cores). */
+  private final boolean serverFailover;
   private final int majority;
   /** Every member's id, this node's included: who may vote and ack. */
   private final Set<String> memberIds;
@@ -187,6 +190,18 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
    *     (empty, a control character, more than {@value ElectionCodec#MAX_ID_BYTES} UTF-8 bytes)
    */
   public ElectionCore(String self, Collection<String> peers, ElectionSettings settings, RandomGenerator random) {
+    this(self, peers, settings, random, false);
+  }
+
+  /**
+   * As {@link #ElectionCore(String, Collection, ElectionSettings, RandomGenerator)}; with {@code serverFailover} the
+   * node hosts a single-server core ({@code buckets}, {@code lease}) whose server is {@code leaders[0]}: a view whose
+   * first leader has been unreachable for {@code leaderTimeout} is elected again without it (rule g), even when no
+   * candidate outside the view could replace it, so that the server fails over.
+   */
+  public ElectionCore(String self, Collection<String> peers, ElectionSettings settings, RandomGenerator random,
+      boolean serverFailover) {
+    this.serverFailover = serverFailover;
     this.self = Objects.requireNonNull(self, "self");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.random = Objects.requireNonNull(random, "random");
@@ -241,6 +256,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
         case Input.CloseSession<ElectionMessage> s -> { }
         case Input.View<ElectionMessage> v -> { }
         case Input.HolderQuery<ElectionMessage> q -> { }
+        case Input.PermitsQuery<ElectionMessage> q -> { }
         case Input.Begin<ElectionMessage> b -> { }
         case Input.End<ElectionMessage> e -> { }
       }
@@ -412,7 +428,8 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     if (!informed) {
       return ElectionMessage.Reason.UNINFORMED;
     }
-    if (now - startedAt < settings.leaderTimeoutNanos()) {
+    // a node alone in its cluster had no other leader to ack before it started: it need not wait that out
+    if (members > 1 && now - startedAt < settings.leaderTimeoutNanos()) {
       return ElectionMessage.Reason.STARTING;
     }
     for (Leader l : list) {
@@ -598,6 +615,13 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     }
     if (unreachable > leaders.size() / 2) {
       return false; // (d)
+    }
+    if (serverFailover && leaders.size() > 1 && !leaders.get(0).equals(me)) {
+      Leader first = leaders.get(0);
+      Peer p = peers.get(first.nodeId());
+      if (!reachable(first) && now - Math.max(adoptedAt, p.lostAt) >= timeout) {
+        return false; // (g) the single-server cores' server is gone: a view of the others makes another
+      }
     }
     if (silent || leaders.size() < Math.min(settings.leaderCount(), members)) {
       for (Leader c : candidates()) {

@@ -162,6 +162,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final Map<Long, LostListener> lostListeners = new ConcurrentHashMap<>();
   private final Map<Long, List<CompletableFuture<Renewal>>> renewals = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<Optional<String>>> holderQueries = new ConcurrentHashMap<>();
+  private final Map<Long, CompletableFuture<Integer>> permitQueries = new ConcurrentHashMap<>();
   /** The open transactions begun on this node, by id. */
   private final Map<Long, Tx> transactions = new ConcurrentHashMap<>();
   /** The claims of open transactions, by request id: told each grant (a surrendered claim is granted again). */
@@ -385,6 +386,26 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     return f;
   }
 
+  /**
+   * Asks the core how many permits of semaphore {@code name} are free for a handle of {@code limit} permits
+   * ({@link Input.PermitsQuery}): by the semaphore server's answer when it can ask it, else by the last it heard. The
+   * future completes exceptionally with {@link NodeClosedException}; it may never complete (the answer lost with a
+   * link): the caller bounds its wait, and cancelling the future forgets the query.
+   */
+  public CompletableFuture<Integer> permits(String name, int limit) {
+    Objects.requireNonNull(name, "name");
+    long id = nextQueryId.getAndIncrement();
+    CompletableFuture<Integer> f = new CompletableFuture<>();
+    permitQueries.put(id, f);
+    f.whenComplete((v, e) -> permitQueries.remove(id, f));
+    if (closed.get()) {
+      f.completeExceptionally(closedException());
+      return f;
+    }
+    submit(new Input.PermitsQuery<>(id, name, limit));
+    return f;
+  }
+
   /** Gives back the grant of {@code requestId}. Idempotent; asynchronous. */
   public void release(long requestId) {
     lostListeners.remove(requestId);
@@ -475,6 +496,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
       failRenewals(id);
     }
     for (CompletableFuture<Optional<String>> f : List.copyOf(holderQueries.values())) {
+      f.completeExceptionally(closedException());
+    }
+    for (CompletableFuture<Integer> f : List.copyOf(permitQueries.values())) {
       f.completeExceptionally(closedException());
     }
     for (Long id : List.copyOf(transactions.keySet())) {
@@ -708,6 +732,12 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           CompletableFuture<Optional<String>> f = holderQueries.get(h.queryId());
           if (f != null) {
             completeLater(f, h.tag().isEmpty() ? Optional.empty() : Optional.of(h.tag()));
+          }
+        }
+        case Output.Permits<M> p -> {
+          CompletableFuture<Integer> f = permitQueries.get(p.queryId());
+          if (f != null) {
+            completeLater(f, p.available());
           }
         }
         case Output.TxAborted<M> a -> {

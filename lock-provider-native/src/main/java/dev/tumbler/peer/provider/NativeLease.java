@@ -30,14 +30,13 @@ final class NativeLease extends AbstractLease {
   private final NativeLockService service;
   private final long requestId;
 
-  NativeLease(String name, long fencingToken, NativeLockService service, long requestId, long sentNanos) {
-    this(name, fencingToken, service, requestId, sentNanos, service.settings());
-  }
-
-  /** A lease with settings of its own: a transaction's claim, with the transaction's term. */
-  NativeLease(String name, long fencingToken, NativeLockService service, long requestId, long sentNanos,
+  /**
+   * A lease of {@code permits} (1 for a lock) with {@code settings}: the service's for its locks, the semaphores'
+   * for permits, a transaction's term for a transaction's claim.
+   */
+  NativeLease(String name, long fencingToken, int permits, NativeLockService service, long requestId, long sentNanos,
       LeaseSettings settings) {
-    super(name, fencingToken, 1, settings, service.ticker(), sentNanos);
+    super(name, fencingToken, permits, settings, service.ticker(), sentNanos);
     this.service = service;
     this.requestId = requestId;
   }

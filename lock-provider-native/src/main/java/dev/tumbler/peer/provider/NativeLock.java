@@ -1,43 +1,18 @@
 package dev.tumbler.peer.provider;
 
-import dev.tumbler.lock.ServiceClosedException;
-import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.AbstractLease;
 import dev.tumbler.lock.spi.AbstractLock;
 import dev.tumbler.lock.spi.AbstractLockService;
 import dev.tumbler.lock.spi.Deadline;
 import dev.tumbler.peer.core.Claim;
-import dev.tumbler.peer.node.PeerNode;
-import java.util.Set;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
- * A lock handle on a native node: a plain lock, or one side of a read/write lock, as its claim says.
- *
- * <ul>
- *   <li><b>Timeout:</b> when the wait ends, the request is cancelled on the node; a grant that won the
- *       race is used (so a wait may end slightly after {@code maxWait} with a lease, never before it
- *       empty). If a peer was unreachable when the wait ended, the wait fails with
- *       {@link ServiceUnavailableException} naming the peers instead of returning empty.
- *   <li><b>No deadline</b> ({@code acquire()}): waits while every peer is reachable; once a peer has been
- *       unreachable for {@code peerTimeout}, fails with {@link ServiceUnavailableException} naming it.
- *   <li><b>Zero wait:</b> one round with the peers; empty if the lock is taken, or
- *       {@link ServiceUnavailableException} at once if a peer is unreachable.
- *   <li><b>Interrupt:</b> the request is cancelled, a grant that raced it released, and
- *       {@link InterruptedException} thrown; nothing stays held.
- * </ul>
- * Every timed wait (zero included) ends within its deadline plus
- * {@link AbstractLockService#ANSWER_GRACE_MILLIS}: the node answers a cancel at once (it steps it on the
- * cancelling thread), and should it not, the wait fails with {@link ServiceUnavailableException} and a
- * grant that comes later is given back. So the lock {@linkplain #boundsItsOwnWait() bounds its own wait}
- * and a timed acquire runs on the caller's thread. Thread safe.
+ * A lock handle on a native node: a plain lock, or one side of a read/write lock, as its claim says. How a wait
+ * ends (timeout, zero wait, no deadline, interrupt) is {@link NativeAcquire}'s: every timed wait ends within its
+ * deadline plus {@link AbstractLockService#ANSWER_GRACE_MILLIS}, so the lock {@linkplain #boundsItsOwnWait() bounds
+ * its own wait} and a timed acquire runs on the caller's thread. Thread safe.
  */
 final class NativeLock extends AbstractLock {
-
-  private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(AbstractLockService.ANSWER_GRACE_MILLIS);
 
   private final NativeLockService service;
   /** What the core is asked for: the name it sees (namespace included), computed once. */
@@ -60,134 +35,6 @@ final class NativeLock extends AbstractLock {
 
   @Override
   protected AbstractLease doAcquire(Deadline deadline) throws InterruptedException {
-    PeerNode<?> node = service.node();
-    boolean attempt = !deadline.isNone() && deadline.isExpired();
-    long sent = service.ticker().read();
-    // a timed wait, an attempt included, ends by then (the caller's deadline plus the grace for an answer)
-    long answerBy = deadline.isNone() ? 0 : System.nanoTime() + Math.max(0, deadline.remainingNanos()) + GRACE_NANOS;
-    PeerNode.Pending p = node.acquire(service.session(), claim, attempt);
-    PeerNode.Outcome outcome;
-    try {
-      outcome = deadline.isNone() ? await(p, -1)
-          : await(p, attempt ? answerBy - System.nanoTime() : deadline.remainingNanos());
-      if (outcome == null) {
-        node.cancel(p.requestId());
-        outcome = settle(p, answerBy, attempt ? "at the attempt" : "when the wait of "
-            + deadline.total().toMillis() + "ms ended");
-      }
-    } catch (InterruptedException e) {
-      node.cancel(p.requestId());
-      PeerNode.Outcome late = settleQuietly(p);
-      if (late != null && late.granted()) {
-        node.release(p.requestId());
-      }
-      throw e;
-    }
-    if (outcome.granted()) {
-      // a grant with a term is trusted from the request it answers (the echo rule), which may be a
-      // keep-alive sent long after the first request of a wait
-      NativeLease lease = new NativeLease(name(), outcome.fencingToken(), service, p.requestId(),
-          outcome.validUntil() == Long.MAX_VALUE ? sent : outcome.sentAt());
-      lease.bindLoss();
-      return lease;
-    }
-    return switch (outcome.failure()) {
-      case CONTENDED, TIMED_OUT -> null;
-      case CANCELLED -> {
-        if (!outcome.missingPeers().isEmpty()) {
-          throw unavailable(outcome, "when the wait of " + deadline.total().toMillis() + "ms ended");
-        }
-        yield null;
-      }
-      case UNAVAILABLE, DEADLOCK -> throw unavailable(outcome, attempt ? "at the attempt"
-          : "for longer than peerTimeout " + service.nativeSettings().peerTimeout().toMillis() + "ms");
-    };
-  }
-
-  private ServiceUnavailableException unavailable(PeerNode.Outcome outcome, String when) {
-    Set<String> missing = outcome.missingPeers();
-    String peers = missing.isEmpty() ? "" : ": peer" + (missing.size() == 1 ? " " : "s ") + missing + " unreachable "
-        + when;
-    String detail = outcome.detail().isEmpty() ? "" : (peers.isEmpty() ? ": " : "; ") + outcome.detail();
-    return new ServiceUnavailableException("lock '" + name() + "' on " + service.info().url() + peers + detail
-        + (peers.isEmpty() && detail.isEmpty() ? ": " + outcome.failure() + " " + when : ""));
-  }
-
-  /** The outcome, or null when {@code nanos} passed first; negative: no limit. */
-  private PeerNode.Outcome await(PeerNode.Pending p, long nanos) throws InterruptedException {
-    try {
-      return nanos < 0 ? p.outcome().get() : p.outcome().get(Math.max(1, nanos), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      return null;
-    } catch (ExecutionException | CancellationException e) {
-      throw closed(e);
-    }
-  }
-
-  /**
-   * After a cancel: the node answers at once (the failure, stepped on this thread, or the grant that won
-   * the race, completed by the thread that stepped it). Waits until {@code answerBy} at most; past it, a
-   * grant that still comes is given back and the wait fails.
-   */
-  private PeerNode.Outcome settle(PeerNode.Pending p, long answerBy, String when) throws InterruptedException {
-    try {
-      return p.outcome().get(Math.max(0, answerBy - System.nanoTime()), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      releaseWhenGranted(p);
-      throw new ServiceUnavailableException("lock '" + name() + "' on " + service.info().url()
-          + ": the native node did not answer " + when + " within the grace of " + GRACE_NANOS / 1_000_000 + "ms");
-    } catch (ExecutionException | CancellationException e) {
-      throw closed(e);
-    }
-  }
-
-  /** After an interrupt and a cancel: the outcome if it comes within the grace, else null (see settle). */
-  private PeerNode.Outcome settleQuietly(PeerNode.Pending p) {
-    boolean interrupted = false;
-    try {
-      long end = System.nanoTime() + GRACE_NANOS;
-      while (true) {
-        try {
-          return p.outcome().get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        } catch (TimeoutException e) {
-          releaseWhenGranted(p);
-          return null;
-        } catch (ExecutionException | CancellationException e) {
-          return null;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  /** A grant that completes {@code p} after its caller gave up waiting is given back. */
-  private void releaseWhenGranted(PeerNode.Pending p) {
-    PeerNode<?> node = service.node();
-    p.outcome().thenAccept(o -> {
-      if (o.granted()) {
-        node.release(p.requestId());
-      }
-    });
-  }
-
-  private RuntimeException closed(Exception e) {
-    Throwable cause = e.getCause() == null ? e : e.getCause();
-    if (service.isClosed()) {
-      ServiceClosedException c = service.closedException();
-      c.initCause(cause);
-      return c;
-    }
-    if (cause instanceof PeerNode.NodeClosedException) {
-      // the node stopped under a service nobody closed (it crashed): the service is not closed, it is cut off
-      return new ServiceUnavailableException("lock '" + name() + "' on " + service.info().url() + ": native node "
-          + service.node().nodeId() + " stopped", cause);
-    }
-    return new ServiceUnavailableException("lock '" + name() + "' on " + service.info().url() + ": " + cause,
-        cause);
+    return new NativeAcquire(service, "lock", name(), claim, service.settings()).acquire(deadline);
   }
 }

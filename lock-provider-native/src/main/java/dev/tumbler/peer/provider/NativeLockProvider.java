@@ -29,8 +29,9 @@ import java.util.Set;
  * {@link dev.tumbler.lock.ServiceUnavailableException}), {@code namespace}, and for TCP the transport's
  * parameters ({@code secret}, {@code tls}, ...).
  *
- * <p>Capabilities: a service declares its algorithm's ({@link Algorithm#capabilities()}); the provider's
- * info lists their union. Lamport and Ricart–Agrawala: {@link Capability#MUTEX}, {@link Capability#FENCING},
+ * <p>Capabilities: a service declares its algorithm's ({@link Algorithm#capabilities()}) and
+ * {@link Capability#SEMAPHORE}, which every node serves ({@code buckets}, on a server the nodes elect); the
+ * provider's info lists their union. Lamport and Ricart–Agrawala: {@link Capability#MUTEX}, {@link Capability#FENCING},
  * {@link Capability#FAIR} (requests are granted in logical-timestamp order); not
  * {@link Capability#LEASE_EXPIRY} — a grant holds until released; not {@link Capability#FAULT_TOLERANT} —
  * every peer must be up for any grant. Thread safe.
@@ -55,6 +56,7 @@ public final class NativeLockProvider implements LockProvider {
     for (Algorithm<?> a : Algorithms.all()) {
       all.addAll(a.capabilities());
     }
+    all.add(Capability.SEMAPHORE);
     return Set.copyOf(all);
   }
 

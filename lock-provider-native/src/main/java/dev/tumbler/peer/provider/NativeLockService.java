@@ -4,9 +4,11 @@ import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockTransaction;
 import dev.tumbler.lock.ReadWriteLock;
+import dev.tumbler.lock.Semaphore;
 import dev.tumbler.lock.ServiceInfo;
 import dev.tumbler.lock.TransactionOptions;
 import dev.tumbler.lock.spi.AbstractLockService;
+import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.lock.spi.LockElection;
 import dev.tumbler.lock.spi.SimpleReadWriteLock;
 import dev.tumbler.lock.spi.Ticker;
@@ -44,7 +46,7 @@ final class NativeLockService extends AbstractLockService {
   private final String session;
 
   NativeLockService(String redactedUrl, NativeSettings settings) {
-    super(new ServiceInfo("native", NativeLockProvider.VERSION, redactedUrl, settings.algorithm().capabilities()),
+    super(new ServiceInfo("native", NativeLockProvider.VERSION, redactedUrl, settings.capabilities()),
         settings.lease(), Ticker.system());
     this.settings = settings;
     this.shared = NodeRegistry.acquire(settings, redactedUrl);
@@ -61,6 +63,17 @@ final class NativeLockService extends AbstractLockService {
     String q = settings.qualify(name);
     return new SimpleReadWriteLock(name, new NativeLock(this, name, Claim.read(q)),
         new NativeLock(this, name, settings.algorithm().writeClaim(q, settings.algorithmSettings())));
+  }
+
+  /** {@inheritDoc} On every native node: see {@link NativeSemaphore}. */
+  @Override
+  protected Semaphore createSemaphore(String name, int maxPermits) {
+    return new NativeSemaphore(this, name, maxPermits);
+  }
+
+  /** The term and renewal of this service's semaphore permits ({@link NativeSettings#semaphoreLease()}). */
+  LeaseSettings semaphoreSettings() {
+    return settings.semaphoreLease();
   }
 
   /** {@inheritDoc} Only where the algorithm serves transactions ({@code agent}): see {@link NativeTransaction}. */

@@ -1,5 +1,9 @@
 package dev.tumbler.peer.provider;
 
+import dev.tumbler.lock.Capability;
+import dev.tumbler.peer.buckets.BucketsSettings;
+import dev.tumbler.peer.composite.Semaphores;
+import dev.tumbler.peer.election.ElectionParameters;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.lock.spi.LockUrl;
@@ -29,16 +33,25 @@ import java.util.Set;
  * @param lease the grants' term and renewal mode when the algorithm's grants have a term
  *     ({@code leaseTime}, {@code renew}); unbounded otherwise. Its namespace is the service's
  * @param tcp the TCP transport's settings, for {@link Kind#TCP}
+ * @param bucketSize the permits of a semaphore bucket ({@code bucketSize}); 0 for one bucket per name as large as
+ *     its handles' {@code maxPermits}
+ * @param election the node's election ({@code priority}, {@code electionDelay}, {@code leaderLease}): its lock
+ *     algorithm's leaders, or its semaphore server when the lock algorithm elects none
  */
 record NativeSettings(Kind kind, String cluster, String self, List<String> peers, Algorithm<?> algorithm,
-    AlgorithmSettings algorithmSettings, Duration peerTimeout, LeaseSettings lease, TcpTransportConfig tcp) {
+    AlgorithmSettings algorithmSettings, Duration peerTimeout, LeaseSettings lease, TcpTransportConfig tcp,
+    int bucketSize, ElectionParameters election) {
 
   enum Kind { LOCAL, MEMORY, TCP }
 
   static final Duration DEFAULT_PEER_TIMEOUT = Duration.ofSeconds(10);
 
-  /** Parameters of every native URL. */
-  static final Set<String> COMMON = Set.of("algorithm", "peerTimeout", "namespace");
+  /**
+   * Parameters of every native URL: every node serves semaphores ({@code bucketSize}) on a server the nodes elect
+   * ({@code priority}, {@code electionDelay}, {@code leaderLease}).
+   */
+  static final Set<String> COMMON = Set.of("algorithm", "peerTimeout", "namespace", "bucketSize", "priority",
+      "electionDelay", "leaderLease");
 
   /** Extra parameters of {@code lock:native:mem/<cluster>}. */
   static final Set<String> MEMORY = Set.of("node", "peers");
@@ -54,6 +67,8 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     Algorithm<?> algorithm = Algorithms.byName(url.oneOf("algorithm", Algorithms.names(),
         Algorithms.defaultAlgorithm().name())).orElseThrow();
     AlgorithmSettings algorithmSettings = algorithm.settings(url);
+    int bucketSize = BucketsSettings.bucketSize(url);
+    ElectionParameters election = ElectionParameters.from(url);
     Set<String> common = new HashSet<>(COMMON);
     common.addAll(algorithm.parameters());
     if (algorithm.leased()) {
@@ -82,13 +97,13 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
             + "listen port, as in lock:native://127.0.0.1:7701?peers=127.0.0.1:7702,127.0.0.1:7703");
       }
       return new NativeSettings(Kind.TCP, "", tcp.self(), tcp.peers(), algorithm, algorithmSettings, peerTimeout,
-          lease, tcp);
+          lease, tcp, bucketSize, election);
     }
     String opaque = url.opaque();
     if (opaque.equals("local")) {
       url.requireKnownParameters(common);
       return new NativeSettings(Kind.LOCAL, "local", "local", List.of(), algorithm, algorithmSettings, peerTimeout,
-          lease, null);
+          lease, null, bucketSize, election);
     }
     if (opaque.startsWith("mem/") && opaque.length() > 4) {
       Set<String> accepted = new HashSet<>(common);
@@ -114,7 +129,7 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
       }
       checkSize(url, algorithm, peers.size());
       return new NativeSettings(Kind.MEMORY, cluster, self, List.copyOf(peers), algorithm, algorithmSettings,
-          peerTimeout, lease, null);
+          peerTimeout, lease, null, bucketSize, election);
     }
     throw new InvalidLockUrlException("lock URL " + url + ": expected lock:native:local, lock:native:mem/<cluster>"
         + "?node=<id>&peers=<id>,<id> or lock:native://host:port?peers=host:port,...&secret=...");
@@ -158,11 +173,42 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
       return java.util.Optional.of("leaseTime " + lease.leaseTime().toMillis() + "ms, not "
           + other.lease.leaseTime().toMillis() + "ms");
     }
+    if (!election.equals(other.election)) {
+      return java.util.Optional.of("'" + election.describe() + "', not '" + other.election.describe() + "'");
+    }
+    if (bucketSize != other.bucketSize) {
+      return java.util.Optional.of("bucketSize " + bucketSize + ", not " + other.bucketSize);
+    }
     if (!peerTimeout.equals(other.peerTimeout)) {
       return java.util.Optional.of("peerTimeout " + peerTimeout.toMillis() + "ms, not "
           + other.peerTimeout.toMillis() + "ms");
     }
     return java.util.Optional.empty();
+  }
+
+  /**
+   * The term and renewal of semaphore permits: the service's {@code leaseTime} and {@code renew} when its lock
+   * algorithm's grants have a term; else {@link LeaseSettings#DEFAULT_LEASE_TIME}, renewed in the background.
+   */
+  LeaseSettings semaphoreLease() {
+    return lease.expires() ? lease : new LeaseSettings(LeaseSettings.DEFAULT_LEASE_TIME, LeaseSettings.DEFAULT_SAFETY,
+        LeaseSettings.Renew.AUTO, lease.namespace());
+  }
+
+  /**
+   * How the node serves semaphores beside its lock algorithm: this bucket size, the semaphores' term, and the URL's
+   * election for a lock algorithm that elects no leaders of its own.
+   */
+  Semaphores semaphores() {
+    return new Semaphores(bucketSize, semaphoreLease().leaseTime().toNanos(), election);
+  }
+
+  /** What a service keeps: its lock algorithm's capabilities, and semaphores, which every node serves. */
+  Set<Capability> capabilities() {
+    Set<Capability> all = java.util.EnumSet.noneOf(Capability.class);
+    all.addAll(algorithm.capabilities());
+    all.add(Capability.SEMAPHORE);
+    return Set.copyOf(all);
   }
 
   /** The key under which nodes are shared within this JVM. */

@@ -227,7 +227,7 @@ final class NativeTransaction implements LockTransaction, PeerNode.TransactionLi
         return; // the transaction ended meanwhile (End gives the claim back), or a read claim an upgrade replaced
       }
       String name = String.join("/", c.path);
-      lease = new NativeLease(name, o.fencingToken(), service, o.requestId(), o.sentAt(), leaseSettings);
+      lease = new NativeLease(name, o.fencingToken(), 1, service, o.requestId(), o.sentAt(), leaseSettings);
       c.lease = lease;
       readLease = c.upgradedFrom;
       c.upgradedFrom = null;
@@ -273,7 +273,7 @@ final class NativeTransaction implements LockTransaction, PeerNode.TransactionLi
           + (missing.isEmpty() ? "" : ": node" + (missing.size() == 1 ? " " : "s ") + missing + " unreachable for "
           + "longer than peerTimeout " + service.nativeSettings().peerTimeout().toMillis() + "ms")
           + (detail.isEmpty() ? "" : "; " + detail));
-      case CANCELLED, CONTENDED, TIMED_OUT -> new IllegalStateException(where + " is over"
+      case CANCELLED, CONTENDED, TIMED_OUT, REFUSED -> new IllegalStateException(where + " is over"
           + (detail.isEmpty() ? "" : ": " + detail));
     };
   }

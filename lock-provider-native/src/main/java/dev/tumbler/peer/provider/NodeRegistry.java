@@ -110,15 +110,15 @@ final class NodeRegistry {
     // known by the port it bound
     CoreContext context = new CoreContext(transport.self(), settings.peers(), settings.peerTimeout().toNanos(),
         settings.leaseNanos(), micros, new SplittableRandom(), settings.algorithmSettings());
-    PeerNode<Envelope> node = new PeerNode<>(Hosting.core(settings.algorithm(), context),
-        Hosting.codec(settings.algorithm()), transport, Ticker.system());
+    PeerNode<Envelope> node = new PeerNode<>(Hosting.core(settings.algorithm(), context, settings.semaphores()),
+        Hosting.codec(settings.algorithm(), settings.semaphores()), transport, Ticker.system());
     try {
       node.start();
     } catch (RuntimeException e) {
       node.close();
       throw e;
     }
-    if (settings.algorithm().elected() && settings.peers().isEmpty()) {
+    if (settings.peers().isEmpty()) { // every node elects: its semaphore server, if not its lock algorithm's leaders
       awaitFirstView(node, settings.peerTimeout().toNanos());
     }
     return node;

@@ -401,6 +401,7 @@ final class AgentCluster {
           trace.add(now / MS + " " + node + " aborted tx " + a.txId() + " " + a.failure());
         }
         case Output.Holder<Envelope> h -> { }
+        case Output.Permits<Envelope> p -> { }
         case Output.Fact<Envelope> f -> {
           if (f.observation() instanceof Observation.Surrender s) {
             surrenders.add(s);

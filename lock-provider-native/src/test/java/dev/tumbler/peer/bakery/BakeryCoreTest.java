@@ -1,5 +1,7 @@
 package dev.tumbler.peer.bakery;
 
+import dev.tumbler.peer.ScriptedCluster;
+
 import static dev.tumbler.peer.bakery.BakeryCluster.MS;
 import static dev.tumbler.peer.bakery.BakeryCluster.T;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -42,7 +44,7 @@ class BakeryCoreTest {
     assertEquals(3, c.leaders().size(), "with 3 nodes all three lead");
     long sentAt = c.now;
     long id = c.acquire("n1", Claim.exclusive("x"));
-    BakeryCluster.Req r = c.req(id);
+    ScriptedCluster.Req r = c.req(id);
     assertNotNull(r.granted, "granted within the step: delivery is instant");
     assertEquals(sentAt, r.granted.sentAt(), "trusted from when the Lock was sent");
     assertEquals(sentAt + T / 4 * 3, r.granted.validUntil());

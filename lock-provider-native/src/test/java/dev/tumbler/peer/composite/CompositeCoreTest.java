@@ -59,6 +59,7 @@ class CompositeCoreTest {
         case Input.Renew<LamportMessage> r -> out.add(new Output.Renewed<>(r.requestId(), 1, 2));
         case Input.View<LamportMessage> v -> log.add(name + ":view " + v.term());
         case Input.HolderQuery<LamportMessage> q -> out.add(new Output.Holder<>(q.queryId(), q.name(), name));
+        case Input.PermitsQuery<LamportMessage> q -> out.add(Output.Permits.unknown(q));
         default -> { }
       }
       return out;

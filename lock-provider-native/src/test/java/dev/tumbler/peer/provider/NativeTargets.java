@@ -373,8 +373,8 @@ final class NativeTargets {
    * enough for tests (an election delay of 100 ms, a leader lease of 300 ms) for one with elected leaders.
    */
   private static String parameters(Algorithm<?> algorithm) {
-    return (algorithm.leased() ? "&leaseTime=" + LEASE_TIME.toMillis() + "ms" : "")
-        + (algorithm.elected() ? "&electionDelay=100ms&leaderLease=300ms" : "");
+    // every node elects: its lock algorithm's leaders, or the server of its semaphores
+    return (algorithm.leased() ? "&leaseTime=" + LEASE_TIME.toMillis() + "ms" : "") + "&electionDelay=100ms&leaderLease=300ms";
   }
 
   private static Algorithm<?> algorithm(String name) {

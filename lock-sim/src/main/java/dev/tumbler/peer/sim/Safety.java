@@ -20,8 +20,7 @@ import java.util.function.Predicate;
  *   <li><b>compatibility</b>: when a grant is made, no other <em>valid</em> grant conflicts with it —
  *       related paths (equal, or one a prefix of the other for transaction paths) and not both
  *       {@link Claim.Mode#READ}; {@link Claim.Mode#PERMITS} grants of a name never conflict pairwise, but the
- *       permits of the valid ones, this one included, stay within the limit (the common limit when every
- *       handle agrees on it; else the largest);
+ *       permits of the valid ones, this one included, stay within the limit of the new grant's handle (BU-1);
  *   <li><b>fencing F1</b>: no two grants of a name carry the same token;
  *   <li><b>F2</b>: a grant's token is above the token of every grant of the name that had ended before it
  *       was made;
@@ -232,20 +231,33 @@ public final class Safety {
     return a.subList(0, n).equals(b.subList(0, n));
   }
 
+  /**
+   * BU-1 (NATIVE-ALGORITHMS §6.4): the permits of the valid grants of the name made before this one (smaller tokens:
+   * the server's order), and this one's, fit in the limit of the handle it was made for (its resources times the
+   * bucket size); and all the valid grants fit in the largest limit among them. A handle with fewer resources is
+   * refused what one with more may take; a grant made later for a larger handle may be reported first, so each is
+   * judged against the ones made before it.
+   */
   private static void checkPermits(Grant g, List<Grant> counted) {
-    int sum = g.permits();
-    int limit = g.claim().limit();
-    boolean agreed = true;
+    int before = g.permits();
+    int all = g.permits();
+    int largest = g.claim().limit();
     for (Grant other : counted) {
       if (other.claim().mode() == Claim.Mode.PERMITS && other.claim().path().equals(g.claim().path())) {
-        sum += other.permits();
-        agreed &= other.claim().limit() == g.claim().limit();
-        limit = Math.max(limit, other.claim().limit());
+        all += other.permits();
+        largest = Math.max(largest, other.claim().limit());
+        if (other.token() < g.token()) {
+          before += other.permits();
+        }
       }
     }
-    if (sum > limit) {
-      throw new IllegalStateException("permits: " + g + " makes " + sum + " permits out, above the "
-          + (agreed ? "limit " : "largest limit of the handles, ") + limit);
+    if (before > g.claim().limit()) {
+      throw new IllegalStateException("permits: " + g + " makes " + before + " permits out with the grants made "
+          + "before it, above its handle's limit " + g.claim().limit());
+    }
+    if (all > largest) {
+      throw new IllegalStateException("permits: " + g + " makes " + all + " permits out, above the largest limit "
+          + largest + " of their handles");
     }
   }
 

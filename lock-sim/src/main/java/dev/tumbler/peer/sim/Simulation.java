@@ -2,11 +2,13 @@ package dev.tumbler.peer.sim;
 
 import dev.tumbler.lock.TransactionOptions.Quorum;
 import dev.tumbler.peer.algorithm.Algorithm;
+import dev.tumbler.peer.algorithm.AlgorithmSettings;
 import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.composite.CompositeCore;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.composite.Hosting;
+import dev.tumbler.peer.composite.Semaphores;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.MessageCodec;
@@ -199,8 +201,8 @@ public final class Simulation<M extends PeerMessage> {
 
   /**
    * A simulation of nodes running {@code algorithm} with its default settings, each node's cores in a
-   * composite as the node runtime hosts them; {@code tweak} sees every core made (to switch on a test
-   * mutation in one of its channel cores).
+   * composite as the node runtime hosts them, without semaphores; {@code tweak} sees every core made (to switch
+   * on a test mutation in one of its channel cores).
    *
    * A leased algorithm's cores get {@link SimulationConfig#leaseNanos()} as their term; an elected
    * algorithm's runs need a probe delay long enough for an election and a server's grace.
@@ -210,13 +212,32 @@ public final class Simulation<M extends PeerMessage> {
    */
   public static Simulation<Envelope> of(SimulationConfig config, Algorithm<?> algorithm, long peerTimeoutNanos,
       java.util.function.Consumer<CompositeCore> tweak) {
-    long lease = algorithm.leased() ? config.leaseNanos() : 0;
-    if (algorithm.leased() && lease <= 0) {
+    return of(config, algorithm, algorithm.defaults(), peerTimeoutNanos, null, tweak);
+  }
+
+  /**
+   * A simulation of nodes running {@code algorithm} with {@code settings}, serving semaphores as {@code semaphores}
+   * says (null: none beyond what the lock algorithm serves), each node's cores in a composite as the node runtime
+   * hosts them. Runs with semaphores have leased grants of {@link SimulationConfig#leaseNanos()} whatever the lock
+   * algorithm, and an election (the semaphore server's).
+   *
+   * @throws IllegalArgumentException if the config's probe delay is too short for the election
+   */
+  public static Simulation<Envelope> of(SimulationConfig config, Algorithm<?> algorithm, AlgorithmSettings settings,
+      long peerTimeoutNanos, Semaphores semaphores, java.util.function.Consumer<CompositeCore> tweak) {
+    long lockLease = algorithm.leased() ? config.leaseNanos() : 0;
+    long lease = algorithm.leased() || semaphores != null ? config.leaseNanos() : 0;
+    if (lease == 0 && algorithm.leased()) {
       throw new IllegalArgumentException("leaseNanos must be positive for the leased algorithm " + algorithm.name());
     }
+    ElectionSettings e = null;
     if (algorithm.elected()) {
-      ElectionSettings e = algorithm.election(new CoreContext("n0", List.of(), peerTimeoutNanos, lease, 0,
-          new SplittableRandom(0), algorithm.defaults()));
+      e = algorithm.election(new CoreContext("n0", List.of(), peerTimeoutNanos, lockLease, 0, new SplittableRandom(0),
+          settings));
+    } else if (semaphores != null) {
+      e = semaphores.election().settings(1, 0);
+    }
+    if (e != null) {
       long least = e.electionDelayNanos() + 3 * e.leaderTimeoutNanos() + lease;
       if (config.probeDelayNanos() < least) {
         throw new IllegalArgumentException("probeDelayNanos (" + config.probeDelayNanos() + ") must be at least "
@@ -224,11 +245,11 @@ public final class Simulation<M extends PeerMessage> {
       }
     }
     return new Simulation<>(config, (self, peers, incarnation, random, wallMicros) -> {
-      CompositeCore core = Hosting.core(algorithm, new CoreContext(self, peers, peerTimeoutNanos, lease,
-          wallMicros, random, algorithm.defaults()));
+      CompositeCore core = Hosting.core(algorithm, new CoreContext(self, peers, peerTimeoutNanos, lockLease,
+          wallMicros, random, settings), semaphores);
       tweak.accept(core);
       return core;
-    }, Hosting.codec(algorithm), lease);
+    }, Hosting.codec(algorithm, semaphores), lease);
   }
 
   // ---- generating ops
@@ -542,6 +563,7 @@ public final class Simulation<M extends PeerMessage> {
     private final Safety safety = new Safety();
     private final Leases leases = new Leases(leaseNanos);
     private final Views views = new Views();
+    private final BucketChecks bucketChecks = new BucketChecks();
     /** Held requests with a window: I-5 watches them after every step. */
     private final Set<Req> heldLeased = new LinkedHashSet<>();
     private final Map<String, Long> messages = new TreeMap<>();
@@ -896,6 +918,7 @@ public final class Simulation<M extends PeerMessage> {
         case Output.Fact<M> f -> fact(node, f.observation());
         case Output.Renewed<M> rn -> renewed(node, rn);
         case Output.Holder<M> h -> log(node.id + " HOLDER " + h); // the workloads ask no holder queries
+        case Output.Permits<M> p -> log(node.id + " PERMITS " + p); // nor permit queries
         case Output.TxAborted<M> a -> aborted(node, a);
         case Output.Lost<M> l -> {
           log(node.id + " LOST " + l);
@@ -1153,6 +1176,15 @@ public final class Simulation<M extends PeerMessage> {
         node.loggedView = v;
         node.loggedActive = active;
         return;
+      }
+      if (o instanceof Observation.Serving) {
+        bucketChecks.serving(node.id + "#" + node.incarnation); // a new server's counters start afresh
+      }
+      if (o instanceof Observation.Buckets b) {
+        String problem = bucketChecks.published(node.id + "#" + node.incarnation, b);
+        if (problem != null) {
+          throw new Violation(problem);
+        }
       }
       log(node.id + " FACT " + o);
     }

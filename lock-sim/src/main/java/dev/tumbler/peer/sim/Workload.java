@@ -133,9 +133,88 @@ public enum Workload {
     Claim probe(String name) {
       return TRANSACTIONS.probe(name);
     }
+  },
+
+  /**
+   * Semaphores (NATIVE-ALGORITHMS §6) with no bucket size: each name's handles agree on its limit (1 to 3 permits by
+   * the name), and a request asks for 1 to all of them; holds as {@link #READ_WRITE}'s, one holder in eight never
+   * renews. The probes take one permit.
+   */
+  SEMAPHORE {
+    @Override
+    Claim claim(SplittableRandom r, String name) {
+      int limit = agreedLimit(name);
+      return Claim.permits(name, 1 + r.nextInt(limit), limit);
+    }
+
+    @Override
+    long hold(SplittableRandom r, long leaseNanos) {
+      return READ_WRITE.hold(r, leaseNanos);
+    }
+
+    @Override
+    boolean renews(SplittableRandom r) {
+      return READ_WRITE.renews(r);
+    }
+
+    @Override
+    Claim probe(String name) {
+      return Claim.permits(name, 1, agreedLimit(name));
+    }
+  },
+
+  /**
+   * Semaphores in buckets of {@value #BUCKET_SIZE} for a varying number of resources (seed 002): the handles of one
+   * name disagree on their limit (2, 4 or 6 permits: one to three buckets), and a request asks for 1 to all of its
+   * handle's; holds as {@link #SEMAPHORE}'s. The probes take one permit with the largest limit.
+   */
+  SEMAPHORE_BUCKETS {
+    @Override
+    Claim claim(SplittableRandom r, String name) {
+      int limit = BUCKET_SIZE * (1 + r.nextInt(3));
+      return Claim.permits(name, 1 + r.nextInt(limit), limit);
+    }
+
+    @Override
+    long hold(SplittableRandom r, long leaseNanos) {
+      return READ_WRITE.hold(r, leaseNanos);
+    }
+
+    @Override
+    boolean renews(SplittableRandom r) {
+      return READ_WRITE.renews(r);
+    }
+
+    @Override
+    Claim probe(String name) {
+      return Claim.permits(name, 1, 3 * BUCKET_SIZE);
+    }
+
+    @Override
+    public int bucketSize() {
+      return BUCKET_SIZE;
+    }
   };
 
   private static final long MS = 1_000_000L;
+
+  /** The bucket size of {@link #SEMAPHORE_BUCKETS}. */
+  static final int BUCKET_SIZE = 2;
+
+  /** The limit every handle of {@code name} agrees on in {@link #SEMAPHORE}: 1 to 3, by the name. */
+  static int agreedLimit(String name) {
+    return 1 + Math.floorMod(name.hashCode(), 3);
+  }
+
+  /** The bucket size the nodes of its runs are configured with: 0 (none) but for {@link #SEMAPHORE_BUCKETS}. */
+  public int bucketSize() {
+    return 0;
+  }
+
+  /** Whether its clients ask for semaphore permits. */
+  public boolean semaphores() {
+    return this == SEMAPHORE || this == SEMAPHORE_BUCKETS;
+  }
 
   /** Whether its clients begin transactions ({@link Op.Transaction}) rather than acquire one claim each. */
   boolean transactions() {

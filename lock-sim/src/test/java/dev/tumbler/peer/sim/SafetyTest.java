@@ -72,12 +72,31 @@ class SafetyTest {
     refused("permits", () -> grant(3, Claim.permits("s", 1, 3), 3, 1));
     safety.ended(1);
     grant(4, Claim.permits("s", 2, 3), 4, 2);
-    // handles that disagree on the limit: bounded by the largest
-    grant(5, Claim.permits("t", 3, 5), 1, 3);
-    grant(6, Claim.permits("t", 2, 2), 2, 2);
-    refused("permits", () -> grant(7, Claim.permits("t", 1, 5), 3, 1));
+    // handles that disagree on the limit (BU-1): each grant fits in its own handle's limit with the grants made
+    // before it (smaller tokens), and all fit in the largest limit
+    grant(5, Claim.permits("t", 2, 5), 10, 2);
+    refused("permits", () -> grant(6, Claim.permits("t", 1, 2), 11, 1)); // 3 out with a handle of 2
+    grant(7, Claim.permits("t", 1, 2), 9, 1); // made before the 2 of a handle of 5, reported after them
+    grant(10, Claim.permits("t", 2, 5), 12, 2);
+    refused("permits", () -> grant(11, Claim.permits("t", 1, 5), 13, 1));
     // a lock and a semaphore of one name are different things
     grant(8, Claim.exclusive("s"), 1);
+  }
+
+  @Test
+  void anUnusedGrantIsJudgedForExclusionButNotForItsTokensOrder() {
+    // a transaction's hold told again after its client gave up, as the core still counts it (token 5), past a
+    // reader that ended meanwhile (token 7): never used, so not judged for F2
+    safety.granted(new Safety.Grant(1, "n1", Claim.tx(List.of("a"), Claim.Mode.READ), 7, 1, 10, 2),
+        g -> true);
+    safety.ended(1, 20);
+    refused("fencing", () -> safety.granted(new Safety.Grant(2, "n2", Claim.tx(List.of("a"), Claim.Mode.READ), 5, 1,
+        30, 3), g -> true));
+    safety.granted(new Safety.Grant(3, "n2", Claim.tx(List.of("a"), Claim.Mode.READ), 5, 1, 30, 3), g -> true, true);
+    safety.ended(3, 35); // dropped as soon as judged
+    safety.granted(new Safety.Grant(4, "n3", Claim.tx(List.of("a"), Claim.Mode.WRITE), 9, 1, 40, 4), g -> true);
+    refused("exclusion", () -> safety.granted(new Safety.Grant(5, "n4", Claim.tx(List.of("a"), Claim.Mode.WRITE), 11,
+        1, 50, 5), g -> true, true));
   }
 
   @Test

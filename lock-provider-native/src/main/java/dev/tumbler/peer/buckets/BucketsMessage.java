@@ -1,0 +1,152 @@
+package dev.tumbler.peer.buckets;
+
+import dev.tumbler.peer.core.PeerMessage;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The messages of the {@code buckets} core (NATIVE-ALGORITHMS §6.6, channel 2): a client node's sessions talk to
+ * the elected server, {@code leaders[0]} of the view.
+ *
+ * <p>Client to server: {@link Acquire} (sent again every third of the term while it waits: the seed's keep-alive,
+ * which a server that lost it takes as a new request), {@link Cancel}, {@link Release}, {@link SessionRenew},
+ * {@link Query}, and {@link Restate}, sent first to every new server and on every new link to it, again until it is
+ * answered. Server to client: {@link Restated}, {@link Grant}, {@link Busy}, {@link Refused},
+ * {@link SessionRenewed}, {@link Revoked} and {@link Total}. A server hears nothing else from a node before its
+ * restatement, since it may lack what that node holds.
+ *
+ * <p>Every client message names the client node's incarnation ({@code inc}, drawn when its core starts): a session
+ * of an earlier life of the node is another session, whatever its name. An {@code echo} is the client's local time
+ * when it sent the message a grant or renewal answers; the server echoes it back without reading it, and the client
+ * trusts the answer from then (the echo rule, §2.3). Immutable records.
+ */
+public sealed interface BucketsMessage extends PeerMessage {
+
+  /**
+   * Session {@code session} asks for {@code permits} of {@code name}, whose handle allows {@code limit} at most
+   * (its {@code maxPermits}). With {@code attempt}, {@link Busy} rather than a place in the queue. The same request
+   * again is a keep-alive: its place stays, and a grant made already is sent again.
+   */
+  record Acquire(long inc, String session, long reqId, String name, int permits, int limit, boolean attempt,
+      long echo) implements BucketsMessage {
+    public Acquire {
+      Objects.requireNonNull(session, "session");
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /** The request {@code reqId} is no longer wanted: it leaves the queue. */
+  record Cancel(long inc, String session, long reqId) implements BucketsMessage {
+    public Cancel {
+      Objects.requireNonNull(session, "session");
+    }
+  }
+
+  /** The permits of grant {@code grantId} of {@code name} come back. */
+  record Release(long inc, String session, String name, long grantId) implements BucketsMessage {
+    public Release {
+      Objects.requireNonNull(session, "session");
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /** Session {@code session} lives another term, every grant of it with it (the seed's monitor, L-8). */
+  record SessionRenew(long inc, String session, long echo) implements BucketsMessage {
+    public SessionRenew {
+      Objects.requireNonNull(session, "session");
+    }
+  }
+
+  /** How many permits of {@code name} are out: answered by {@link Total}. */
+  record Query(long inc, long queryId, String name) implements BucketsMessage {
+    public Query {
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /** A grant a client restates: it holds {@code permits} of {@code name} by grant {@code grantId}. */
+  record Held(String session, String name, long grantId, int permits, int limit) {
+    public Held {
+      Objects.requireNonNull(session, "session");
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /** A request a client restates: it still waits for it. */
+  record Wanted(String session, long reqId, String name, int permits, int limit) {
+    public Wanted {
+      Objects.requireNonNull(session, "session");
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /**
+   * Everything the client node {@code inc} has at the server: its live sessions, the grants they hold (a new
+   * server takes them back in its grace period; a server that already serves revokes the ones it does not know)
+   * and the requests they wait for (queued again if the server lacks them). A session, grant or request of the
+   * node that is not restated is gone.
+   */
+  record Restate(long inc, List<String> sessions, List<Held> held, List<Wanted> wanted, long echo)
+      implements BucketsMessage {
+    public Restate {
+      sessions = List.copyOf(sessions);
+      held = List.copyOf(held);
+      wanted = List.copyOf(wanted);
+    }
+  }
+
+  /** The restatement of node incarnation {@code inc} to the server of {@code term} was taken. */
+  record Restated(long inc, long term) implements BucketsMessage {}
+
+  /**
+   * The request {@code reqId} of {@code session} holds its permits of {@code name} by grant {@code grantId} with
+   * {@code token}, made by the server of {@code term}; {@code total} permits of the name are out, these included. A
+   * client takes a grant of the term of its view only: one of an earlier term, arriving after the client restated
+   * to the server of a later one, is not that server's. A client that gave the request up gives the grant back by
+   * its name.
+   */
+  record Grant(long term, String session, long reqId, String name, long grantId, long token, long total, long echo)
+      implements BucketsMessage {
+    public Grant {
+      Objects.requireNonNull(session, "session");
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /** The attempt {@code reqId} does not fit: {@code total} permits are out. */
+  record Busy(String session, long reqId, long total) implements BucketsMessage {
+    public Busy {
+      Objects.requireNonNull(session, "session");
+    }
+  }
+
+  /** The request {@code reqId} cannot be served as asked (its handle disagrees with the name's bucket size). */
+  record Refused(String session, long reqId, String detail) implements BucketsMessage {
+    public Refused {
+      Objects.requireNonNull(session, "session");
+      Objects.requireNonNull(detail, "detail");
+    }
+  }
+
+  /** The session lives until a term after the server decided, on the renewal sent at {@code echo}. */
+  record SessionRenewed(String session, long echo) implements BucketsMessage {
+    public SessionRenewed {
+      Objects.requireNonNull(session, "session");
+    }
+  }
+
+  /** The grant {@code grantId} of {@code name} is not the server's (any more): its holder lost it. */
+  record Revoked(String session, String name, long grantId) implements BucketsMessage {
+    public Revoked {
+      Objects.requireNonNull(session, "session");
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /** The answer to {@link Query} {@code queryId}: {@code total} permits of {@code name} are out. */
+  record Total(long queryId, String name, long total) implements BucketsMessage {
+    public Total {
+      Objects.requireNonNull(name, "name");
+    }
+  }
+}
