@@ -589,16 +589,17 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         latest.put(l.from, r);
       }
     }
-    Set<List<String>> changed = new LinkedHashSet<>();
+    List<LockTable.Held> held = new ArrayList<>();
     latest.forEach((from, r) -> {
       for (AgentMessage.Claimed c : r.entries()) {
         if (c.held() != null && fromItsNode(from, c.agent())) {
           touch(from, c.agent(), 0);
-          changed.addAll(table.reinstate(c.agent(), c.path(), c.mode(), c.held(), wall()));
+          held.add(new LockTable.Held(c.agent(), c.path(), c.mode(), c.held()));
         }
       }
     });
-    notify(changed, null, List.of());
+    // all at once: an upgrade one of them waited for must still wait for the other holders taken back with it
+    notify(table.reinstate(held, wall()), null, List.of());
     for (Local l : todo) {
       if (l.message instanceof AgentMessage.Restate r) {
         applyRestate(l.from, r);

@@ -241,36 +241,67 @@ public final class LockTable {
     return changed;
   }
 
+  /** An entry a restarted server takes back: {@code agent} wants {@code wants} on {@code path} and holds {@code held}. */
+  record Held(AgentId agent, List<String> path, Mode wants, Mode held) {
+    Held {
+      Objects.requireNonNull(agent, "agent");
+      Objects.requireNonNull(wants, "wants");
+      Objects.requireNonNull(held, "held");
+    }
+  }
+
   /**
    * A server that restarted takes back what {@code agent} held before: an entry on {@code path} that wants
-   * {@code wants} and holds {@code held}, held at once, ahead of the grant rule (the agent may still trust that grant
-   * of the server's previous life). Nothing changes when the agent has an entry on the path already, and the entry
-   * only waits when another agent holds a conflicting entry (two restated grants cannot conflict unless an agent's
-   * view is wrong). Returns the path when the entry was made.
+   * {@code wants} and holds {@code held}, held at once, ahead of the grant rule. Returns the paths that changed.
    */
   Set<List<String>> reinstate(AgentId agent, List<String> path, Mode wants, Mode held, long wall) {
-    Objects.requireNonNull(agent, "agent");
-    Objects.requireNonNull(held, "held");
-    List<String> p = checked(path);
-    Key k = new Key(agent, p);
-    if (slots.containsKey(k)) {
-      return Set.of();
-    }
-    Mode want = held.covers(wants) ? held : wants;
-    for (Slot o : bySeq.values()) {
-      if (!o.agent.equals(agent) && o.holds != null && related(o.path, p) && Mode.conflict(o.holds, held)) {
-        return lock(agent, p, want, wall);
-      }
-    }
-    Slot s = new Slot(agent, p, want, nextSeq++);
-    slots.put(k, s);
-    bySeq.put(s.seq, s);
-    version = Math.max(version + 1, wall);
-    s.holds = held;
-    s.grantedAt = version;
+    return reinstate(List.of(new Held(agent, path, wants, held)), wall);
+  }
+
+  /**
+   * A server that restarted takes back what the restated agents held before (they may still trust those grants of
+   * its previous life): every entry holds its {@code held} mode at once, ahead of the grant rule, and only then does
+   * the grant rule run, so that an entry that wants more than it holds (an upgrade) waits for the other holders
+   * taken back with it. Nothing changes for an agent that has an entry on the path already; an entry only waits
+   * when another agent holds a conflicting entry (two restated grants cannot conflict unless an agent's view is
+   * wrong). Returns the paths that changed.
+   */
+  Set<List<String>> reinstate(List<Held> entries, long wall) {
     Set<List<String>> changed = new LinkedHashSet<>();
-    changed.add(p);
-    change(wall, changed);
+    List<Held> conflicting = new ArrayList<>();
+    boolean placed = false;
+    for (Held h : entries) {
+      List<String> p = checked(h.path());
+      if (slots.containsKey(new Key(h.agent(), p))) {
+        continue;
+      }
+      Mode want = h.held().covers(h.wants()) ? h.held() : h.wants();
+      boolean conflict = false;
+      for (Slot o : bySeq.values()) {
+        if (!o.agent.equals(h.agent()) && o.holds != null && related(o.path, p) && Mode.conflict(o.holds, h.held())) {
+          conflict = true;
+          break;
+        }
+      }
+      if (conflict) {
+        conflicting.add(new Held(h.agent(), p, want, h.held()));
+        continue;
+      }
+      Slot s = new Slot(h.agent(), p, want, nextSeq++);
+      slots.put(new Key(h.agent(), p), s);
+      bySeq.put(s.seq, s);
+      version = Math.max(version + 1, wall);
+      s.holds = h.held();
+      s.grantedAt = version;
+      changed.add(p);
+      placed = true;
+    }
+    if (placed) {
+      change(wall, changed); // upgrades among them, now that every holder is back
+    }
+    for (Held h : conflicting) {
+      changed.addAll(lock(h.agent(), h.path(), h.wants(), wall));
+    }
     return changed;
   }
 

@@ -36,6 +36,22 @@ class LockTableTest {
   }
 
   @Test
+  void aRestartedServerTakesBackEveryHolderBeforeAnUpgradeAmongThemIsGranted() {
+    // seed 636297: T0 held x as reader and waited to write it, T1 held x as reader too; the server restarted and
+    // took T0's entry back first: granting T0's upgrade before T1's entry was back gave T0 a write beside T1's read
+    table.reinstate(List.of(new LockTable.Held(T0, p("x"), Mode.WRITE, Mode.READ),
+        new LockTable.Held(T1, p("x"), Mode.READ, Mode.READ), new LockTable.Held(T1, p("x", "b"), Mode.READ,
+            Mode.READ)), 0);
+    check();
+    assertTrue(holds(T1, p("x")) && holds(T1, p("x", "b")));
+    assertTrue(table.entries().stream().anyMatch(e -> e.agent().equals(T0) && e.holds() == Mode.READ
+        && e.wants() == Mode.WRITE), "T0 still reads and waits to write: " + table.entries());
+    table.end(T1, 0);
+    assertTrue(table.entries().stream().anyMatch(e -> e.agent().equals(T0) && e.holds() == Mode.WRITE),
+        "upgraded once T1 left");
+  }
+
+  @Test
   void freshWaitersOfAPathWaitOldestFirstWhateverOrderTheyCameIn() {
     // two servers hear the same requests in opposite orders: their waiters stand in the same order, so that when
     // the holder leaves both grant the same one
