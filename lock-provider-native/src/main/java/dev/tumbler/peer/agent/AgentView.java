@@ -110,7 +110,34 @@ final class AgentView {
     // a queue with no entry on its own path is of a path nobody asks for any more: nothing to keep but its version
     boolean asked = queue.stream().anyMatch(e -> e.path().equals(lock.path()));
     store(lock, new Stored(version, asked ? List.copyOf(queue) : null, asked ? expiresAt : Long.MAX_VALUE));
+    if (expiresAt == Long.MAX_VALUE && !ignoreVersions) {
+      supersede(lock, version, queue);
+    }
     return true;
+  }
+
+  /**
+   * A server's queue of a path holds every entry related to it, so it holds every entry related to a path below it:
+   * its queue of {@code lock}'s path at {@code version} says what the server's queue of each such path was then. A
+   * stored queue of such a path that is older is replaced by that: the server tells an agent of a path only while
+   * the agent has an entry related to it, so once a related entry is gone (its change told on a link that broke, or
+   * to an agent no longer on the path), the older queue would stay for ever, and show entries long gone in its
+   * analysis (a holder gone from one server, on a cycle that other agents no longer see, each naming another
+   * victim: seed 198060). Queues awaiting a surrender's acknowledgement are left alone.
+   */
+  private void supersede(LockRef lock, long version, List<Entry> queue) {
+    for (Map.Entry<LockRef, Stored> e : List.copyOf(stored.entrySet())) {
+      LockRef l = e.getKey();
+      if (!l.server().equals(lock.server()) || l.path().size() <= lock.path().size()
+          || !l.path().subList(0, lock.path().size()).equals(lock.path()) || e.getValue().version >= version
+          || awaitingAck.contains(l)) {
+        continue;
+      }
+      List<Entry> below = queue.stream().filter(x -> LockTable.related(x.path(), l.path())).toList();
+      boolean asked = below.stream().anyMatch(x -> x.path().equals(l.path()));
+      long expiresAt = asked ? e.getValue().expiresAt : Long.MAX_VALUE;
+      store(l, new Stored(version, asked ? below : null, expiresAt));
+    }
   }
 
   private void store(LockRef lock, Stored s) {

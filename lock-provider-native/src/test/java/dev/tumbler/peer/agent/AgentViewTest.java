@@ -36,6 +36,32 @@ class AgentViewTest {
   }
 
   @Test
+  void aNewerQueueOfAPathReplacesTheOlderQueuesOfThePathsBelowIt() {
+    // seed 198060: T1 waits for x; T3 held x/a and T2 read x; T1 was told x/a's queue then. T3 and T2 left, the
+    // server told x's queue (T1 holds it) but never x/a's again (nobody asks for it): the old x/a queue still showed
+    // T2 reading x ahead of T1, an edge of a cycle no other agent saw
+    AgentId t3 = new AgentId(3, 1, 0);
+    LockTable server = new LockTable();
+    server.lock(t3, List.of("x", "a"), Mode.WRITE, 0);
+    server.lock(T2, List.of("x"), Mode.READ, 0);
+    server.lock(T1, List.of("x"), Mode.WRITE, 0);
+    AgentView view = new AgentView(T1);
+    LockRef xa = new LockRef(List.of("x", "a"), "n1");
+    LockRef xb = new LockRef(List.of("x", "b"), "n2");
+    assertTrue(view.offer(xa, server.version(), server.queue(List.of("x", "a")), null));
+    LockTable other = new LockTable();
+    other.lock(T2, List.of("x", "b"), Mode.READ, 0);
+    assertTrue(view.offer(xb, 1, other.queue(List.of("x", "b")), null), "another server's: left alone");
+    server.end(t3, 0);
+    server.end(T2, 0);
+    assertTrue(view.offer(X, server.version(), server.queue(List.of("x")), null));
+    assertTrue(view.holds(X, Mode.WRITE));
+    assertEquals(server.version(), view.version(xa), "x/a's queue is x's as of the newer version");
+    assertFalse(view.known().containsKey(xa), "nobody asks for x/a: nothing kept but its version");
+    assertTrue(view.known().get(xb).stream().anyMatch(e -> e.agent().equals(T2)), "of another server");
+  }
+
+  @Test
   void afterASurrenderOnlyTheServersAcknowledgementIsTaken() {
     LockTable server = new LockTable();
     server.lock(T1, List.of("x"), Mode.WRITE, 0);
