@@ -67,6 +67,14 @@ public interface Algorithm<M extends PeerMessage> {
   }
 
   /**
+   * Whether one node, {@code leaders[0]} of the view, serves everything ({@code lease}, {@code buckets}): then the
+   * election replaces a view whose first leader is unreachable, even while other leaders of it are not.
+   */
+  default boolean singleServer() {
+    return false;
+  }
+
+  /**
    * The election settings of the node {@code context} describes; called only when {@link #elected()}.
    *
    * @throws UnsupportedOperationException for an algorithm that elects no leaders

@@ -31,7 +31,8 @@ public final class BucketsAlgorithm implements Algorithm<BucketsMessage> {
 
   /**
    * {@code FAIR}: the server grants in arrival order, a request that does not fit holding back the ones behind it.
-   * {@code LEADER_ELECTION}: the SPI's {@code LockElection} over a lock; who leads is known to the leader only.
+   * {@code LEADER_ELECTION}: the SPI's {@code LockElection} over a lock; the server tells every candidate who
+   * leads.
    */
   private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(Capability.MUTEX, Capability.SEMAPHORE,
       Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION, Capability.FAIR,
@@ -78,6 +79,17 @@ public final class BucketsAlgorithm implements Algorithm<BucketsMessage> {
 
   @Override
   public boolean elected() {
+    return true;
+  }
+
+  /** The server knows the tag of the grant that holds each lock: it answers who holds a name. */
+  @Override
+  public boolean answersHolderQueries() {
+    return true;
+  }
+
+  @Override
+  public boolean singleServer() {
     return true;
   }
 

@@ -43,11 +43,13 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
   static final byte SESSION_RENEWED = 11;
   static final byte REVOKED = 12;
   static final byte TOTAL = 13;
+  static final byte WHO_HOLDS = 14;
+  static final byte HOLDS = 15;
 
   private static final String CODEC = "buckets";
   private static final int MIN_TEXT_BYTES = 3;
-  private static final int MIN_HELD_BYTES = MIN_TEXT_BYTES * 2 + 8 + 4 + 4;
-  private static final int MIN_WANTED_BYTES = MIN_TEXT_BYTES * 2 + 8 + 4 + 4;
+  private static final int MIN_HELD_BYTES = MIN_TEXT_BYTES * 2 + 8 + 4 + 4 + 2;
+  private static final int MIN_WANTED_BYTES = MIN_TEXT_BYTES * 2 + 8 + 4 + 4 + 2;
 
   @Override
   public byte[] encode(BucketsMessage message) {
@@ -70,6 +72,7 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
           out.writeInt(m.permits());
           out.writeInt(m.limit());
           out.writeBoolean(m.attempt());
+          out.writeUTF(m.tag());
           out.writeLong(m.echo());
         }
         case BucketsMessage.Cancel m -> {
@@ -106,6 +109,7 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
             out.writeLong(h.grantId());
             out.writeInt(h.permits());
             out.writeInt(h.limit());
+            out.writeUTF(h.tag());
           }
           out.writeInt(m.wanted().size());
           for (BucketsMessage.Wanted w : m.wanted()) {
@@ -114,6 +118,7 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
             out.writeUTF(w.name());
             out.writeInt(w.permits());
             out.writeInt(w.limit());
+            out.writeUTF(w.tag());
           }
           out.writeLong(m.echo());
         }
@@ -150,6 +155,17 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
           out.writeUTF(m.name());
           out.writeLong(m.grantId());
         }
+        case BucketsMessage.WhoHolds m -> {
+          out.writeLong(m.inc());
+          out.writeLong(m.queryId());
+          out.writeUTF(m.name());
+        }
+        case BucketsMessage.Holds m -> {
+          out.writeLong(m.term());
+          out.writeLong(m.queryId());
+          out.writeUTF(m.name());
+          out.writeUTF(m.tag());
+        }
         case BucketsMessage.Total m -> {
           out.writeLong(m.queryId());
           out.writeUTF(m.name());
@@ -177,6 +193,8 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
       case BucketsMessage.SessionRenewed x -> SESSION_RENEWED;
       case BucketsMessage.Revoked x -> REVOKED;
       case BucketsMessage.Total x -> TOTAL;
+      case BucketsMessage.WhoHolds x -> WHO_HOLDS;
+      case BucketsMessage.Holds x -> HOLDS;
     };
   }
 
@@ -201,7 +219,7 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
       byte type = in.readByte();
       BucketsMessage m = switch (type) {
         case ACQUIRE -> new BucketsMessage.Acquire(inc(in), session(in), id(in, "request id"), name(in),
-            permits(in), limit(in), in.readBoolean(), in.readLong());
+            permits(in), limit(in), in.readBoolean(), tag(in), in.readLong());
         case CANCEL -> new BucketsMessage.Cancel(inc(in), session(in), id(in, "request id"));
         case RELEASE -> new BucketsMessage.Release(inc(in), session(in), name(in), id(in, "grant id"));
         case SESSION_RENEW -> new BucketsMessage.SessionRenew(inc(in), session(in), in.readLong());
@@ -216,6 +234,8 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
         case SESSION_RENEWED -> new BucketsMessage.SessionRenewed(session(in), in.readLong());
         case REVOKED -> new BucketsMessage.Revoked(session(in), name(in), id(in, "grant id"));
         case TOTAL -> new BucketsMessage.Total(id(in, "query id"), name(in), id(in, "total"));
+        case WHO_HOLDS -> new BucketsMessage.WhoHolds(inc(in), id(in, "query id"), name(in));
+        case HOLDS -> new BucketsMessage.Holds(id(in, "term"), id(in, "query id"), name(in), tag(in));
         default -> throw new CodecException("unknown buckets message type " + type);
       };
       Wire.end(in, CODEC, type);
@@ -237,12 +257,13 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
     n = Wire.count(in, MIN_HELD_BYTES, CODEC, "held grants");
     List<BucketsMessage.Held> held = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      held.add(new BucketsMessage.Held(session(in), name(in), id(in, "grant id"), permits(in), limit(in)));
+      held.add(new BucketsMessage.Held(session(in), name(in), id(in, "grant id"), permits(in), limit(in), tag(in)));
     }
     n = Wire.count(in, MIN_WANTED_BYTES, CODEC, "wanted requests");
     List<BucketsMessage.Wanted> wanted = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      wanted.add(new BucketsMessage.Wanted(session(in), id(in, "request id"), name(in), permits(in), limit(in)));
+      wanted.add(new BucketsMessage.Wanted(session(in), id(in, "request id"), name(in), permits(in), limit(in),
+          tag(in)));
     }
     return new BucketsMessage.Restate(inc, sessions, held, wanted, in.readLong());
   }
@@ -261,6 +282,10 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
 
   private static String name(DataInputStream in) throws IOException {
     return Wire.text(in, MAX_NAME_LENGTH, CODEC, "name");
+  }
+
+  private static String tag(DataInputStream in) throws IOException {
+    return Wire.tag(in, CODEC);
   }
 
   private static int permits(DataInputStream in) throws IOException {

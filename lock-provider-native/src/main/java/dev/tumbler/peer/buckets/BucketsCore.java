@@ -6,6 +6,7 @@ import dev.tumbler.peer.core.Leader;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.election.ServerView;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -54,9 +55,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
   static final long TIMER = 1;
   private static final long NONE = Long.MAX_VALUE;
   /** A token's low bits: the grant counter of its term. */
-  static final int COUNTER_BITS = 37;
-  /** The most terms a token can tell apart. */
-  static final long MAX_TERM = (1L << (63 - COUNTER_BITS)) - 1;
+  static final int COUNTER_BITS = ServerView.TERM_SHIFT;
   private static final String LOCK_PREFIX = "L";
   private static final String SEMAPHORE_PREFIX = "S";
 
@@ -95,32 +94,21 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
   private final Set<String> up = new HashSet<>();
   private long timerAt = NONE;
 
-  // ---- the view
-  private long viewTerm;
-  private String serverId;
-  private long activeUntil = Long.MIN_VALUE;
+  /** The view: who serves, whether this node does, its grace, and this node's restatement to the server. */
+  private ServerView view;
 
   // ---- the server role
-  private boolean serving;
-  private long servingTerm;
-  private long graceUntil;
   private long counter;
   private final Map<String, Sem> sems = new TreeMap<>();
   private final Map<SessionKey, SSession> sessions = new LinkedHashMap<>();
-  /** The nodes that restated to this server in its term, with their incarnation: it hears only from those. */
-  private final Map<String, Long> restated = new HashMap<>();
 
   // ---- the client role
   private final Map<String, CSession> csessions = new LinkedHashMap<>();
   private final Map<Long, CReq> reqs = new LinkedHashMap<>();
   private final Map<Long, Query> queries = new LinkedHashMap<>();
+  private final Map<Long, HolderAsk> holderAsks = new LinkedHashMap<>();
   /** The permits of each name out at the server, as it last said, less what this node released since. */
   private final Map<String, Long> lastTotal = new HashMap<>();
-  /** Since when no active server has been reachable, or {@link #NONE} while one is. */
-  private long serverLostSince;
-  /** Whether the server of the current view took this node's restatement; until then it is sent again. */
-  private boolean restatementTaken;
-  private long restatementSentAt = Long.MIN_VALUE;
 
   private record Local(String from, BucketsMessage message) {}
 
@@ -133,21 +121,24 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   private record SessionRequest(SessionKey session, long reqId) {}
 
-  private record SGrant(SessionKey session, long reqId, long grantId, int permits, int resources, long echo) {}
+  private record SGrant(SessionKey session, long reqId, long grantId, int permits, int resources, String tag,
+      long echo) {}
 
   private static final class SWait {
     final SessionKey session;
     final long reqId;
     final int permits;
     final int limit;
+    final String tag;
     long echo;
     long lastHeard;
 
-    SWait(SessionKey session, long reqId, int permits, int limit, long echo, long lastHeard) {
+    SWait(SessionKey session, long reqId, int permits, int limit, String tag, long echo, long lastHeard) {
       this.session = session;
       this.reqId = reqId;
       this.permits = permits;
       this.limit = limit;
+      this.tag = tag;
       this.echo = echo;
       this.lastHeard = lastHeard;
     }
@@ -213,6 +204,9 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   private record Query(long id, String name, int limit) {}
 
+  /** A holder query asked of the server: the lock's name as the user gave it, and when asked. */
+  private record HolderAsk(String name, long askedAt) {}
+
   /**
    * @param self this node's id
    * @param peers the other members
@@ -259,7 +253,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   /** Whether this node serves as the server now (for statistics and tests). */
   public boolean serving() {
-    return serving && now < activeUntil;
+    return view != null && view.deciding(now, false, up);
   }
 
   /** The counters of {@code name} on this node's server, or null: for tests. */
@@ -274,7 +268,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     this.now = now;
     if (startNow == Long.MIN_VALUE) {
       startNow = now;
-      serverLostSince = now;
+      view = new ServerView(self, peers, mutationNoGrace ? 0 : term + leaderTimeout, term / 3, now);
     }
     out = new ArrayList<>();
     try {
@@ -299,7 +293,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         case Input.Cancel<BucketsMessage> c -> cancel(c.requestId());
         case Input.Renew<BucketsMessage> r -> renew(r.requestId());
         case Input.CloseSession<BucketsMessage> s -> closeSession(s.session());
-        case Input.HolderQuery<BucketsMessage> q -> out.add(Output.Holder.unknown(q));
+        case Input.HolderQuery<BucketsMessage> q -> holderQuery(q);
         case Input.PermitsQuery<BucketsMessage> q -> permitsQuery(q);
         case Input.Begin<BucketsMessage> b -> out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE,
             Set.of(), "the " + ALGORITHM + " core serves no transactions"));
@@ -334,66 +328,40 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
       case BucketsMessage.SessionRenewed r -> clientRenewed(from, r);
       case BucketsMessage.Revoked r -> clientRevoked(from, r);
       case BucketsMessage.Total t -> clientTotal(from, t);
-      case BucketsMessage.Restated r -> {
-        if (from.equals(serverId) && r.inc() == inc && r.term() == viewTerm) {
-          restatementTaken = true;
-        }
-      }
+      case BucketsMessage.WhoHolds q -> serverWhoHolds(from, q);
+      case BucketsMessage.Holds h -> clientHolds(from, h);
+      case BucketsMessage.Restated r -> view.restatementTaken(from, r.inc(), r.term(), inc);
     }
   }
 
   // ================================================================ the view
 
   private void view(long t, List<Leader> leaders, long until) {
-    if (t < viewTerm) {
+    if (t < view.term()) {
       return;
     }
-    boolean servedBefore = serving && servingTerm == viewTerm;
-    if (t == viewTerm) {
-      activeUntil = self.equals(serverId) ? until : Long.MIN_VALUE; // the lease moved: what waited may go
-      serveQueues();
-      return;
-    }
-    String before = serverId;
-    viewTerm = t;
-    serverId = leaders.isEmpty() ? null : leaders.get(0).nodeId();
-    activeUntil = self.equals(serverId) ? until : Long.MIN_VALUE;
-    boolean newTerm = t != servingTerm;
-    if (self.equals(serverId)) {
-      if (!serving || newTerm) {
-        if (!servedBefore || servingTerm != t - 1) {
-          // a new server: what the one before granted is known only to its holders, who restate it
-          sems.clear();
-          sessions.clear();
-          graceUntil = mutationNoGrace ? now : now + term + leaderTimeout;
-        }
-        serving = true;
-        servingTerm = t;
-        counter = 0;
-        restated.clear(); // every node restates to the server of a new term
-        out.add(new Output.Fact<>(new Observation.Serving(self, t, graceUntil)));
-      }
-    } else if (serving) {
-      serving = false; // another serves: what this node kept is stale from now on
+    ServerView.Change c = view.view(now, t, leaders, until);
+    if (c.freshServer() || c.stoppedServing()) {
       sems.clear();
       sessions.clear();
-      restated.clear();
     }
-    if (!Objects.equals(before, serverId) || newTerm) {
-      restatementTaken = false;
-      restatementSentAt = Long.MIN_VALUE;
+    if (c.startedServing()) {
+      counter = 0;
+      out.add(new Output.Fact<>(new Observation.Serving(self, view.servingTerm(), view.graceUntil())));
+    }
+    if (c.restate()) {
       restateToServer();
     }
     serveQueues();
   }
 
-  /** Whether the server may decide now: it is the view's server, its leader lease holds, and its grace is over. */
+  /** Whether the server may decide now: it is the view's server and its leader lease holds. */
   private boolean deciding() {
-    return serving && now < activeUntil && servingTerm <= MAX_TERM;
+    return view.deciding(now, false, up);
   }
 
   private boolean inGrace() {
-    return now < graceUntil;
+    return view.inGrace(now);
   }
 
   // ================================================================ the server
@@ -412,7 +380,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     if (again(s, key, a.reqId(), a.echo())) {
       return;
     }
-    SWait w = new SWait(key, a.reqId(), a.permits(), a.limit(), a.echo(), now);
+    SWait w = new SWait(key, a.reqId(), a.permits(), a.limit(), a.tag(), a.echo(), now);
     if (a.attempt() && !(deciding() && !inGrace() && s.queue.isEmpty() && fits(s, w))) {
       sendTo(from, new BucketsMessage.Busy(a.session(), a.reqId(), s.buckets.total()));
       forgetIfIdle(s);
@@ -422,13 +390,8 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     serve(s);
   }
 
-  /**
-   * Whether the server hears from incarnation {@code inc} of {@code from}: it serves, and that incarnation restated
-   * to it in its term (before that, it may lack what the node holds, and the node sends its restatement again).
-   */
   private boolean heard(String from, long inc) {
-    Long i = restated.get(from);
-    return serving && i != null && i == inc;
+    return view.heard(from, inc);
   }
 
   /**
@@ -445,7 +408,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     }
     for (SGrant g : s.grants.values()) {
       if (g.session().equals(key) && g.reqId() == reqId) {
-        sendTo(key.node(), new BucketsMessage.Grant(servingTerm, key.session(), reqId, s.name, g.grantId(), g.grantId(),
+        sendTo(key.node(), new BucketsMessage.Grant(view.servingTerm(), key.session(), reqId, s.name, g.grantId(), g.grantId(),
             s.buckets.total(), g.echo()));
         return true;
       }
@@ -498,6 +461,16 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     sendTo(from, new BucketsMessage.SessionRenewed(r.session(), r.echo()));
   }
 
+  /** Who holds a lock (a one-permit semaphore of the lock name space): nobody while this server does not decide. */
+  private void serverWhoHolds(String from, BucketsMessage.WhoHolds q) {
+    if (!heard(from, q.inc())) {
+      return; // the client answers that it does not know when no answer comes
+    }
+    Sem s = sems.get(q.name());
+    String tag = deciding() && s != null && !s.grants.isEmpty() ? s.grants.values().iterator().next().tag() : "";
+    sendTo(from, new BucketsMessage.Holds(view.servingTerm(), q.queryId(), q.name(), tag));
+  }
+
   private void serverQuery(String from, BucketsMessage.Query q) {
     if (!heard(from, q.inc()) || !deciding()) {
       return; // the client answers with what it knows when no answer comes
@@ -512,11 +485,11 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
    * serves (they were freed meanwhile); the requests it waits for are queued if they are not.
    */
   private void serverRestate(String from, BucketsMessage.Restate r) {
-    if (!serving) {
+    if (!view.serving()) {
       return; // the node sends it again; the server of its view will take it
     }
-    restated.put(from, r.inc());
-    sendTo(from, new BucketsMessage.Restated(r.inc(), servingTerm));
+    view.restated(from, r.inc());
+    sendTo(from, new BucketsMessage.Restated(r.inc(), view.servingTerm()));
     Set<SessionKey> live = new HashSet<>();
     for (String s : r.sessions()) {
       live.add(new SessionKey(from, r.inc(), s));
@@ -564,7 +537,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
           continue;
         }
         s.buckets.take(h.permits(), Math.max(resources, s.buckets.highest()));
-        s.grants.put(h.grantId(), new SGrant(key, 0, h.grantId(), h.permits(), resources, r.echo()));
+        s.grants.put(h.grantId(), new SGrant(key, 0, h.grantId(), h.permits(), resources, h.tag(), r.echo()));
         changed.add(h.name());
       } else {
         sendTo(from, new BucketsMessage.Revoked(h.session(), h.name(), h.grantId()));
@@ -578,7 +551,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         continue;
       }
       if (!again(s, key, w.reqId(), r.echo())) {
-        s.queue.addLast(new SWait(key, w.reqId(), w.permits(), w.limit(), r.echo(), now));
+        s.queue.addLast(new SWait(key, w.reqId(), w.permits(), w.limit(), w.tag(), r.echo(), now));
       }
       changed.add(w.name());
     }
@@ -594,10 +567,8 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         changed.add(s.name);
       }
     }
-    if (inGrace() && restated.containsKey(self) && restated.keySet().containsAll(peers)) {
-      // every member restated what it holds, this one last: nothing the server before granted is unknown here
-      graceUntil = now;
-      serveQueues();
+    if (view.endGraceIfAllRestated(now)) {
+      serveQueues(); // every member restated what it holds: nothing the server before granted is unknown here
     }
     for (String n : changed) {
       Sem s = sems.get(n);
@@ -669,12 +640,12 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         s.queue.addFirst(w); // the term's tokens are used up: a new term (a new election) is needed
         break;
       }
-      long token = servingTerm << COUNTER_BITS | counter;
+      long token = view.servingTerm() << COUNTER_BITS | counter;
       int resources = resources(w.limit, s);
       s.buckets.take(w.permits, resources);
-      s.grants.put(token, new SGrant(w.session, w.reqId, token, w.permits, resources, w.echo));
+      s.grants.put(token, new SGrant(w.session, w.reqId, token, w.permits, resources, w.tag, w.echo));
       touch(w.session);
-      sendTo(w.session.node(), new BucketsMessage.Grant(servingTerm, w.session.session(), w.reqId, s.name, token, token,
+      sendTo(w.session.node(), new BucketsMessage.Grant(view.servingTerm(), w.session.session(), w.reqId, s.name, token, token,
           s.buckets.total(), w.echo));
       fact(s);
     }
@@ -737,14 +708,15 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     reqs.put(r.id, r);
     if (serverReachable()) {
       r.lastSent = now;
-      toServer(new BucketsMessage.Acquire(inc, s.name, r.id, name, claim.permits(), claim.limit(), r.attempt, now));
+      toServer(new BucketsMessage.Acquire(inc, s.name, r.id, name, claim.permits(), claim.limit(), r.attempt,
+          claim.tag(), now));
     } else if (r.attempt) {
       fail(r, Output.Failure.UNAVAILABLE, "no " + ALGORITHM + " server is reachable");
     }
   }
 
   private void clientGrant(String from, BucketsMessage.Grant g) {
-    if (!from.equals(serverId) || g.term() != viewTerm) {
+    if (!view.fromServer(from, g.term())) {
       return; // not the server of this view's: what it granted is gone with its term (it restarted, or started over)
     }
     CReq r = reqs.get(g.reqId());
@@ -763,7 +735,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
       toServer(new BucketsMessage.Release(inc, s.name, r.name, g.grantId()));
       r.lastSent = now;
       toServer(new BucketsMessage.Acquire(inc, s.name, r.id, r.name, r.claim.permits(), r.claim.limit(), r.attempt,
-          now));
+          r.claim.tag(), now));
       return;
     }
     r.state = State.HELD;
@@ -776,7 +748,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   private void clientBusy(String from, BucketsMessage.Busy b) {
     CReq r = reqs.get(b.reqId());
-    if (!from.equals(serverId) || r == null || r.state != State.WAITING) {
+    if (!from.equals(view.server()) || r == null || r.state != State.WAITING) {
       return;
     }
     lastTotal.put(r.name, b.total());
@@ -785,7 +757,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   private void clientRefused(String from, BucketsMessage.Refused f) {
     CReq r = reqs.get(f.reqId());
-    if (!from.equals(serverId) || r == null || r.state != State.WAITING) {
+    if (!from.equals(view.server()) || r == null || r.state != State.WAITING) {
       return;
     }
     fail(r, Output.Failure.REFUSED, f.detail());
@@ -793,7 +765,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   private void clientRenewed(String from, BucketsMessage.SessionRenewed r) {
     CSession s = csessions.get(r.session());
-    if (!from.equals(serverId) || s == null) {
+    if (!from.equals(view.server()) || s == null) {
       return;
     }
     if (r.echo() + trust > now) {
@@ -810,7 +782,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
   }
 
   private void clientRevoked(String from, BucketsMessage.Revoked v) {
-    if (!from.equals(serverId)) {
+    if (!from.equals(view.server())) {
       return;
     }
     for (CReq r : List.copyOf(reqs.values())) {
@@ -826,6 +798,24 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     Query q = queries.remove(t.queryId());
     if (q != null) {
       out.add(new Output.Permits<>(q.id(), q.name(), available(q)));
+    }
+  }
+
+  /** Asks the server who holds a lock; unknown at once with no server, or after {@code peerTimeout}. */
+  private void holderQuery(Input.HolderQuery<BucketsMessage> q) {
+    if (!locks || !serverReachable()) {
+      out.add(Output.Holder.unknown(q));
+      return;
+    }
+    holderAsks.put(q.queryId(), new HolderAsk(q.name(), now));
+    toServer(new BucketsMessage.WhoHolds(inc, q.queryId(), LOCK_PREFIX + q.name()));
+  }
+
+  private void clientHolds(String from, BucketsMessage.Holds h) {
+    HolderAsk a = holderAsks.get(h.queryId());
+    if (a != null && view.fromServer(from, h.term()) && h.name().equals(LOCK_PREFIX + a.name())) {
+      holderAsks.remove(h.queryId());
+      out.add(new Output.Holder<>(h.queryId(), a.name(), h.tag()));
     }
   }
 
@@ -923,10 +913,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
   }
 
   private Set<String> unreachable() {
-    if (serverId == null) {
-      return new TreeSet<>(peers);
-    }
-    return serverId.equals(self) || up.contains(serverId) ? Set.of() : Set.of(serverId);
+    return view.unreachable(up);
   }
 
   /**
@@ -937,23 +924,25 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     if (!serverReachable()) {
       return;
     }
-    restatementSentAt = now;
+    view.restatementSent(now);
     List<String> names = new ArrayList<>(csessions.keySet());
     List<BucketsMessage.Held> held = new ArrayList<>();
     List<BucketsMessage.Wanted> wanted = new ArrayList<>();
     for (CReq r : reqs.values()) {
       if (r.state == State.HELD) {
-        held.add(new BucketsMessage.Held(r.session.name, r.name, r.grantId, r.claim.permits(), r.claim.limit()));
+        held.add(new BucketsMessage.Held(r.session.name, r.name, r.grantId, r.claim.permits(), r.claim.limit(),
+            r.claim.tag()));
       } else {
         r.lastSent = now;
-        wanted.add(new BucketsMessage.Wanted(r.session.name, r.id, r.name, r.claim.permits(), r.claim.limit()));
+        wanted.add(new BucketsMessage.Wanted(r.session.name, r.id, r.name, r.claim.permits(), r.claim.limit(),
+            r.claim.tag()));
       }
     }
     toServer(new BucketsMessage.Restate(inc, names, held, wanted, now));
   }
 
   private boolean serverReachable() {
-    return serverId != null && (serverId.equals(self) || up.contains(serverId));
+    return view.reachable(up);
   }
 
   // ================================================================ links and time
@@ -963,9 +952,12 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
       return;
     }
     up.add(p);
-    if (p.equals(serverId)) {
-      restatementTaken = false; // what went on the old link may be lost
+    if (p.equals(view.server())) {
+      view.linkUp(); // what went on the old link may be lost
       restateToServer();
+    }
+    if (view.serving()) {
+      serveQueues(); // a server that had lost its majority may decide again
     }
   }
 
@@ -974,7 +966,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
       return;
     }
     up.remove(p);
-    if (mutationFreeOnPeerDown && serving) {
+    if (mutationFreeOnPeerDown && view.serving()) {
       for (SessionKey k : List.copyOf(sessions.keySet())) {
         if (k.node().equals(p)) {
           endSession(k);
@@ -985,7 +977,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   private void tick() {
     // the server: sessions gone silent, waiters gone silent
-    if (serving) {
+    if (view.serving()) {
       if (!mutationNoSessionExpiry) {
         for (Map.Entry<SessionKey, SSession> e : List.copyOf(sessions.entrySet())) {
           if (e.getValue().expiry <= now && !e.getKey().node().equals(self)) {
@@ -1002,13 +994,16 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     }
     // the clients: the restatement until taken, trust running out, keep-alives, no server for too long
     boolean reachable = serverReachable();
-    if (reachable && !restatementTaken && now >= restatementSentAt + term / 3) {
+    if (now >= view.restateDue(up)) {
       restateToServer();
     }
-    if (reachable) {
-      serverLostSince = NONE;
-    } else if (serverLostSince == NONE) {
-      serverLostSince = now;
+    long serverLostSince = view.lostSince(now, up);
+    for (var i = holderAsks.entrySet().iterator(); i.hasNext(); ) {
+      var e = i.next();
+      if (now >= e.getValue().askedAt() + peerTimeout) {
+        i.remove();
+        out.add(new Output.Holder<>(e.getKey(), e.getValue().name(), ""));
+      }
     }
     for (CReq r : List.copyOf(reqs.values())) {
       if (r.state == State.HELD && r.validUntil <= now) {
@@ -1020,7 +1015,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         } else if (reachable && now >= r.lastSent + term / 3) {
           r.lastSent = now;
           toServer(new BucketsMessage.Acquire(inc, r.session.name, r.id, r.name, r.claim.permits(), r.claim.limit(),
-              r.attempt, now));
+              r.attempt, r.claim.tag(), now));
         }
       }
     }
@@ -1028,13 +1023,9 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   private void settle() {
     drain();
-    if (serverReachable()) {
-      serverLostSince = NONE;
-    } else if (serverLostSince == NONE) {
-      serverLostSince = now;
-    }
+    long serverLostSince = view.lostSince(now, up);
     long next = NONE;
-    if (serving) {
+    if (view.serving()) {
       if (!mutationNoSessionExpiry) {
         for (Map.Entry<SessionKey, SSession> e : sessions.entrySet()) {
           if (!e.getKey().node().equals(self)) {
@@ -1049,12 +1040,13 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
           }
         }
         if (!s.queue.isEmpty() && inGrace()) {
-          next = Math.min(next, graceUntil);
+          next = Math.min(next, view.graceUntil());
         }
       }
     }
-    if (serverReachable() && !restatementTaken) {
-      next = Math.min(next, restatementSentAt + term / 3);
+    next = Math.min(next, view.restateDue(up));
+    for (HolderAsk a : holderAsks.values()) {
+      next = Math.min(next, a.askedAt() + peerTimeout);
     }
     for (CReq r : reqs.values()) {
       if (r.state == State.HELD) {
@@ -1080,8 +1072,8 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
   // ================================================================ sending
 
   private void toServer(BucketsMessage m) {
-    if (serverId != null) {
-      sendTo(serverId, m);
+    if (view.server() != null) {
+      sendTo(view.server(), m);
     }
   }
 

@@ -25,13 +25,15 @@ public sealed interface BucketsMessage extends PeerMessage {
   /**
    * Session {@code session} asks for {@code permits} of {@code name}, whose handle allows {@code limit} at most
    * (its {@code maxPermits}). With {@code attempt}, {@link Busy} rather than a place in the queue. The same request
-   * again is a keep-alive: its place stays, and a grant made already is sent again.
+   * again is a keep-alive: its place stays, and a grant made already is sent again. {@code tag} names who asks
+   * ({@link WhoHolds}).
    */
   record Acquire(long inc, String session, long reqId, String name, int permits, int limit, boolean attempt,
-      long echo) implements BucketsMessage {
+      String tag, long echo) implements BucketsMessage {
     public Acquire {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(tag, "tag");
     }
   }
 
@@ -65,18 +67,20 @@ public sealed interface BucketsMessage extends PeerMessage {
   }
 
   /** A grant a client restates: it holds {@code permits} of {@code name} by grant {@code grantId}. */
-  record Held(String session, String name, long grantId, int permits, int limit) {
+  record Held(String session, String name, long grantId, int permits, int limit, String tag) {
     public Held {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(tag, "tag");
     }
   }
 
   /** A request a client restates: it still waits for it. */
-  record Wanted(String session, long reqId, String name, int permits, int limit) {
+  record Wanted(String session, long reqId, String name, int permits, int limit, String tag) {
     public Wanted {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(tag, "tag");
     }
   }
 
@@ -140,6 +144,24 @@ public sealed interface BucketsMessage extends PeerMessage {
     public Revoked {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /** Who holds the lock {@code name} (a one-permit semaphore of the lock name space): answered by {@link Holds}. */
+  record WhoHolds(long inc, long queryId, String name) implements BucketsMessage {
+    public WhoHolds {
+      Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /**
+   * The answer to {@link WhoHolds} {@code queryId}: the tag of the grant that holds the lock {@code name}; empty when
+   * it is free or the server of {@code term} does not decide now.
+   */
+  record Holds(long term, long queryId, String name, String tag) implements BucketsMessage {
+    public Holds {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(tag, "tag");
     }
   }
 

@@ -48,7 +48,7 @@ public final class Hosting {
     }
     if (election != null) {
       // a single-server core needs its server (leaders[0]) to fail over even in a view of several leaders
-      boolean singleServer = semaphores != null || lockAlgorithm == BucketsAlgorithm.BUCKETS;
+      boolean singleServer = semaphores != null || lockAlgorithm.singleServer();
       cores.put(Channel.ELECTION, new ElectionCore(context.self(), context.peers(), election, context.random(),
           singleServer));
     }

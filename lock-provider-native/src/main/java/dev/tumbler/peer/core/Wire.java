@@ -55,6 +55,16 @@ public final class Wire {
     return s;
   }
 
+  /** A claim's tag ({@link Claim#tag()}): empty, or at most {@link Claim#MAX_TAG_LENGTH} characters, no control one. */
+  public static String tag(DataInputStream in, String codec) throws IOException {
+    String s = in.readUTF();
+    if (s.length() > Claim.MAX_TAG_LENGTH || s.chars().anyMatch(Character::isISOControl)) {
+      throw new CodecException("tag of " + s.length() + " characters, or with a control character, in " + codec
+          + " message (at most " + Claim.MAX_TAG_LENGTH + ")");
+    }
+    return s;
+  }
+
   /** Refuses bytes left after a whole message. */
   public static void end(DataInputStream in, String codec, int type) throws IOException {
     if (in.available() > 0) {
