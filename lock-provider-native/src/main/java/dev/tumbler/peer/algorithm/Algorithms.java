@@ -4,6 +4,7 @@ import dev.tumbler.peer.agent.AgentAlgorithm;
 import dev.tumbler.peer.buckets.BucketsAlgorithm;
 import dev.tumbler.peer.bakery.BakeryAlgorithm;
 import dev.tumbler.peer.lamport.LamportAlgorithm;
+import dev.tumbler.peer.lease.LeaseAlgorithm;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -19,6 +20,7 @@ public final class Algorithms {
       LamportAlgorithm.RICART_AGRAWALA,
       BakeryAlgorithm.BAKERY,
       AgentAlgorithm.AGENT,
+      LeaseAlgorithm.LEASE,
       BucketsAlgorithm.BUCKETS);
 
   private Algorithms() {}

@@ -1,0 +1,166 @@
+package dev.tumbler.peer.lease;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.core.CodecChecks;
+import dev.tumbler.peer.core.CodecException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class LeaseCodecTest {
+
+  private final LeaseCodec codec = new LeaseCodec();
+
+  static List<LeaseMessage> every() {
+    return List.of(
+        new LeaseMessage.Acquire(1, 2, "ünïcødé ✓", false, "", -7),
+        new LeaseMessage.Acquire(1, 3, "e-election", true, "node-1#3.7", Long.MAX_VALUE),
+        new LeaseMessage.Cancel(4, 5, "n"),
+        new LeaseMessage.Renew(6, "n", 7, true, "t", 8),
+        new LeaseMessage.Renew(6, "n", 7, false, "", -1),
+        new LeaseMessage.RecallReply(9, "n", 10, true),
+        new LeaseMessage.RecallReply(9, "n", 10, false),
+        new LeaseMessage.Release(11, "n", 12),
+        new LeaseMessage.Restate(13, List.of(), List.of(), 14),
+        new LeaseMessage.Restate(13,
+            List.of(new LeaseMessage.Held("a", 1, 2, true, "candidate ✓"), new LeaseMessage.Held("b", 3, 4, false, "")),
+            List.of(new LeaseMessage.Wanted(5, "c", true, ""), new LeaseMessage.Wanted(6, "d", false, "x")), 15),
+        new LeaseMessage.WhoHolds(16, 17, "n"),
+        new LeaseMessage.Holds(18, 19, "n", ""),
+        new LeaseMessage.Holds(18, 19, "n", "node-2#1"),
+        new LeaseMessage.Restated(20, 21),
+        new LeaseMessage.Grant(22, 23, "n", 24, 25, 26),
+        new LeaseMessage.Busy(27, 28, "n"),
+        new LeaseMessage.Renewed(29, "n", 30, 31),
+        new LeaseMessage.RenewDenied(32, "n", 33),
+        new LeaseMessage.Recall(34, "n", 35),
+        new LeaseMessage.Revoked(36, "n", 37));
+  }
+
+  @Test
+  void everyMessageRoundTrips() {
+    for (LeaseMessage m : every()) {
+      byte[] bytes = codec.encode(m);
+      assertEquals(LeaseCodec.VERSION, bytes[0], "version byte first");
+      assertEquals(m, codec.decode(bytes));
+      assertEquals(m, codec.decode(codec.encode(m, 3), 3), "behind a header");
+    }
+  }
+
+  @Test
+  void damageIsRefusedWithAReason() {
+    CodecChecks.refusesDamage(codec, LeaseCodec.VERSION, every(), new LeaseMessage.Cancel(1, 2, "n"), (byte) 0,
+        (byte) 16, (byte) 99, (byte) -1);
+  }
+
+  @Test
+  void handWrittenBadFieldsAreRefusedWithAReason() throws Exception {
+    refused("negative incarnation", "incarnation", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.CANCEL, o -> {
+      o.writeLong(-1);
+      o.writeLong(1);
+      o.writeUTF("n");
+    }));
+    refused("negative request id", "request id", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.CANCEL, o -> {
+      o.writeLong(1);
+      o.writeLong(-5);
+      o.writeUTF("n");
+    }));
+    refused("empty name", "name of 0", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.CANCEL, o -> {
+      o.writeLong(1);
+      o.writeLong(1);
+      o.writeUTF("");
+    }));
+    refused("a name too long", "name of 521", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.CANCEL, o -> {
+      o.writeLong(1);
+      o.writeLong(1);
+      o.writeUTF("n".repeat(521));
+    }));
+    refused("control character in a name", "control", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.RELEASE, o -> {
+      o.writeLong(1);
+      o.writeUTF("a\u0000b");
+      o.writeLong(1);
+    }));
+    refused("control character in a tag", "tag", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.ACQUIRE, o -> {
+      o.writeLong(1);
+      o.writeLong(1);
+      o.writeUTF("n");
+      o.writeBoolean(false);
+      o.writeUTF("bad\ntag");
+      o.writeLong(0);
+    }));
+    refused("a tag too long", "tag of 513", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.RENEW, o -> {
+      o.writeLong(1);
+      o.writeUTF("n");
+      o.writeLong(1);
+      o.writeBoolean(true);
+      o.writeUTF("t".repeat(513));
+      o.writeLong(0);
+    }));
+    refused("negative token", "token", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.GRANT, o -> {
+      o.writeLong(1);
+      o.writeLong(1);
+      o.writeUTF("n");
+      o.writeLong(1);
+      o.writeLong(-2);
+      o.writeLong(0);
+    }));
+    refused("negative term", "term", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.RECALL, o -> {
+      o.writeLong(-1);
+      o.writeUTF("n");
+      o.writeLong(1);
+    }));
+    refused("a lying count of held leases", "claims 2147483647",
+        CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.RESTATE, o -> {
+          o.writeLong(1);
+          o.writeInt(Integer.MAX_VALUE);
+        }));
+    refused("a lying count of wanted requests", "claims 1000",
+        CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.RESTATE, o -> {
+          o.writeLong(1);
+          o.writeInt(0);
+          o.writeInt(1000);
+          o.writeLong(0);
+        }));
+  }
+
+  @Test
+  void aRestatementOfManyLeasesFits() {
+    List<LeaseMessage.Held> held = new ArrayList<>();
+    List<LeaseMessage.Wanted> wanted = new ArrayList<>();
+    for (int i = 1; i <= 2_000; i++) {
+      held.add(new LeaseMessage.Held("lock-" + i, i, i * 3L, i % 2 == 0, i % 3 == 0 ? "" : "tag-" + i));
+      wanted.add(new LeaseMessage.Wanted(i, "name-" + i, i % 5 == 0, ""));
+    }
+    LeaseMessage m = new LeaseMessage.Restate(7, held, wanted, 99);
+    assertEquals(m, codec.decode(codec.encode(m)));
+  }
+
+  @Test
+  void randomBytesNeverEscapeAsAnythingButCodecException() {
+    SplittableRandom r = new SplittableRandom(42);
+    List<byte[]> goods = every().stream().map(codec::encode).toList();
+    for (int i = 0; i < 20_000; i++) {
+      byte[] bytes;
+      if (r.nextBoolean()) {
+        bytes = new byte[r.nextInt(60)];
+        r.nextBytes(bytes);
+        if (bytes.length > 0) {
+          bytes[0] = LeaseCodec.VERSION;
+        }
+      } else {
+        bytes = goods.get(r.nextInt(goods.size())).clone();
+        bytes[r.nextInt(bytes.length)] ^= (byte) (1 + r.nextInt(255));
+      }
+      CodecChecks.decodesOrRefuses(codec, bytes);
+    }
+  }
+
+  private void refused(String what, String naming, byte[] bytes) {
+    CodecException e = assertThrows(CodecException.class, () -> codec.decode(bytes), what);
+    assertTrue(e.getMessage().contains(naming), what + ": " + e.getMessage());
+  }
+}
