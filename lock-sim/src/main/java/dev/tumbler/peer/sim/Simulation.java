@@ -275,6 +275,7 @@ public final class Simulation<M extends PeerMessage> {
     for (int i = 0; i < hot.length; i++) {
       hot[i] = start + r.nextLong(span);
     }
+    Map<String, Integer> lastNode = new HashMap<>();
     for (int i = 0; i < count; i++) {
       long at = r.nextBoolean() ? start + r.nextLong(span)
           : Math.clamp(hot[r.nextInt(hot.length)] + r.nextLong(-4 * config.maxDelayNanos(), 4 * config.maxDelayNanos()),
@@ -299,6 +300,13 @@ public final class Simulation<M extends PeerMessage> {
         ops.add(new Op.CloseSession(at, node, r.nextInt(config.sessionsPerNode())));
       } else {
         String name = "L" + r.nextInt(names);
+        if (config.workload().sticky()) {
+          Integer last = lastNode.put(name, node);
+          if (last != null && r.nextBoolean()) {
+            node = last;
+            lastNode.put(name, node);
+          }
+        }
         Claim claim = config.workload().claim(r, name);
         long hold = config.workload().hold(r, leaseNanos);
         long wait = -1;

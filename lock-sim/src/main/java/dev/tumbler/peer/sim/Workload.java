@@ -79,6 +79,39 @@ public enum Workload {
   },
 
   /**
+   * Leases (NATIVE-ALGORITHMS §5): exclusive claims with holds as {@link #READ_WRITE}'s (one in four from a quarter to
+   * three lease terms, renewed or lost; one holder in eight never renews), and one acquire in two on the node that
+   * asked for the name last, so that released locks are taken again from a node's cache as often as they are
+   * recalled to another node. The probes are exclusive.
+   */
+  LEASE {
+    @Override
+    Claim claim(SplittableRandom r, String name) {
+      return Claim.exclusive(name);
+    }
+
+    @Override
+    long hold(SplittableRandom r, long leaseNanos) {
+      return READ_WRITE.hold(r, leaseNanos);
+    }
+
+    @Override
+    boolean renews(SplittableRandom r) {
+      return READ_WRITE.renews(r);
+    }
+
+    @Override
+    Claim probe(String name) {
+      return Claim.exclusive(name);
+    }
+
+    @Override
+    boolean sticky() {
+      return true;
+    }
+  },
+
+  /**
    * Transactions (NATIVE-ALGORITHMS §4): one to three claims each, on paths of a small tree (a root {@code Lk} or a
    * child {@code [Lk, a]}, {@code [Lk, b]}), read or write, now and then a read upgraded to a write, asked 0–20 ms
    * apart, so that transactions wait for each other across the hierarchy and in cycles; holds of 1–40 ms; one
@@ -214,6 +247,11 @@ public enum Workload {
   /** Whether its clients ask for semaphore permits. */
   public boolean semaphores() {
     return this == SEMAPHORE || this == SEMAPHORE_BUCKETS;
+  }
+
+  /** Whether one acquire in two is on the node that asked for the same name last (a cache's locality). */
+  boolean sticky() {
+    return false;
   }
 
   /** Whether its clients begin transactions ({@link Op.Transaction}) rather than acquire one claim each. */
