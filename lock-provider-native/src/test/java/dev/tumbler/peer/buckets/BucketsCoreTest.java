@@ -231,6 +231,53 @@ class BucketsCoreTest {
   }
 
   @Test
+  void twoRequestsThatEachOpenANewBucketAtOnceShareOneBucket() {
+    // the DESIGN race "two buckets created at once": bucket 1 is full and two nodes ask at the same moment; the
+    // seed's ETS could make bucket 2 twice over; one server step per request makes it once
+    ScriptedCluster c = cluster(3, 14, 4);
+    String s = server(c);
+    List<String> clients = c.ids.stream().filter(id -> !id.equals(s)).toList();
+    assertTrue(held(c, c.acquire(s, Claim.permits("k", 4, 8))));
+    assertEquals(List.of(4), counts(c, s, "k"));
+    long a = c.acquireNoDrain(clients.get(0), Claim.permits("k", 1, 8));
+    long b = c.acquireNoDrain(clients.get(1), Claim.permits("k", 1, 8));
+    c.drain();
+    assertTrue(held(c, a) && held(c, b));
+    assertEquals(List.of(4, 2), counts(c, s, "k"), "one new bucket, holding both");
+    assertEquals(2, core(c, s).buckets("k").highest());
+  }
+
+  @Test
+  void resizingDownAndUpWhilePermitsAreOutKeepsEachHandlesRule() {
+    // the DESIGN race "resizing down and up while permits are out" (§6.9 (3)): handles of 12, 24 and 12 interleave
+    // while permits are out; a request with r resources is granted k permits iff total + k <= r·b, at every step
+    ScriptedCluster c = cluster(3, 15, 4);
+    String s = server(c);
+    String n = client(c, s);
+    long a = c.acquire(n, Claim.permits("k", 10, 12));
+    assertEquals(List.of(4, 4, 2), counts(c, s, "k"));
+    long b = c.acquire(s, Claim.permits("k", 4, 24));
+    assertTrue(held(c, a) && held(c, b), "grown: 14 out, above the first handle's 12");
+    assertEquals(List.of(4, 4, 4, 2), counts(c, s, "k"));
+    long small = c.acquire(n, Claim.permits("k", 1, 12), true);
+    assertEquals(Output.Failure.CONTENDED, c.req(small).failed.failure(), "shrunk: 14 + 1 > 12");
+    c.release(a);
+    assertEquals(List.of(4, 0, 0, 0), counts(c, s, "k"), "released from the top down, the highest stays");
+    assertEquals(4, core(c, s).buckets("k").highest());
+    long again = c.acquire(n, Claim.permits("k", 1, 12), true);
+    assertTrue(held(c, again), "4 + 1 <= 12");
+    assertEquals(List.of(4, 1, 0, 0), counts(c, s, "k"));
+    long tooMany = c.acquire(s, Claim.permits("k", 20, 24), true);
+    assertEquals(Output.Failure.CONTENDED, c.req(tooMany).failed.failure(), "5 + 20 > 24");
+    long all = c.acquire(s, Claim.permits("k", 19, 24), true);
+    assertTrue(held(c, all), "5 + 19 = 24: every one of six buckets full");
+    assertEquals(List.of(4, 4, 4, 4, 4, 4), counts(c, s, "k"));
+    long last = c.acquire(n, Claim.permits("k", 1, 12), true);
+    assertEquals(Output.Failure.CONTENDED, c.req(last).failed.failure());
+    assertTrue(held(c, b) && held(c, again) && held(c, all));
+  }
+
+  @Test
   void locksAreOnePermitSemaphoresOfTheirOwn() {
     ScriptedCluster c = cluster(3, 12, 0);
     String s = server(c);
