@@ -190,27 +190,10 @@ final class DeadlockDemo {
           r.outcome(), r.millis() + " ms", r.gaveUp().isEmpty() ? "-" : String.join(", ", r.gaveUp()),
           tokens.length() == 0 ? "-" : tokens.toString()});
     }
-    int[] width = new int[cells.get(0).length];
-    for (String[] row : cells) {
-      for (int i = 0; i < row.length; i++) {
-        width[i] = Math.max(width[i], row[i].length());
-      }
-    }
-    StringBuilder b = new StringBuilder();
-    for (String[] row : cells) {
-      for (int i = 0; i < row.length; i++) {
-        b.append(i == 0 ? "" : "  ").append(i == row.length - 1 ? row[i] : pad(row[i], width[i]));
-      }
-      b.append('\n');
-    }
-    return b.toString();
+    return TextTable.render(cells, "  ", false);
   }
 
   private static String path(List<String> p) {
     return "[" + String.join(",", p) + "]";
-  }
-
-  private static String pad(String s, int w) {
-    return s + " ".repeat(w - s.length());
   }
 }

@@ -67,7 +67,8 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--scenario", defaultValue = "locks", paramLabel = "NAME",
       description = {"locks: contending workers on plain locks (the default); deadlock: transactions that wait for "
           + "each other in a ring, one per node, broken by surrender and then by abort (algorithms that serve "
-          + "transactions: agent)."})
+          + "transactions: agent); cache: one lock taken by two nodes in phases, to show the lease algorithm's client "
+          + "cache (messages per entry fall to 0 on the node that just released it, and rise when another node asks)."})
   String scenario;
 
   @Option(names = "--duration", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "DURATION",
@@ -91,8 +92,15 @@ final class DemoCommand implements Callable<Integer> {
     if (scenario.equals("deadlock")) {
       return deadlock();
     }
+    if (scenario.equals("cache")) {
+      if (!algorithm.equals("all") && !algorithm.equals("lease")) {
+        throw new IllegalArgumentException("--scenario cache: runs on lease, the algorithm with a client cache (got '"
+            + algorithm + "')");
+      }
+      return CacheDemo.run(spec.commandLine().getOut(), spec.commandLine().getErr());
+    }
     if (!scenario.equals("locks")) {
-      throw new IllegalArgumentException("--scenario: '" + scenario + "' is not one of locks, deadlock");
+      throw new IllegalArgumentException("--scenario: '" + scenario + "' is not one of locks, deadlock, cache");
     }
     List<String> algorithms = new ArrayList<>();
     if (algorithm.equals("all")) {

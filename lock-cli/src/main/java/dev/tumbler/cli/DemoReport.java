@@ -136,26 +136,7 @@ record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent,
     if (reports.stream().anyMatch(r -> r.timeouts > 0)) {
       rows.add(row(reports, "acquire attempts timed out", r -> Long.toString(r.timeouts)));
     }
-    int[] widths = new int[reports.size() + 1];
-    for (String[] row : rows) {
-      for (int c = 0; c < row.length; c++) {
-        widths[c] = Math.max(widths[c], row[c].length());
-      }
-    }
-    StringBuilder sb = new StringBuilder();
-    for (int r = 0; r < rows.size(); r++) {
-      String[] row = rows.get(r);
-      StringBuilder line = new StringBuilder();
-      for (int c = 0; c < row.length; c++) {
-        line.append(c == 0 ? "" : "   ").append(pad(row[c], widths[c]));
-      }
-      sb.append(line.toString().stripTrailing()).append('\n');
-      if (r == 0) {
-        int total = Arrays.stream(widths).sum() + 3 * (widths.length - 1);
-        sb.append("-".repeat(total)).append('\n');
-      }
-    }
-    return sb.toString();
+    return TextTable.render(rows, "   ", true);
   }
 
   private interface Cell {
@@ -173,10 +154,6 @@ record DemoReport(String algorithm, List<Long> grantsPerNode, long messagesSent,
 
   private static String millis(double ms) {
     return Double.isNaN(ms) ? "n/a" : String.format(Locale.ROOT, "%.2f ms", ms);
-  }
-
-  private static String pad(String s, int width) {
-    return s + " ".repeat(Math.max(0, width - s.length()));
   }
 
   @Override

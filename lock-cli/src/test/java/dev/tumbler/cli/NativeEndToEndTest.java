@@ -32,6 +32,20 @@ class NativeEndToEndTest {
   }
 
   @Test
+  void theCacheScenarioShowsEntriesFromTheCacheCostNoMessage() {
+    Result r = run("demo", "--scenario", "cache");
+    assertEquals(0, r.code(), r.toString());
+    String out = r.out();
+    assertTrue(out.matches("(?s).*first acquire, from the server\\s+node \\d\\s+1\\s+2\\s+2\\.00.*"), out);
+    assertTrue(out.matches("(?s).*again on the same node: from its cache\\s+node \\d\\s+20\\s+0\\s+0\\.00.*"), out);
+    assertTrue(out.matches("(?s).*recalled each time\\s+node \\d, node \\d\\s+20\\s+80\\s+4\\.00.*"), out);
+    assertTrue(out.contains("Recall 20, RecallReply 20"), out);
+    Result wrong = run("demo", "--scenario", "cache", "--algorithm", "bakery");
+    assertEquals(ExitCodes.USAGE, wrong.code(), wrong.toString());
+    assertTrue(wrong.err().contains("runs on lease"), wrong.err());
+  }
+
+  @Test
   void runOnTheLocalNativeNodePassesExitCodesAndReleases() throws Exception {
     Result r = run("run", "--url", "lock:native:local", "--lock", "cli-e2e", "--", "sh", "-c", "exit 3");
     assertEquals(3, r.code(), r.toString());
