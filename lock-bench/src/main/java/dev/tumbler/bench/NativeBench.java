@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -87,17 +88,20 @@ public final class NativeBench {
       Map<String, Op> sides = new LinkedHashMap<>();
       sides.put("raw round trip", pingPong(resources));
       sides.put("raw fan-out to 2", fanOut(resources));
-      Map<String, List<NodeStats>> stats = new LinkedHashMap<>();
+      List<NativeSide> natives = new ArrayList<>();
       for (Algorithm<?> a : Algorithms.all()) {
+        if (a.singleServer()) {
+          natives.addAll(singleServer(a, resources));
+          continue;
+        }
         List<LockService> cluster = nativeCluster(a.name(), 3);
         resources.addAll(cluster);
-        List<NodeStats> s = new ArrayList<>();
-        for (LockService svc : cluster) {
-          s.add(svc.unwrap(NodeStats.class));
-        }
-        stats.put(a.name(), s);
+        List<NodeStats> s = stats(cluster);
         Lock lock = a.elected() ? ownedElsewhere(cluster.get(0), s.get(0)) : cluster.get(0).lock("bench");
-        sides.put(a.name(), () -> lock.acquire().release());
+        natives.add(new NativeSide(a.name(), a, s, a.messagesPerEntry(3), () -> lock.acquire().release()));
+      }
+      for (NativeSide n : natives) {
+        sides.put(n.label(), n.op());
       }
       sides.put("zookeeper ensemble", curatorOnEnsemble(resources));
       sides.put("hazelcast fencedlock", fencedLock(resources));
@@ -117,20 +121,30 @@ public final class NativeBench {
       System.out.println();
       System.out.printf(Locale.ROOT, "%-18s %16s %20s %22s %18s%n", "algorithm", "x raw round trip",
           "x zookeeper ensemble", "x hazelcast fencedlock", "messages/entry");
-      for (Algorithm<?> a : Algorithms.all()) {
-        double[] t = perRound.get(a.name());
-        System.out.printf(Locale.ROOT, "%-18s %16.2f %20.2f %22.2f %18s%n", a.name(),
+      for (NativeSide n : natives) {
+        double[] t = perRound.get(n.label());
+        System.out.printf(Locale.ROOT, "%-18s %16.2f %20.2f %22.2f %18s%n", n.label(),
             ratio(t, perRound.get("raw round trip")), ratio(t, perRound.get("zookeeper ensemble")),
-            ratio(t, perRound.get("hazelcast fencedlock")), messagesPerEntry(stats.get(a.name()), a));
+            ratio(t, perRound.get("hazelcast fencedlock")), messagesPerEntry(n.stats(), n.expected()));
       }
       System.out.println();
-      for (Algorithm<?> a : Algorithms.all()) {
-        if (!a.elected()) {
+      for (NativeSide n : natives) {
+        Algorithm<?> a = n.algorithm();
+        if (a.singleServer()) {
+          // a client that is not the server: its request to the server and the answer, one raw round trip; a
+          // recalled lock adds the server's recall to the holder and its reply, a second one
+          int trips = n.label().endsWith("(recalled)") ? 2 : n.label().endsWith("(cached)") ? 0 : 1;
+          System.out.printf(Locale.ROOT, "%s against its own floor (%s): %s%n", n.label(), trips == 0
+              ? "no message at all: a call on the client's own node" : trips + " raw round trip" + (trips == 1 ? ""
+              : "s"), trips == 0 ? String.format(Locale.ROOT, "%.1f us per entry", median(perRound.get(n.label()))
+              / 1000.0) : String.format(Locale.ROOT, "%.2fx", ratio(perRound.get(n.label()),
+              perRound.get("raw round trip")) / trips));
+        } else if (!a.elected()) {
           // a request to both peers and both answers, with no protocol: what the raw fan-out side measures
           System.out.printf(Locale.ROOT, "%s against its own floor (client -> both peers -> client, raw fan-out to 2):"
               + " %.2fx%n", a.name(), ratio(perRound.get(a.name()), perRound.get("raw fan-out to 2")));
         }
-        if (a.elected()) {
+        if (a.elected() && !a.singleServer()) {
           // the least any quorum algorithm with an owner leader needs: the client's request to its owner, one
           // round to a majority of the leaders, the grant back: two raw round trips
           System.out.printf(Locale.ROOT, "%s against its own floor (client -> owner leader -> majority of leaders"
@@ -147,6 +161,73 @@ public final class NativeBench {
         }
       }
     }
+  }
+
+  /** A native side: its label, its algorithm, its cluster's statistics, what an entry should cost, its operation. */
+  private record NativeSide(String label, Algorithm<?> algorithm, List<NodeStats> stats, OptionalInt expected,
+      Op op) {}
+
+  private static List<NodeStats> stats(List<LockService> cluster) {
+    List<NodeStats> s = new ArrayList<>();
+    for (LockService svc : cluster) {
+      s.add(svc.unwrap(NodeStats.class));
+    }
+    return s;
+  }
+
+  /**
+   * The sides of a single-server algorithm, whose client is a node that is not the server (on the server's node an
+   * entry is a call). {@code lease} gives two, each on a cluster of its own: the same node again and again, every
+   * entry from its cache after the first ({@code (cached)}); and two nodes in turn, every entry a recall of the
+   * other's cached lock ({@code (recalled)}).
+   */
+  private static List<NativeSide> singleServer(Algorithm<?> a, List<AutoCloseable> resources) throws Exception {
+    List<NativeSide> out = new ArrayList<>();
+    boolean cache = a.name().equals("lease");
+    for (String kind : cache ? List.of("cached", "recalled") : List.of("")) {
+      List<LockService> cluster = nativeCluster(a.name(), 3);
+      resources.addAll(cluster);
+      List<NodeStats> s = stats(cluster);
+      List<LockService> clients = new ArrayList<>();
+      String server = serverOf(s);
+      for (int i = 0; i < cluster.size(); i++) {
+        if (!s.get(i).nodeId().equals(server)) {
+          clients.add(cluster.get(i));
+        }
+      }
+      Lock first = clients.get(0).lock("bench");
+      Lock second = clients.get(1).lock("bench");
+      Op op;
+      OptionalInt expected;
+      if (kind.equals("recalled")) {
+        boolean[] turn = {false};
+        op = () -> {
+          turn[0] = !turn[0];
+          (turn[0] ? first : second).acquire().release();
+        };
+        expected = OptionalInt.of(4);
+      } else {
+        op = () -> first.acquire().release();
+        expected = cache ? OptionalInt.of(0) : a.messagesPerEntry(3);
+      }
+      out.add(new NativeSide(kind.isEmpty() ? a.name() : a.name() + " (" + kind + ")", a, s, expected, op));
+    }
+    return out;
+  }
+
+  /** The server of a single-server algorithm: the first leader of the view every node holds, once they agree. */
+  private static String serverOf(List<NodeStats> stats) throws InterruptedException {
+    for (int i = 0; i < 1_000; i++) {
+      List<String> firsts = new ArrayList<>();
+      for (NodeStats s : stats) {
+        s.view().filter(v -> !v.leaders().isEmpty()).ifPresent(v -> firsts.add(v.leaders().get(0).nodeId()));
+      }
+      if (firsts.size() == stats.size() && firsts.stream().distinct().count() == 1) {
+        return firsts.get(0);
+      }
+      Thread.sleep(10);
+    }
+    throw new IllegalStateException("the nodes did not agree on a server within 10 s");
   }
 
   /**
@@ -235,11 +316,12 @@ public final class NativeBench {
   }
 
   /** Messages per entry over the whole run, against what the algorithm's descriptor says it costs. */
-  private static String messagesPerEntry(List<NodeStats> stats, Algorithm<?> a) {
+  private static String messagesPerEntry(List<NodeStats> stats, OptionalInt expectedCount) {
     long sent = 0;
     for (NodeStats s : stats) {
       for (Map.Entry<String, Long> e : s.messagesSentByType().entrySet()) {
-        if (!e.getKey().endsWith("/Sync")) { // restatements when links come up are not per entry
+        // restatements when links come up, and the election's heartbeats, are not per entry
+        if (!e.getKey().endsWith("/Sync") && !e.getKey().startsWith("election/")) {
           sent += e.getValue();
         }
       }
@@ -248,8 +330,7 @@ public final class NativeBench {
     for (NodeStats s : stats) {
       grants += s.grants();
     }
-    String expected = a.messagesPerEntry(stats.size()).isPresent()
-        ? " (expected " + a.messagesPerEntry(stats.size()).getAsInt() + ")" : "";
+    String expected = expectedCount.isPresent() ? " (expected " + expectedCount.getAsInt() + ")" : "";
     return String.format(Locale.ROOT, "%.2f%s", grants == 0 ? Double.NaN : (double) sent / grants, expected);
   }
 
