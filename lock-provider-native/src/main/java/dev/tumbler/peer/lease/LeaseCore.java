@@ -598,7 +598,13 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
       if (counter >= MAX_COUNTER) {
         return; // the term's tokens are used up: a new term (a new election) is needed
       }
-      SWait w = l.queue.pollFirst();
+      // the first waiter whose node this server can reach: a waiter on a node that is down keeps its place, and
+      // is not granted a lease it could not hear of, which would keep the lock from every other waiter for a term
+      SWait w = l.queue.stream().filter(x -> x.node.equals(self) || up.contains(x.node)).findFirst().orElse(null);
+      if (w == null) {
+        return;
+      }
+      l.queue.remove(w);
       long token = view.servingTerm() << ServerView.TERM_SHIFT | ++counter << LOCAL_BITS;
       l.holder = new Holder(w.node, w.inc, token, token, w.reqId, w.echo, true, w.tag, now + term);
       l.nextRecallAt = Long.MIN_VALUE;

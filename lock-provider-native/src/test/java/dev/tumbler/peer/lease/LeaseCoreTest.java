@@ -64,6 +64,28 @@ class LeaseCoreTest {
   }
 
   @Test
+  void aWaiterOnANodeTheServerCannotReachIsPassedOverAndKeepsItsPlace() {
+    // a lease granted to a node that is down would keep the lock from every other waiter for a term
+    ScriptedCluster c = cluster(14);
+    String s = server(c);
+    String a = clients(c, s).get(0);
+    String b = clients(c, s).get(1);
+    long holder = c.acquire(a, Claim.exclusive("x"));
+    assertTrue(held(c, holder));
+    long first = c.acquireNoDrain(b, Claim.exclusive("x"));
+    c.drain();
+    long second = c.acquireNoDrain(s, Claim.exclusive("x"));
+    c.drain();
+    c.cut(s, b);
+    c.release(holder);
+    c.until(() -> held(c, second), T / 4, "the reachable waiter, at once");
+    assertFalse(held(c, first), "not the waiter the server cannot reach");
+    c.heal(s, b);
+    c.release(second);
+    c.until(() -> held(c, first), T, "back in reach, at its place");
+  }
+
+  @Test
   void aReleasedLockStaysCachedAndIsTakenAgainWithNoMessage() {
     // L-V1, 001:16-18
     ScriptedCluster c = cluster(1);
