@@ -531,12 +531,19 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
       }
       int resources = resources(h.limit(), s);
       if (s != null && g == null && inGrace() && live.contains(key) && resources > 0) {
-        // a grant of the previous server: laid out again in the canonical shape, whatever fits
-        if (!s.buckets.fits(h.permits(), Math.max(resources, s.buckets.highest()))) {
+        // a grant of the previous server, taken back whatever handle it came through and in whatever order the
+        // holders restate: the previous server's grants fitted together under its rule, so the ones restated do.
+        // Laid out again in the canonical shape, in as many buckets as their total needs. (Fitted one by one into
+        // each one's own handle's buckets, a grant restated after one of a larger handle did not fit, was revoked,
+        // and its permits went to a waiter while its holder still trusted it: seed 849 of SEMAPHORE_BUCKETS with
+        // re-elections that do not pause.)
+        long needed = (s.buckets.total() + h.permits() + s.buckets.size() - 1) / s.buckets.size();
+        int buckets = (int) Math.min(Buckets.MAX_BUCKETS, Math.max(needed, Math.max(resources, s.buckets.highest())));
+        if (!s.buckets.fits(h.permits(), buckets)) {
           sendTo(from, new BucketsMessage.Revoked(h.session(), h.name(), h.grantId()));
           continue;
         }
-        s.buckets.take(h.permits(), Math.max(resources, s.buckets.highest()));
+        s.buckets.take(h.permits(), buckets);
         s.grants.put(h.grantId(), new SGrant(key, 0, h.grantId(), h.permits(), resources, h.tag(), r.echo()));
         changed.add(h.name());
       } else {
