@@ -749,10 +749,30 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
     }
   }
 
+  /**
+   * C-8 and C-6: a held lease whose window closed is lost (the seed's LockLost), a cached one no longer trusted goes
+   * back; either way the lease is released in case the server still has it. Returns whether it did.
+   */
+  private boolean expireIfDue(Helper h) {
+    CReq r = h.active;
+    if (r != null && now >= r.validUntil) {
+      reqs.remove(r.id);
+      out.add(new Output.Lost<>(r.id, r.name, Output.LostReason.EXPIRED, ""));
+    } else if (r != null || now < h.anchor + trust()) {
+      return false;
+    }
+    toServer(new LeaseMessage.Release(inc, h.name, h.leaseId));
+    clearLease(h);
+    return true;
+  }
+
   private void clientRenewed(String from, LeaseMessage.Renewed m) {
     Helper h = helpers.get(m.name());
     if (!view.fromServer(from, m.term()) || h == null || h.leaseId != m.leaseId()) {
       return;
+    }
+    if (expireIfDue(h)) {
+      return; // the answer came after the window closed (a pause held it back): a lease lost is not brought back
     }
     if (m.echo() == h.inactiveRenewSentAt) {
       h.inactiveRenewSentAt = NONE;
@@ -976,15 +996,8 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
         continue;
       }
       CReq r = h.active;
-      if (r != null && now >= r.validUntil) {
-        // C-8: the seed's LockLost; the lease goes back in case the server still has it
-        reqs.remove(r.id);
-        out.add(new Output.Lost<>(r.id, r.name, Output.LostReason.EXPIRED, ""));
-        toServer(new LeaseMessage.Release(inc, h.name, h.leaseId));
-        clearLease(h);
-      } else if (r == null && now >= h.anchor + trust()) {
-        toServer(new LeaseMessage.Release(inc, h.name, h.leaseId)); // C-6: the cache is no longer trusted
-        clearLease(h);
+      if (expireIfDue(h)) {
+        continue;
       } else if (r == null && h.inactiveRenewSentAt == NONE && now >= h.anchor + term / 2 && reachable) {
         h.inactiveRenewSentAt = now; // C-6: the seed's renewal of a lock nobody uses
         toServer(new LeaseMessage.Renew(inc, h.name, h.leaseId, false, "", now));
