@@ -135,6 +135,7 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
           out.writeLong(m.token());
           out.writeLong(m.total());
           out.writeLong(m.echo());
+          out.writeLong(m.floor());
         }
         case BucketsMessage.Busy m -> {
           out.writeUTF(m.session());
@@ -227,7 +228,7 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
         case RESTATE -> restate(in);
         case RESTATED -> new BucketsMessage.Restated(inc(in), id(in, "term"));
         case GRANT -> new BucketsMessage.Grant(id(in, "term"), session(in), id(in, "request id"), name(in),
-            id(in, "grant id"), id(in, "token"), id(in, "total"), in.readLong());
+            id(in, "grant id"), id(in, "token"), id(in, "total"), in.readLong(), id(in, "floor"));
         case BUSY -> new BucketsMessage.Busy(session(in), id(in, "request id"), id(in, "total"));
         case REFUSED -> new BucketsMessage.Refused(session(in), id(in, "request id"),
             Wire.text(in, MAX_DETAIL_LENGTH, CODEC, "detail"));

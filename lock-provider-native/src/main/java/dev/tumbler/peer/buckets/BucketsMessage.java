@@ -107,10 +107,12 @@ public sealed interface BucketsMessage extends PeerMessage {
    * {@code token}, made by the server of {@code term}; {@code total} permits of the name are out, these included. A
    * client takes a grant of the term of its view only: one of an earlier term, arriving after the client restated
    * to the server of a later one, is not that server's. A client that gave the request up gives the grant back by
-   * its name.
+   * its name. {@code floor} is the token of the server's latest grant of the name when it sent this one: a grant
+   * below it was sent again (its first copy lost on a link that broke) after later grants of the name, some of
+   * which may have ended; told now, its token would not be above theirs, so the client gives it back and asks again.
    */
-  record Grant(long term, String session, long reqId, String name, long grantId, long token, long total, long echo)
-      implements BucketsMessage {
+  record Grant(long term, String session, long reqId, String name, long grantId, long token, long total, long echo,
+      long floor) implements BucketsMessage {
     public Grant {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(name, "name");

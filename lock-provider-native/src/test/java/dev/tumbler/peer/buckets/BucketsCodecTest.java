@@ -28,7 +28,7 @@ class BucketsCodecTest {
             List.of(new BucketsMessage.Held("s1", "pool", 1, 2, 4, "t ✓"), new BucketsMessage.Held("s2", "q", 3, 1, 1, "")),
             List.of(new BucketsMessage.Wanted("s1", 5, "pool", 3, 6, "")), 13),
         new BucketsMessage.Restated(14, 15),
-        new BucketsMessage.Grant(16, "s", 17, "pool", 18, 19, 20, 21),
+        new BucketsMessage.Grant(16, "s", 17, "pool", 18, 19, 20, 21, 22),
         new BucketsMessage.Busy("s", 22, 23),
         new BucketsMessage.Refused("s", 24, "limit 4 below the 6 permits this handle asks for"),
         new BucketsMessage.SessionRenewed("s", 25),
