@@ -67,4 +67,12 @@ class BucketsSimulationTest {
       }
     }
   }
+
+  /** Seeds of long runs that once failed, each kept after its fix (SEMAPHORE 92099: a grant sent again after later ones). */
+  @Test
+  void seedsThatLongRunsFoundStayFixed() {
+    Simulation<Envelope> sim = simulation(config(Workload.SEMAPHORE), c -> { });
+    sim.runAll("buckets, SEMAPHORE, found by long runs", new long[] {92_099},
+        seed -> replay("BucketsSimulationTest", Workload.SEMAPHORE, seed));
+  }
 }
