@@ -39,20 +39,29 @@ import picocli.CommandLine.Spec;
         "fencing tokens strictly increased, and whether one holder held a lock at a time. For a fault-tolerant",
         "algorithm the last peer is killed a third of the way in and started again at two thirds, and the table",
         "shows the grants the others received meanwhile and their longest pause (leased algorithms run with",
-        "leaseTime=500ms and elected ones with leaderLease=400ms, so that the killed peer's grants are free again",
-        "and its clients have moved to another leader well within the outage). Each algorithm runs on a fresh",
-        "cluster with a random secret."})
+        "leaseTime=400ms and elected ones with leaderLease=200ms and electionDelay=100ms, so that the killed peer's",
+        "grants are free again, its clients have moved to another leader, and a new server has ended its grace",
+        "within the outage). Each algorithm runs on a fresh cluster with a random secret."})
 final class DemoCommand implements Callable<Integer> {
   private static final Duration ACQUIRE_TIMEOUT = Duration.ofSeconds(30);
   /** The lease term of a leased algorithm in the demo: a dead holder's lock is free again this long after. */
-  private static final Duration DEMO_LEASE = Duration.ofMillis(500);
+  private static final Duration DEMO_LEASE = Duration.ofMillis(400);
   /**
    * The leader lease of an elected algorithm in the demo. A client whose owner leader is gone waits 1.5 times
    * it for that leader before it asks another: with the default of 2 s, that is longer than the outage.
    */
-  private static final Duration DEMO_LEADER_LEASE = Duration.ofMillis(400);
-  /** The shortest run of a fault-tolerant algorithm: its outage (a third) must outlast the take-over. */
-  private static final Duration MIN_OUTAGE_DURATION = Duration.ofSeconds(3);
+  private static final Duration DEMO_LEADER_LEASE = Duration.ofMillis(200);
+  /**
+   * The election delay of an elected algorithm in the demo: a re-election with a member missing waits it (10 s by
+   * default), and a single-server algorithm (lease, buckets) whose server is the killed peer grants nothing meanwhile.
+   */
+  private static final Duration DEMO_ELECTION_DELAY = Duration.ofMillis(100);
+  /**
+   * The shortest run of a fault-tolerant algorithm: its outage (a third) must outlast the take-over, which for a
+   * single-server algorithm whose server is killed is the leader timeout, the election delay and the new server's
+   * grace (leaseTime + leader timeout): about 1.2 s.
+   */
+  private static final Duration MIN_OUTAGE_DURATION = Duration.ofSeconds(5);
   /** How often the outage's watcher looks at the others' grants, to find their longest pause. */
   private static final long OUTAGE_SAMPLE_MILLIS = 5;
 
@@ -127,8 +136,8 @@ final class DemoCommand implements Callable<Integer> {
       if (Algorithms.byName(a).orElseThrow().capabilities().contains(Capability.FAULT_TOLERANT)
           && duration.compareTo(MIN_OUTAGE_DURATION) < 0) {
         throw new IllegalArgumentException("--duration: " + a + " needs at least " + MIN_OUTAGE_DURATION.toSeconds()
-            + "s: its demo kills a node for the middle third of the run, and the others take about "
-            + DEMO_LEASE.toMillis() + "ms to take over its clients");
+            + "s: its demo kills a node for the middle third of the run, and when that node is the server of a "
+            + "single-server algorithm the others take about 1.2 s to elect another and end its grace");
       }
     }
     PrintWriter out = spec.commandLine().getOut();
@@ -180,7 +189,8 @@ final class DemoCommand implements Callable<Integer> {
     boolean kill = algorithm.capabilities().contains(Capability.FAULT_TOLERANT);
     // a short term, so that the killed member's grants and waiting tickets are freed well within the outage
     String parameters = (algorithm.leased() ? "&leaseTime=" + DEMO_LEASE.toMillis() + "ms" : "")
-        + (algorithm.elected() ? "&leaderLease=" + DEMO_LEADER_LEASE.toMillis() + "ms" : "");
+        + (algorithm.elected() ? "&leaderLease=" + DEMO_LEADER_LEASE.toMillis() + "ms&electionDelay="
+        + DEMO_ELECTION_DELAY.toMillis() + "ms" : "");
     try (LoopbackCluster cluster = LoopbackCluster.open(algo, nodes, parameters)) {
       List<LockService> services = cluster.services();
       List<NodeStats> stats = new ArrayList<>();

@@ -67,9 +67,9 @@ class CliArgumentsTest {
     assertTrue(r.err().contains("has no unit"), r.err());
     r = run("demo", "--duration", "-1s");
     assertEquals(ExitCodes.USAGE, r.code(), r.toString());
-    r = run("demo", "--algorithm", "bakery", "--duration", "2s");
+    r = run("demo", "--algorithm", "bakery", "--duration", "4s");
     assertEquals(ExitCodes.USAGE, r.code(), r.toString());
-    assertTrue(r.err().contains("--duration: bakery needs at least 3s"), r.err());
+    assertTrue(r.err().contains("--duration: bakery needs at least 5s"), r.err());
   }
 
   @Test
