@@ -432,6 +432,16 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         serve(s);
         return;
       }
+      // granted, but the client gave up before it heard: its grant was lost with a link, or is on its way (and is
+      // given back when it comes). Kept, the permits of a live session would be out for good (seed 172828)
+      for (SGrant g : List.copyOf(s.grants.values())) {
+        if (g.session().equals(key) && g.reqId() == c.reqId()) {
+          free(s, g);
+          fact(s);
+          serve(s);
+          return;
+        }
+      }
     }
   }
 

@@ -92,8 +92,9 @@ public final class InMemoryTransport implements Transport {
 
   void linkDown(String peer) {
     run(() -> {
-      up.remove(peer);
+      // the receiver first: once isUp says down, the node has the news queued before anything asked after
       receiver.peerDown(peer);
+      up.remove(peer);
     });
   }
 

@@ -208,6 +208,25 @@ class BucketsCoreTest {
   }
 
   @Test
+  void withoutSessionExpiryTheDeadClientsPermitsNeverComeBack() {
+    // design §6.8's mutationNoSessionExpiry, caught here: the simulator restarts every node at its end, and a
+    // restarted node's restatement frees its earlier sessions, so only a node that stays down needs the expiry
+    ScriptedCluster c = cluster(3, 10, 0);
+    String s = server(c);
+    String n = client(c, s);
+    String other = c.ids.stream().filter(id -> !id.equals(s) && !id.equals(n)).findFirst().orElseThrow();
+    core(c, s).mutationNoSessionExpiry = true;
+    long a = c.acquire(n, Claim.permits("k", 2, 2));
+    assertTrue(held(c, a));
+    c.crash(n);
+    long b = c.acquire(other, Claim.permits("k", 2, 2));
+    c.advance(4 * T);
+    assertFalse(held(c, b), "the mutation gives the permits back all the same");
+    core(c, s).mutationNoSessionExpiry = false;
+    c.until(() -> held(c, b), 2 * T, "with the expiry on again, they come back");
+  }
+
+  @Test
   void aNewServerTakesBackWhatTheHoldersRestateAndGrantsNothingNewInItsGrace() {
     // L-V7 for buckets: the server crashes; holders keep their permits through the failover
     ScriptedCluster c = cluster(3, 11, 0);

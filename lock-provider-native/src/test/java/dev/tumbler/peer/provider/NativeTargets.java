@@ -266,7 +266,10 @@ final class NativeTargets {
      */
     void cutOff(int k) {
       if (network != null) {
+        // the in-memory transports tell their nodes on threads of their own: wait until they did, or a request
+        // made right after the fault may reach a node that has not heard of it
         network.isolate(ids.get(k));
+        awaitLinks(k, false);
         return;
       }
       for (TcpProxy p : linksOf(k)) {
@@ -283,6 +286,7 @@ final class NativeTargets {
     void heal(int k) {
       if (network != null) {
         network.rejoin(ids.get(k));
+        awaitLinks(k, true);
         return;
       }
       for (TcpProxy p : linksOf(k)) {

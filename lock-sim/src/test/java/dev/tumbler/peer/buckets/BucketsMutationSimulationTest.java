@@ -50,10 +50,10 @@ class BucketsMutationSimulationTest {
     caught("no grace", PERMITS, c -> c.mutationNoGrace = true);
   }
 
-  @Test
-  void permitsOfASilentSessionNeverComeBack() {
-    caught("no session expiry", MutationHunt.LIVENESS, c -> c.mutationNoSessionExpiry = true);
-  }
+  // mutationNoSessionExpiry (design §6.8, bonus) is caught by BucketsCoreTest's
+  // withoutSessionExpiryTheDeadClientsPermitsNeverComeBack: the simulator restarts every node at its end, and a
+  // restarted node's restatement frees the permits of its earlier sessions, so here it showed only through the
+  // permits a cancelled request kept after its grant was lost (seed 172828, fixed).
 
   private static void caught(String mutation, String rule, Consumer<BucketsCore> tweak) {
     Workload w = Workload.SEMAPHORE_BUCKETS;

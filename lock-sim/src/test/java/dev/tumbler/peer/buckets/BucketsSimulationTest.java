@@ -68,11 +68,14 @@ class BucketsSimulationTest {
     }
   }
 
-  /** Seeds of long runs that once failed, each kept after its fix (SEMAPHORE 92099: a grant sent again after later ones). */
+  /**
+   * Seeds of long runs that once failed, each kept after its fix (SEMAPHORE 92099: a grant sent again after later
+   * ones; 172828: the permits of a request cancelled after its grant was lost).
+   */
   @Test
   void seedsThatLongRunsFoundStayFixed() {
     Simulation<Envelope> sim = simulation(config(Workload.SEMAPHORE), c -> { });
-    sim.runAll("buckets, SEMAPHORE, found by long runs", new long[] {92_099},
+    sim.runAll("buckets, SEMAPHORE, found by long runs", new long[] {92_099, 172_828},
         seed -> replay("BucketsSimulationTest", Workload.SEMAPHORE, seed));
   }
 }
