@@ -586,9 +586,9 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         changed.add(s.name);
       }
     }
-    // the grace is not cut short once every member restated: a restatement may have left before a grant of the
-    // server before reached its node (seed 706552 of the lease's 1,000,000-seed run: a lease of the old term taken
-    // after its node restated, and granted again at the end of a grace every member had restated in)
+    if (view.endGraceIfAllRestated(now)) {
+      serveQueues(); // every member restated what it holds: nothing the server before granted is unknown here
+    }
     for (String n : changed) {
       Sem s = sems.get(n);
       if (s != null) {

@@ -167,6 +167,18 @@ public final class ServerView {
     restated.put(node, inc);
   }
 
+  /**
+   * Ends the grace once every member has restated what it holds (call after taking a restatement in): nothing the
+   * server before granted is unknown here. Returns whether it ended it now.
+   */
+  public boolean endGraceIfAllRestated(long now) {
+    if (inGrace(now) && restated.containsKey(self) && restated.keySet().containsAll(peers)) {
+      graceUntil = now;
+      return true;
+    }
+    return false;
+  }
+
   // ---- the client side
 
   /** The server of the latest view, or null. */

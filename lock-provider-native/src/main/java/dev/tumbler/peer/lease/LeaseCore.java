@@ -581,9 +581,9 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
     for (LeaseMessage.Wanted w : r.wanted()) {
       request(from, r.inc(), w.reqId(), w.name(), w.attempt(), w.tag(), r.echo());
     }
-    // the grace is not cut short once every member restated: a restatement may have left before a grant of the
-    // server before reached its node (seed 706552 of the lease's 1,000,000-seed run: a lease of the old term taken
-    // after its node restated, and granted again at the end of a grace every member had restated in)
+    if (view.endGraceIfAllRestated(now)) {
+      serveAll(); // every member restated what it holds: nothing the server before granted is unknown here
+    }
     for (SLock l : changed) {
       serve(l);
     }
