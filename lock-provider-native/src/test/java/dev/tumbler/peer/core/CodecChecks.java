@@ -10,6 +10,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
 
 /** What every codec test and fuzz target asks of a {@link MessageCodec}, in one place. */
 public final class CodecChecks {
@@ -76,6 +78,30 @@ public final class CodecChecks {
       byte[] t = codec.encode(typed);
       t[1] = type;
       refused(codec, t, "type", "type " + type);
+    }
+  }
+
+  /**
+   * {@code rounds} inputs from a fixed seed, half random bytes behind the codec's version byte and half an encoding of
+   * one of {@code every} with one byte flipped: each decodes to a message or is refused ({@link #decodesOrRefuses}).
+   */
+  public static <M extends PeerMessage> void survivesRandomBytes(MessageCodec<M> codec, byte version, List<M> every,
+      int rounds) {
+    SplittableRandom r = new SplittableRandom(42);
+    List<byte[]> goods = every.stream().map(codec::encode).toList();
+    for (int i = 0; i < rounds; i++) {
+      byte[] bytes;
+      if (r.nextBoolean()) {
+        bytes = new byte[r.nextInt(60)];
+        r.nextBytes(bytes);
+        if (bytes.length > 0) {
+          bytes[0] = version;
+        }
+      } else {
+        bytes = goods.get(r.nextInt(goods.size())).clone();
+        bytes[r.nextInt(bytes.length)] ^= (byte) (1 + r.nextInt(255));
+      }
+      decodesOrRefuses(codec, bytes);
     }
   }
 
