@@ -98,6 +98,7 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
         }
         case BucketsMessage.Restate m -> {
           out.writeLong(m.inc());
+          out.writeLong(m.term());
           out.writeInt(m.sessions().size());
           for (String s : m.sessions()) {
             out.writeUTF(s);
@@ -250,6 +251,7 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
 
   private static BucketsMessage.Restate restate(DataInputStream in) throws IOException {
     long inc = inc(in);
+    long term = id(in, "term");
     int n = Wire.count(in, MIN_TEXT_BYTES, CODEC, "sessions");
     List<String> sessions = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
@@ -266,7 +268,7 @@ public final class BucketsCodec implements MessageCodec<BucketsMessage> {
       wanted.add(new BucketsMessage.Wanted(session(in), id(in, "request id"), name(in), permits(in), limit(in),
           tag(in)));
     }
-    return new BucketsMessage.Restate(inc, sessions, held, wanted, in.readLong());
+    return new BucketsMessage.Restate(inc, term, sessions, held, wanted, in.readLong());
   }
 
   private static long inc(DataInputStream in) throws IOException {

@@ -497,8 +497,8 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
    * serves (they were freed meanwhile); the requests it waits for are queued if they are not.
    */
   private void serverRestate(String from, BucketsMessage.Restate r) {
-    if (!view.serving()) {
-      return; // the node sends it again; the server of its view will take it
+    if (!view.takesRestatement(r.term())) {
+      return; // the node sends it again once its view has this server's term
     }
     view.restated(from, r.inc());
     sendTo(from, new BucketsMessage.Restated(r.inc(), view.servingTerm()));
@@ -967,7 +967,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
             r.claim.tag()));
       }
     }
-    toServer(new BucketsMessage.Restate(inc, names, held, wanted, now));
+    toServer(new BucketsMessage.Restate(inc, view.term(), names, held, wanted, now));
   }
 
   private boolean serverReachable() {

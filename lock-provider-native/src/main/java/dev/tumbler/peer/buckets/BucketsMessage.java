@@ -85,12 +85,13 @@ public sealed interface BucketsMessage extends PeerMessage {
   }
 
   /**
-   * Everything the client node {@code inc} has at the server: its live sessions, the grants they hold (a new
+   * Everything the client node {@code inc} has at the server of {@code term} (the term of the client's view: a server
+   * of another term ignores it, and the client, once it sees that server's term, restates to it again): its live sessions, the grants they hold (a new
    * server takes them back in its grace period; a server that already serves revokes the ones it does not know)
    * and the requests they wait for (queued again if the server lacks them). A session, grant or request of the
    * node that is not restated is gone.
    */
-  record Restate(long inc, List<String> sessions, List<Held> held, List<Wanted> wanted, long echo)
+  record Restate(long inc, long term, List<String> sessions, List<Held> held, List<Wanted> wanted, long echo)
       implements BucketsMessage {
     public Restate {
       sessions = List.copyOf(sessions);

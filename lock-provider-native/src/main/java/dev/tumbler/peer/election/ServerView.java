@@ -162,6 +162,16 @@ public final class ServerView {
     return serving && i != null && i == inc;
   }
 
+  /**
+   * Whether this server takes a restatement made for {@code term}: it serves, and serves that term. A restatement
+   * made in an earlier term may lack a grant of that term still on its way to the node; counted here, it could end
+   * the grace while that grant is unknown (lease seed 706552). The node restates again once it sees this term, and
+   * from then on takes no grant of an earlier one.
+   */
+  public boolean takesRestatement(long term) {
+    return serving && term == servingTerm;
+  }
+
   /** Incarnation {@code inc} of {@code node} restated to this server: the server hears from it from now on. */
   public void restated(String node, long inc) {
     restated.put(node, inc);

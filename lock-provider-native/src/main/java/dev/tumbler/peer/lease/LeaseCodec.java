@@ -94,6 +94,7 @@ public final class LeaseCodec implements MessageCodec<LeaseMessage> {
         }
         case LeaseMessage.Restate m -> {
           out.writeLong(m.inc());
+          out.writeLong(m.term());
           out.writeInt(m.held().size());
           for (LeaseMessage.Held h : m.held()) {
             out.writeUTF(h.name());
@@ -231,6 +232,7 @@ public final class LeaseCodec implements MessageCodec<LeaseMessage> {
 
   private static LeaseMessage.Restate restate(DataInputStream in) throws IOException {
     long inc = inc(in);
+    long term = id(in, "term");
     int n = Wire.count(in, MIN_HELD_BYTES, CODEC, "held leases");
     List<LeaseMessage.Held> held = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
@@ -241,7 +243,7 @@ public final class LeaseCodec implements MessageCodec<LeaseMessage> {
     for (int i = 0; i < n; i++) {
       wanted.add(new LeaseMessage.Wanted(id(in, "request id"), name(in), in.readBoolean(), tag(in)));
     }
-    return new LeaseMessage.Restate(inc, held, wanted, in.readLong());
+    return new LeaseMessage.Restate(inc, term, held, wanted, in.readLong());
   }
 
   private static long inc(DataInputStream in) throws IOException {

@@ -535,8 +535,8 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
    * they are not.
    */
   private void serverRestate(String from, LeaseMessage.Restate r) {
-    if (!view.serving()) {
-      return; // the node sends it again; the server of its view will take it
+    if (!view.takesRestatement(r.term())) {
+      return; // the node sends it again once its view has this server's term
     }
     view.restated(from, r.inc());
     sendTo(from, new LeaseMessage.Restated(r.inc(), view.servingTerm()));
@@ -965,7 +965,7 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
         wanted.add(new LeaseMessage.Wanted(r.id, r.name, r.attempt, r.claim.tag()));
       }
     }
-    toServer(new LeaseMessage.Restate(inc, held, wanted, now));
+    toServer(new LeaseMessage.Restate(inc, view.term(), held, wanted, now));
   }
 
   // ================================================================ links and time

@@ -90,12 +90,13 @@ public sealed interface LeaseMessage extends PeerMessage {
   }
 
   /**
-   * Everything the client node {@code inc} has at the server: the leases it holds (a new server takes them back in
+   * Everything the client node {@code inc} has at the server of {@code term} (the term of the client's view: a server
+   * of another term ignores it, and the client, once it sees that server's term, restates to it again): the leases it holds (a new server takes them back in
    * its grace period, a server that already serves revokes the ones it does not know; either renews the ones it
    * keeps, from {@code echo}) and the requests it waits for (queued again if the server lacks them). A lease or
    * request of the node that is not restated is gone.
    */
-  record Restate(long inc, List<Held> held, List<Wanted> wanted, long echo) implements LeaseMessage {
+  record Restate(long inc, long term, List<Held> held, List<Wanted> wanted, long echo) implements LeaseMessage {
     public Restate {
       held = List.copyOf(held);
       wanted = List.copyOf(wanted);

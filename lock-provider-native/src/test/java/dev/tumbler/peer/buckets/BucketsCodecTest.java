@@ -22,8 +22,8 @@ class BucketsCodecTest {
         new BucketsMessage.Release(5, "s", "pool", 6),
         new BucketsMessage.SessionRenew(7, "s", -8),
         new BucketsMessage.Query(9, 10, "pool"),
-        new BucketsMessage.Restate(11, List.of(), List.of(), List.of(), 12),
-        new BucketsMessage.Restate(11, List.of("s1", "s2"),
+        new BucketsMessage.Restate(11, 0, List.of(), List.of(), List.of(), 12),
+        new BucketsMessage.Restate(11, 42, List.of("s1", "s2"),
             List.of(new BucketsMessage.Held("s1", "pool", 1, 2, 4, "t ✓"), new BucketsMessage.Held("s2", "q", 3, 1, 1, "")),
             List.of(new BucketsMessage.Wanted("s1", 5, "pool", 3, 6, "")), 13),
         new BucketsMessage.Restated(14, 15),
@@ -107,13 +107,24 @@ class BucketsCodecTest {
     refused("a lying count of sessions", "claims 2147483647",
         CodecChecks.raw(BucketsCodec.VERSION, BucketsCodec.RESTATE, o -> {
           o.writeLong(1);
+          o.writeLong(1);
           o.writeInt(Integer.MAX_VALUE);
         }));
     refused("a lying count of held grants", "claims 500",
         CodecChecks.raw(BucketsCodec.VERSION, BucketsCodec.RESTATE, o -> {
           o.writeLong(1);
+          o.writeLong(1);
           o.writeInt(0);
           o.writeInt(500);
+          o.writeInt(0);
+          o.writeLong(0);
+        }));
+    refused("a restatement for a negative term", "term",
+        CodecChecks.raw(BucketsCodec.VERSION, BucketsCodec.RESTATE, o -> {
+          o.writeLong(1);
+          o.writeLong(-3);
+          o.writeInt(0);
+          o.writeInt(0);
           o.writeInt(0);
           o.writeLong(0);
         }));
@@ -127,7 +138,7 @@ class BucketsCodecTest {
       sessions.add("n1/s" + i);
       held.add(new BucketsMessage.Held("n1/s" + i, "pool-" + (i % 7), i, 1 + i % 3, 8, ""));
     }
-    BucketsMessage m = new BucketsMessage.Restate(3, sessions, held, List.of(), 4);
+    BucketsMessage m = new BucketsMessage.Restate(3, 5, sessions, held, List.of(), 4);
     assertEquals(m, codec.decode(codec.encode(m)));
   }
 

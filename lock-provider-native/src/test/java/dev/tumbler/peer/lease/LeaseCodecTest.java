@@ -24,8 +24,8 @@ class LeaseCodecTest {
         new LeaseMessage.RecallReply(9, "n", 10, true),
         new LeaseMessage.RecallReply(9, "n", 10, false),
         new LeaseMessage.Release(11, "n", 12),
-        new LeaseMessage.Restate(13, List.of(), List.of(), 14),
-        new LeaseMessage.Restate(13,
+        new LeaseMessage.Restate(13, 0, List.of(), List.of(), 14),
+        new LeaseMessage.Restate(13, 42,
             List.of(new LeaseMessage.Held("a", 1, 2, true, "candidate ✓"), new LeaseMessage.Held("b", 3, 4, false, "")),
             List.of(new LeaseMessage.Wanted(5, "c", true, ""), new LeaseMessage.Wanted(6, "d", false, "x")), 15),
         new LeaseMessage.WhoHolds(16, 17, "n"),
@@ -115,15 +115,24 @@ class LeaseCodecTest {
     refused("a lying count of held leases", "claims 2147483647",
         CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.RESTATE, o -> {
           o.writeLong(1);
+          o.writeLong(1);
           o.writeInt(Integer.MAX_VALUE);
         }));
     refused("a lying count of wanted requests", "claims 1000",
         CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.RESTATE, o -> {
           o.writeLong(1);
+          o.writeLong(1);
           o.writeInt(0);
           o.writeInt(1000);
           o.writeLong(0);
         }));
+    refused("a restatement for a negative term", "term", CodecChecks.raw(LeaseCodec.VERSION, LeaseCodec.RESTATE, o -> {
+      o.writeLong(1);
+      o.writeLong(-3);
+      o.writeInt(0);
+      o.writeInt(0);
+      o.writeLong(0);
+    }));
   }
 
   @Test
@@ -134,7 +143,7 @@ class LeaseCodecTest {
       held.add(new LeaseMessage.Held("lock-" + i, i, i * 3L, i % 2 == 0, i % 3 == 0 ? "" : "tag-" + i));
       wanted.add(new LeaseMessage.Wanted(i, "name-" + i, i % 5 == 0, ""));
     }
-    LeaseMessage m = new LeaseMessage.Restate(7, held, wanted, 99);
+    LeaseMessage m = new LeaseMessage.Restate(7, 3, held, wanted, 99);
     assertEquals(m, codec.decode(codec.encode(m)));
   }
 
