@@ -2,8 +2,8 @@ package dev.tumbler.peer.bakery;
 
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.spi.LockUrl;
-import dev.tumbler.peer.algorithm.AlgorithmSettings;
 import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.election.ElectedSettings;
 import dev.tumbler.peer.election.ElectionParameters;
 import dev.tumbler.peer.election.ElectionSettings;
 import java.time.Duration;
@@ -24,7 +24,7 @@ import java.util.Objects;
  *     writer is; 0 with the other modes
  */
 public record BakerySettings(int priority, long electionDelayNanos, long leaderLeaseNanos, Claim.Writer writerMode,
-    long quietNanos) implements AlgorithmSettings {
+    long quietNanos) implements ElectedSettings {
 
   /** The URL parameters, in the order {@link #describe()} lists them. */
   public static final List<String> PARAMETERS = List.of("priority", "electionDelay", "leaderLease", "writerMode",

@@ -2,7 +2,7 @@ package dev.tumbler.peer.buckets;
 
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.spi.LockUrl;
-import dev.tumbler.peer.algorithm.AlgorithmSettings;
+import dev.tumbler.peer.election.ElectedSettings;
 import dev.tumbler.peer.election.ElectionParameters;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +17,7 @@ import java.util.Objects;
  * @param bucketSize the permits of a bucket (every node of the cluster must agree); 0 when the URL gives none: a
  *     name's one bucket is as large as its handles' {@code maxPermits}, on which they must then agree
  */
-public record BucketsSettings(ElectionParameters election, int bucketSize) implements AlgorithmSettings {
+public record BucketsSettings(ElectionParameters election, int bucketSize) implements ElectedSettings {
 
   /** The URL parameters, in the order {@link #describe()} lists them. */
   public static final List<String> PARAMETERS;

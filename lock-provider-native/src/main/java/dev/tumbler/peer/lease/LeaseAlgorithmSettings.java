@@ -2,7 +2,7 @@ package dev.tumbler.peer.lease;
 
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.spi.LockUrl;
-import dev.tumbler.peer.algorithm.AlgorithmSettings;
+import dev.tumbler.peer.election.ElectedSettings;
 import dev.tumbler.peer.election.ElectionParameters;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,7 +20,7 @@ import java.util.Objects;
  * @param recallIntervalNanos how often the holder of a lock someone waits for is recalled (> 0)
  */
 public record LeaseAlgorithmSettings(ElectionParameters election, boolean cache, long recallIntervalNanos)
-    implements AlgorithmSettings {
+    implements ElectedSettings {
 
   /** The URL parameters, in the order {@link #describe()} lists them. */
   public static final List<String> PARAMETERS;
