@@ -97,6 +97,12 @@ final class AgentView {
       }
     }
     Stored s = stored.get(lock);
+    if (s != null && version == s.version && expiresAt == Long.MAX_VALUE && s.queue != null
+        && s.expiresAt != Long.MAX_VALUE && !ignoreVersions) {
+      // the server tells the queue a forwarder told first: the same queue, kept now as the server's (seed 263874)
+      store(lock, new Stored(s.version, s.queue, Long.MAX_VALUE));
+      return false;
+    }
     if (s != null && version <= s.version && !ignoreVersions) {
       return false;
     }
@@ -135,7 +141,12 @@ final class AgentView {
       }
       List<Entry> below = queue.stream().filter(x -> LockTable.related(x.path(), l.path())).toList();
       boolean asked = below.stream().anyMatch(x -> x.path().equals(l.path()));
-      long expiresAt = asked ? e.getValue().expiresAt : Long.MAX_VALUE;
+      // the server tells this agent every change of a path it has an entry related to: such a queue is the server's
+      // from now on, and never forgotten for its age. Kept with a forwarded queue's time, it was forgotten while
+      // nothing changed, and the agent never learnt again that it held the path (seed 263874: a read granted and
+      // never told, its transaction waiting for good, the writer behind it too).
+      boolean told = below.stream().anyMatch(x -> x.agent().equals(self));
+      long expiresAt = asked && !told ? e.getValue().expiresAt : Long.MAX_VALUE;
       store(l, new Stored(version, asked ? below : null, expiresAt));
     }
   }

@@ -152,6 +152,35 @@ class AgentViewTest {
   }
 
   @Test
+  void aQueueTheServerTellsInAPathAboveIsNeverForgottenForItsAgeWhereTheAgentHasAnEntry() {
+    // seed 263874: T2 learnt x/b by forward, then asked for x/b itself; the server's queue of x (above) showed T2
+    // holding x/b, and replaced the forwarded queue but kept its time. Forgotten then, T2 never learnt again that it
+    // held x/b: nothing changed at the server, so it told nothing more
+    LockRef xb = new LockRef(List.of("x", "b"), "n1");
+    LockTable server = new LockTable();
+    server.lock(T1, List.of("x", "b"), Mode.WRITE, 0);
+    AgentView v = new AgentView(T2);
+    assertTrue(v.offerForwarded(xb, server.version(), server.queue(List.of("x", "b")), 100));
+    server.end(T1, 0);
+    server.lock(T2, List.of("x", "b"), Mode.READ, 0);
+    assertTrue(v.offer(X, server.version(), server.queue(List.of("x")), null));
+    assertTrue(v.holds(xb, Mode.READ), "x's queue says T2 holds x/b");
+    assertFalse(v.expire(100), "the server's own queue: no time to run out");
+    assertTrue(v.holds(xb, Mode.READ), "still known to hold");
+  }
+
+  @Test
+  void theServerTellingTheQueueAForwarderToldFirstKeepsItForGood() {
+    LockTable server = new LockTable();
+    server.lock(T2, List.of("x"), Mode.WRITE, 0);
+    AgentView v = new AgentView(T2);
+    assertTrue(v.offerForwarded(X, server.version(), server.queue(List.of("x")), 100));
+    assertFalse(v.offer(X, server.version(), server.queue(List.of("x")), null), "nothing new");
+    assertFalse(v.expire(100), "but now the server's: it does not run out");
+    assertTrue(v.holds(X, Mode.WRITE));
+  }
+
+  @Test
   void theQueueOfAPathNobodyAsksForAnyMoreIsForgotten() {
     // T2 on [a,b] knows the queue of [a], where T1 held; T1 ends, and the server's last word on [a] has no entry
     // on [a]: T2 must not keep T1 as [a]'s holder (a phantom that once made two agents each wait for the other
