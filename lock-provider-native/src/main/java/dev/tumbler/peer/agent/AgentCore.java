@@ -1104,7 +1104,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         surrenders++;
         sendTo(s, new AgentMessage.Surrender(tick1(), a.id, r.path, version));
         out.add(new Output.Fact<>(new Observation.Surrender(s, r.path, a.id.toString(), false, version)));
-        a.view.surrendering(ref);
+        a.view.surrendering(ref, a.asked.keySet());
         a.dirty = true;
         return true;
       }
@@ -1129,7 +1129,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     sendTo(lock.server(), new AgentMessage.Surrender(tick1(), a.id, lock.path(), version));
     out.add(new Output.Fact<>(new Observation.Surrender(lock.server(), lock.path(), a.id.toString(),
         told, version)));
-    a.view.surrendering(lock);
+    a.view.surrendering(lock, a.asked.keySet());
     a.dirty = true;
     Set<AgentId> inQueue = new HashSet<>();
     for (Entry e : queue) {

@@ -162,33 +162,39 @@ final class AgentView {
   }
 
   /**
-   * This agent asks to surrender {@code lock}. The server drops what the agent holds on every path related to
-   * it, so every stored queue of that server on a related path is forgotten, and where the agent has an entry
-   * of its own (the server then tells it that path's queue with the acknowledgement) nothing is taken until the
-   * acknowledgement comes: a queue sent before the surrender could otherwise still show the agent holding.
+   * This agent asks to surrender {@code lock}; {@code asked} are the paths it has asked its servers for (its
+   * {@code Lock}s and restatements, all sent before this surrender). The server drops what the agent holds on every
+   * path related to it, so every stored queue of that server on a related path is forgotten, and on each related path
+   * the agent asked for (the server has its entry there, moves it, and tells that path's queue with the
+   * acknowledgement) nothing is taken until the acknowledgement comes: a queue sent before the surrender could
+   * otherwise still show the agent holding. That holds for a path whose queue it was never told yet as much as for
+   * one it was: a grant of a path asked for just before the surrender, on its way when the surrender left, showed the
+   * agent holding a lock the server then took away and gave to another (seed 995839).
    */
-  void surrendering(LockRef lock) {
+  void surrendering(LockRef lock, Set<List<String>> asked) {
     Objects.requireNonNull(lock, "lock");
+    Objects.requireNonNull(asked, "asked");
     long seq = ++surrenders;
     if (!noSurrenderAck) {
       pending.computeIfAbsent(lock.server(), k -> new ArrayDeque<>()).addLast(new Pending(seq, lock.path()));
     }
     for (LockRef l : List.copyOf(stored.keySet())) {
       if (l.server().equals(lock.server()) && LockTable.related(l.path(), lock.path())) {
-        Stored s = stored.get(l);
-        boolean own = s.queue != null
-            && s.queue.stream().anyMatch(e -> e.agent().equals(self) && e.path().equals(l.path()));
         forgetQueue(l);
-        if (own && !noSurrenderAck) {
-          awaitingAck.add(l);
-          ackAfter.put(l, seq);
-        }
       }
     }
-    if (!noSurrenderAck) {
-      awaitingAck.add(lock);
-      ackAfter.put(lock, seq);
+    if (noSurrenderAck) {
+      return;
     }
+    for (List<String> p : asked) {
+      if (LockTable.related(p, lock.path())) {
+        LockRef l = new LockRef(p, lock.server());
+        awaitingAck.add(l);
+        ackAfter.put(l, seq);
+      }
+    }
+    awaitingAck.add(lock);
+    ackAfter.put(lock, seq);
   }
 
   /**

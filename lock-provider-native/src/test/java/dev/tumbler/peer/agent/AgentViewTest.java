@@ -9,6 +9,7 @@ import dev.tumbler.lock.TransactionOptions.Quorum;
 import dev.tumbler.peer.agent.LockTable.Mode;
 import dev.tumbler.peer.agent.WaitFor.LockRef;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** An agent's view of its queues: the version rule, the surrender acknowledgement, and quorums. */
@@ -71,7 +72,7 @@ class AgentViewTest {
     server.lock(T2, List.of("x"), Mode.WRITE, 0);
     List<LockTable.Entry> beforeTheMove = server.queue(List.of("x"));
     long sentBeforeTheMove = server.version();
-    view.surrendering(X);
+    view.surrendering(X, Set.of(X.path()));
     assertFalse(view.holds(X, Mode.WRITE), "forgotten at once");
     // the queue the server sent when T2 asked, before it took T1's surrender, still shows T1 holding
     assertFalse(view.offer(X, sentBeforeTheMove, beforeTheMove, null), "not the acknowledgement");
@@ -94,12 +95,13 @@ class AgentViewTest {
     server.lock(T1, ab.path(), Mode.READ, 0);
     server.lock(T1, ac.path(), Mode.READ, 0);
     server.lock(T2, List.of("a"), Mode.WRITE, 0); // waits for both
+    Set<List<String>> asked = Set.of(ab.path(), ac.path());
     AgentView view = new AgentView(T1);
     view.offer(ab, server.version(), server.queue(ab.path()), null);
     view.offer(ac, server.version(), server.queue(ac.path()), null);
     assertTrue(view.holds(ac, Mode.READ));
-    view.surrendering(ab);
-    view.surrendering(ac);
+    view.surrendering(ab, asked);
+    view.surrendering(ac, asked);
     server.surrender(T1, ab.path(), 0);
     List<LockTable.Entry> acAfterTheFirst = server.queue(ac.path());
     assertTrue(acAfterTheFirst.stream().anyMatch(e -> e.path().equals(ac.path()) && e.held()), "still held there");
@@ -110,11 +112,11 @@ class AgentViewTest {
     assertTrue(view.offer(ac, server.version(), server.queue(ac.path()), T1), "the second's acknowledgement");
     assertFalse(view.holds(ac, Mode.READ), "T2 has [a] now");
     // a lost link forgets what was awaited there, and a restatement sends the awaited surrenders again
-    view.surrendering(ab);
+    view.surrendering(ab, asked);
     view.linkLost("n1");
     assertFalse(view.awaitingAck(ab));
-    view.surrendering(ab);
-    view.surrendering(ac);
+    view.surrendering(ab, asked);
+    view.surrendering(ac, asked);
     assertEquals(List.of(ab, ac), view.resendSurrenders("n1"));
     server.surrender(T1, ab.path(), 0);
     assertFalse(view.offer(ac, server.version(), server.queue(ac.path()), T1), "the first resent change's");
@@ -210,13 +212,48 @@ class AgentViewTest {
     long grantOfA = server.version();
     List<LockTable.Entry> aHeld = server.queue(List.of("a"));
     view.offer(a, grantOfA - 1, server.queue(List.of("a")), null);
-    view.surrendering(ab);
+    view.surrendering(ab, Set.of(ab.path(), a.path()));
     assertFalse(view.offer(a, grantOfA, aHeld, null), "the grant of [a] sent before the surrender");
     assertFalse(view.holds(a, Mode.WRITE));
     server.surrender(T1, List.of("a", "b"), 0);
     assertTrue(view.offer(a, server.version(), server.queue(List.of("a")), T1));
     assertTrue(view.offer(ab, server.version(), server.queue(List.of("a", "b")), T1));
     assertFalse(view.awaitingAck(a) || view.awaitingAck(ab));
+  }
+
+  @Test
+  void aSurrenderWaitsForTheAcknowledgementOfARelatedPathAskedForWhoseQueueWasNeverTold() {
+    // seed 995839: T1 holds [a]; it asks for [a,b] and, before the queue of [a,b] reaches it, surrenders [a]. The
+    // server granted [a,b] when the Lock came, and told it; then it took the surrender, which drops [a,b] too, and
+    // granted [a,b] to T2. The grant told before the surrender must not make T1 the holder of [a,b]
+    LockRef a = new LockRef(List.of("a"), "n1");
+    LockRef ab = new LockRef(List.of("a", "b"), "n1");
+    LockTable server = new LockTable();
+    server.lock(T1, a.path(), Mode.WRITE, 0);
+    AgentView view = new AgentView(T1);
+    assertTrue(view.offer(a, server.version(), server.queue(a.path()), null));
+    server.lock(T1, ab.path(), Mode.WRITE, 0);
+    long grantOfAb = server.version();
+    List<LockTable.Entry> abHeld = server.queue(ab.path());
+    assertTrue(abHeld.stream().anyMatch(e -> e.agent().equals(T1) && e.path().equals(ab.path()) && e.held()));
+    view.surrendering(a, Set.of(a.path(), ab.path()));
+    assertTrue(view.awaitingAck(ab), "asked for before the surrender: its queue waits for the acknowledgement");
+    assertFalse(view.offer(ab, grantOfAb, abHeld, null), "the grant of [a,b] sent before the surrender");
+    assertFalse(view.holds(ab, Mode.WRITE));
+    server.lock(T2, ab.path(), Mode.WRITE, 0);
+    Set<List<String>> changed = server.surrender(T1, a.path(), 0);
+    assertTrue(server.queue(ab.path()).stream().anyMatch(e -> e.agent().equals(T2) && e.held()), "T2 has it now");
+    for (LockTable.Info i : server.notifications(changed, T1)) {
+      if (i.to().equals(T1)) {
+        assertTrue(view.offer(new LockRef(i.path(), "n1"), i.version(), i.queue(), T1), "the acknowledgement");
+      }
+    }
+    assertFalse(view.awaitingAck(a) || view.awaitingAck(ab));
+    assertFalse(view.holds(ab, Mode.WRITE));
+    // a path asked for after the surrender waits for nothing: the server tells it no acknowledgement
+    LockRef ac = new LockRef(List.of("a", "c"), "n1");
+    view.surrendering(a, Set.of(a.path(), ab.path()));
+    assertFalse(view.awaitingAck(ac));
   }
 
   @Test
