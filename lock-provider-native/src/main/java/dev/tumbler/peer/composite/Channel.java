@@ -12,7 +12,9 @@ public enum Channel {
   /** The semaphore core. */
   BUCKETS(2, "buckets"),
   /** The transaction core. */
-  AGENT(3, "agent");
+  AGENT(3, "agent"),
+  /** Thin clients and the members they use (CLIENTS.md): a member's gateway, a client's core. */
+  CLIENT(4, "client");
 
   private final byte number;
   private final String label;

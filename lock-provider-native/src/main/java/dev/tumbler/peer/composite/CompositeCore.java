@@ -1,12 +1,16 @@
 package dev.tumbler.peer.composite;
 
+import dev.tumbler.peer.client.ClientGateway;
+import dev.tumbler.peer.client.ClientMessage;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
@@ -30,6 +34,9 @@ import java.util.Objects;
  *       {@code HolderQuery} goes to the lock core.
  *   <li>A view the election core publishes ({@link Observation.View}) is handed to every other core as
  *       {@link Input.View} within the same step, after the election's own outputs.
+ * <li>With a {@link ClientGateway}, the messages of thin clients (channel {@link Channel#CLIENT}) go to it, and it
+ *     turns them into the inputs above, as a local service's; the outputs about its requests become its replies.
+ *     Nothing of an id that is not a member reaches the cores: not its messages, nor its links going up or down.
  * </ul>
  * A composite hosting only the lock core sends exactly the lock core's messages, one envelope byte each.
  * Not thread safe, like every core.
@@ -43,6 +50,10 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
   private final String self;
   /** Where each live request went, and its session (a closed session's requests are forgotten). */
   private final Map<Long, Route> routes = new HashMap<>();
+  private final ClientGateway gateway;
+  /** The gateway's inputs for the cores, run in order after the input that made them. */
+  private final Deque<Input<Envelope>> fromGateway = new ArrayDeque<>();
+  private boolean gatewayTimer;
   private List<Output<Envelope>> out;
 
   private record Route(Channel channel, String session) {}
@@ -51,8 +62,17 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
    * @param cores the hosted cores by channel, each with empty state; must include {@link Channel#LOCK}, and
    *     all must be the same node's
    */
-  @SuppressWarnings("unchecked")
   public CompositeCore(Map<Channel, ? extends ProtocolCore<? extends PeerMessage>> cores) {
+    this(cores, null);
+  }
+
+  /**
+   * @param cores as above
+   * @param gateway the member's side of the client channel, or null for a member that takes no thin clients
+   */
+  @SuppressWarnings("unchecked")
+  public CompositeCore(Map<Channel, ? extends ProtocolCore<? extends PeerMessage>> cores, ClientGateway gateway) {
+    this.gateway = gateway;
     if (!cores.containsKey(Channel.LOCK)) {
       throw new IllegalArgumentException("a composite hosts a lock core: " + cores.keySet());
     }
@@ -84,52 +104,116 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
     return cores.get(Channel.LOCK).algorithm();
   }
 
+  /** The gateway of thin clients, or null; for statistics and tests. */
+  public ClientGateway gateway() {
+    return gateway;
+  }
+
   @Override
   public List<Output<Envelope>> step(long now, Input<Envelope> input) {
     Objects.requireNonNull(input, "input");
     out = new ArrayList<>();
     try {
-      switch (input) {
-        case Input.Message<Envelope> m -> {
-          if (cores.containsKey(m.message().channel())) {
-            deliver(now, m.message().channel(), new Input.Message<>(m.from(), m.message().body()));
-          }
-        }
-        case Input.TimerFired<Envelope> t -> {
-          Channel c = Channel.of((byte) (t.timerId() >>> CHANNEL_SHIFT));
-          if (c != null && cores.containsKey(c)) {
-            deliver(now, c, new Input.TimerFired<>(t.timerId() & LOCAL_TIMER_MASK));
-          }
-        }
-        case Input.Start<Envelope> st -> everyCore(now, new Input.Start<>());
-        case Input.PeerUp<Envelope> u -> everyCore(now, new Input.PeerUp<>(u.peer()));
-        case Input.PeerDown<Envelope> d -> everyCore(now, new Input.PeerDown<>(d.peer()));
-        case Input.CloseSession<Envelope> s -> {
-          routes.values().removeIf(r -> r.session().equals(s.session()));
-          everyCore(now, new Input.CloseSession<>(s.session()));
-        }
-        case Input.Acquire<Envelope> a -> {
-          Channel c = channelFor(a);
-          routes.put(a.requestId(), new Route(c, a.session()));
-          deliver(now, c, new Input.Acquire<>(a.requestId(), a.session(), a.claim(), a.attempt(), a.txId()));
-        }
-        case Input.Release<Envelope> r -> deliver(now, routeOf(routes.remove(r.requestId())),
-            new Input.Release<>(r.requestId()));
-        // after a cancel, nothing more comes about the request: its failure, or nothing if it was granted
-        case Input.Cancel<Envelope> c -> deliver(now, routeOf(routes.remove(c.requestId())),
-            new Input.Cancel<>(c.requestId()));
-        case Input.Renew<Envelope> r -> deliver(now, routeOf(routes.get(r.requestId())),
-            new Input.Renew<>(r.requestId()));
-        case Input.View<Envelope> v -> viewToOthers(now, v.term(), v.leaders(), v.activeUntil());
-        case Input.HolderQuery<Envelope> q -> deliver(now, Channel.LOCK, new Input.HolderQuery<>(q.queryId(), q.name()));
-        case Input.PermitsQuery<Envelope> q -> deliver(now, semaphores(),
-            new Input.PermitsQuery<>(q.queryId(), q.name(), q.limit()));
-        case Input.Begin<Envelope> b -> deliver(now, transactions(), new Input.Begin<>(b.txId(), b.session(), b.options()));
-        case Input.End<Envelope> e -> deliver(now, transactions(), new Input.End<>(e.txId()));
+      apply(now, input);
+      while (!fromGateway.isEmpty()) {
+        apply(now, fromGateway.poll());
+      }
+      if (gateway != null && !gatewayTimer && gateway.sessions() > 0) {
+        gatewayTimer = true;
+        out.add(new Output.SetTimer<>(timerId(Channel.CLIENT, 0), now + gateway.tickNanos()));
       }
       return out;
     } finally {
       out = null;
+      fromGateway.clear();
+    }
+  }
+
+  private boolean client(String id) {
+    return gateway != null && !gateway.isMember(id);
+  }
+
+  private void apply(long now, Input<Envelope> input) {
+    switch (input) {
+      case Input.Message<Envelope> m -> {
+        if (client(m.from())) {
+          if (m.message().channel() == Channel.CLIENT && m.message().body() instanceof ClientMessage c) {
+            ClientGateway.Work<Envelope> work = new ClientGateway.Work<>();
+            gateway.message(now, m.from(), c, work);
+            run(work);
+          }
+        } else if (cores.containsKey(m.message().channel())) {
+          deliver(now, m.message().channel(), new Input.Message<>(m.from(), m.message().body()));
+        }
+      }
+      case Input.TimerFired<Envelope> t -> {
+        Channel c = Channel.of((byte) (t.timerId() >>> CHANNEL_SHIFT));
+        if (c == Channel.CLIENT && gateway != null) {
+          gatewayTimer = false;
+          ClientGateway.Work<Envelope> work = new ClientGateway.Work<>();
+          gateway.tick(now, work);
+          run(work);
+        } else if (c != null && cores.containsKey(c)) {
+          deliver(now, c, new Input.TimerFired<>(t.timerId() & LOCAL_TIMER_MASK));
+        }
+      }
+      case Input.Start<Envelope> st -> everyCore(now, new Input.Start<>());
+      case Input.PeerUp<Envelope> u -> {
+        if (client(u.peer())) {
+          ClientGateway.Work<Envelope> work = new ClientGateway.Work<>();
+          gateway.linkUp(now, u.peer(), work);
+          run(work);
+        } else {
+          everyCore(now, new Input.PeerUp<>(u.peer()));
+        }
+      }
+      case Input.PeerDown<Envelope> d -> {
+        if (!client(d.peer())) {
+          everyCore(now, new Input.PeerDown<>(d.peer()));
+        }
+      }
+      case Input.CloseSession<Envelope> s -> {
+        routes.values().removeIf(r -> r.session().equals(s.session()));
+        everyCore(now, new Input.CloseSession<>(s.session()));
+      }
+      case Input.Acquire<Envelope> a -> {
+        Channel c = channelFor(a);
+        routes.put(a.requestId(), new Route(c, a.session()));
+        deliver(now, c, new Input.Acquire<>(a.requestId(), a.session(), a.claim(), a.attempt(), a.txId()));
+      }
+      case Input.Release<Envelope> r -> deliver(now, routeOf(routes.remove(r.requestId())),
+          new Input.Release<>(r.requestId()));
+      // after a cancel, nothing more comes about the request: its failure, or nothing if it was granted
+      case Input.Cancel<Envelope> c -> deliver(now, routeOf(routes.remove(c.requestId())),
+          new Input.Cancel<>(c.requestId()));
+      case Input.Renew<Envelope> r -> deliver(now, routeOf(routes.get(r.requestId())),
+          new Input.Renew<>(r.requestId()));
+      case Input.View<Envelope> v -> viewToOthers(now, v.term(), v.leaders(), v.activeUntil());
+      case Input.HolderQuery<Envelope> q -> deliver(now, Channel.LOCK, new Input.HolderQuery<>(q.queryId(), q.name()));
+      case Input.PermitsQuery<Envelope> q -> deliver(now, semaphores(),
+          new Input.PermitsQuery<>(q.queryId(), q.name(), q.limit()));
+      case Input.Begin<Envelope> b -> deliver(now, transactions(), new Input.Begin<>(b.txId(), b.session(), b.options()));
+      case Input.End<Envelope> e -> deliver(now, transactions(), new Input.End<>(e.txId()));
+    }
+  }
+
+  /** The gateway's work: its replies sent, its inputs run after the current one. */
+  private void run(ClientGateway.Work<Envelope> work) {
+    for (ClientGateway.Reply r : work.replies()) {
+      out.add(new Output.Send<>(r.to(), new Envelope(Channel.CLIENT, r.message())));
+    }
+    fromGateway.addAll(work.inputs());
+  }
+
+  /** An output about a request, transaction or query: the gateway's when it is of one of its ids, else the driver's. */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void answer(long now, Output<PeerMessage> o, long id) {
+    if (gateway != null && ClientGateway.owns(id)) {
+      ClientGateway.Work<Envelope> work = new ClientGateway.Work<>();
+      gateway.output(now, (Output) o, work);
+      run(work);
+    } else {
+      out.add((Output) o);
     }
   }
 
@@ -177,15 +261,15 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
         case Output.CancelTimer<PeerMessage> t -> out.add(new Output.CancelTimer<>(timerId(channel, t.timerId())));
         case Output.Failed<PeerMessage> f -> {
           routes.remove(f.requestId());
-          out.add((Output) f);
+          answer(now, f, f.requestId());
         }
         case Output.Lost<PeerMessage> l -> {
           if (l.reason() != Output.LostReason.DEADLOCK) { // a surrendered claim is asked for again
             routes.remove(l.requestId());
           }
-          out.add((Output) l);
+          answer(now, l, l.requestId());
         }
-        case Output.TxAborted<PeerMessage> a -> out.add((Output) a);
+        case Output.TxAborted<PeerMessage> a -> answer(now, a, a.txId());
         case Output.Fact<PeerMessage> f -> {
           out.add((Output) f);
           if (channel == Channel.ELECTION && f.observation() instanceof Observation.View v) {
@@ -193,10 +277,10 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
           }
         }
         // grants and renewals carry no message: the same record serves every message type
-        case Output.Granted<PeerMessage> g -> out.add((Output) g);
-        case Output.Renewed<PeerMessage> r -> out.add((Output) r);
-        case Output.Holder<PeerMessage> h -> out.add((Output) h);
-        case Output.Permits<PeerMessage> p -> out.add((Output) p);
+        case Output.Granted<PeerMessage> g -> answer(now, g, g.requestId());
+        case Output.Renewed<PeerMessage> r -> answer(now, r, r.requestId());
+        case Output.Holder<PeerMessage> h -> answer(now, h, h.queryId());
+        case Output.Permits<PeerMessage> p -> answer(now, p, p.queryId());
       }
     }
   }

@@ -5,6 +5,8 @@ import dev.tumbler.peer.buckets.BucketsAlgorithm;
 import dev.tumbler.peer.buckets.BucketsCodec;
 import dev.tumbler.peer.buckets.BucketsCore;
 import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.client.ClientCodec;
+import dev.tumbler.peer.client.ClientGateway;
 import dev.tumbler.peer.core.MessageCodec;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
@@ -26,6 +28,7 @@ public final class Hosting {
 
   private static final ElectionCodec ELECTION_CODEC = new ElectionCodec();
   private static final BucketsCodec BUCKETS_CODEC = new BucketsCodec();
+  private static final ClientCodec CLIENT_CODEC = new ClientCodec();
 
   private Hosting() {}
 
@@ -58,7 +61,9 @@ public final class Hosting {
           context.peerTimeoutNanos(), election.leaderTimeoutNanos(), semaphores.bucketSize(), false,
           context.random()));
     }
-    return new CompositeCore(cores);
+    // every member takes thin clients (CLIENTS.md); the gateway refuses them itself when the algorithm cannot serve
+    return new CompositeCore(cores, new ClientGateway(context.self(), context.peers(), lockAlgorithm.name(),
+        context.leaseNanos(), lockAlgorithm.leased()));
   }
 
   /** The codec of the envelopes a node of {@code lockAlgorithm} alone sends and receives. */
@@ -76,6 +81,7 @@ public final class Hosting {
     if (hostsSemaphores(lockAlgorithm, semaphores)) {
       codecs.put(Channel.BUCKETS, BUCKETS_CODEC);
     }
+    codecs.put(Channel.CLIENT, CLIENT_CODEC);
     return new EnvelopeCodec(codecs);
   }
 

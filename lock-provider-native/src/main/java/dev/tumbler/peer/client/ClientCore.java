@@ -1,0 +1,632 @@
+package dev.tumbler.peer.client;
+
+import dev.tumbler.peer.composite.Channel;
+import dev.tumbler.peer.composite.Envelope;
+import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Output;
+import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.core.TxOptions;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.random.RandomGenerator;
+
+/**
+ * A thin client's core (CLIENTS.md): it takes the inputs a member's core takes and gives the outputs it gives, so the
+ * node runtime and the provider run on it unchanged, but it runs nothing itself: it holds a session with one member,
+ * its home, which runs its requests, and fails over to another when the home is gone.
+ *
+ * <ul>
+ *   <li><b>Trust.</b> A grant is trusted from when the client sent the message the member's reply echoes, for as long
+ *       as the member vouches for the grant and for the session, less 1/32 for the two clocks' rates (D4). It is
+ *       reported with {@code validUntil} that and {@code sentAt = validUntil − T·3/4}, the form every core reports,
+ *       and is lost ({@code Lost}) by the step its window closes unless renewed.
+ *   <li><b>Links.</b> The first message on every new link to the home is {@code Hello}, restating the session (D4b).
+ *       A home down for {@code T/4}, or one that says {@code Gone}, is left for the next member that is up (D5):
+ *       waiting requests are asked for again there, grants are lost, transactions aborted.
+ *   <li><b>No member.</b> With no home up for {@code peerTimeout}, waits fail {@code UNAVAILABLE}; a single attempt
+ *       or a query fails (or answers unknown) at once.
+ * </ul>
+ * Pure: no clock, no I/O; not thread safe, like every core.
+ */
+public final class ClientCore implements ProtocolCore<Envelope> {
+
+  private static final long TICK = 1;
+  private static final long EXPIRY = 2;
+
+  private enum State { WAITING, HELD }
+
+  private static final class Req {
+    final long id;
+    final String localSession;
+    final Claim claim;
+    final boolean attempt;
+    final long tx;
+    State state = State.WAITING;
+    long token;
+    int permits;
+    /** The grant's own end (the member vouches for it until then), by this client's clock. */
+    long grantUntil;
+    /** The end of the window last reported ({@code Granted} or {@code Renewed}). */
+    long reportedUntil;
+    boolean renewAsked;
+    /**
+     * The number of the message that last asked for it (its {@code Acquire}, or a {@code Hello} that restated it
+     * waiting): a grant in a reply that echoes less answers an earlier asking, one this client gave back since.
+     */
+    long askedSeq;
+    /** Granted by the member, but its window had closed when the grant came: renewed before it is told. */
+    boolean untrusted;
+
+    Req(long id, String localSession, Claim claim, boolean attempt, long tx) {
+      this.id = id;
+      this.localSession = localSession;
+      this.claim = claim;
+      this.attempt = attempt;
+      this.tx = tx;
+    }
+  }
+
+  private record Tx(String localSession, TxOptions options) {}
+
+  private record Query(boolean holder, String name, int limit) {}
+
+  /** Test-only mutation: a grant is trusted from when its reply came, not from when the echoed message left. */
+  public boolean mutationTrustFromReply;
+
+  private final String self;
+  private final List<String> members;
+  private final String algorithm;
+  private final long leaseNanos;
+  private final long trustNanos;
+  private final long peerTimeoutNanos;
+  private final RandomGenerator random;
+
+  private final Set<String> up = new HashSet<>();
+  private final Map<Long, Req> reqs = new LinkedHashMap<>();
+  private final Map<Long, Tx> txs = new LinkedHashMap<>();
+  private final Map<Long, Query> queries = new LinkedHashMap<>();
+  /** Send times of this session's messages not yet echoed, and of the latest echoed one. */
+  private final TreeMap<Long, Long> sent = new TreeMap<>();
+
+  private String home;
+  private long session;
+  private long seq;
+  private long sessionUntil = Long.MIN_VALUE;
+  private long lastSent;
+  /** Since when this client has had no home up; MIN while it has one. */
+  private long homelessSince;
+  private boolean started;
+  private boolean ticking;
+  /** The member's last refusal, while it stands: new requests fail with it. */
+  private String refused;
+  private long now;
+  private List<Output<Envelope>> out;
+
+  /**
+   * @param self this client's id
+   * @param members the members it may use, in the order it tries them
+   * @param algorithm the cluster's algorithm, which the members check
+   * @param leaseNanos the cluster's lease term {@code T}, which the members check
+   * @param peerTimeoutNanos how long waits wait for a member to be up
+   * @param random for session numbers
+   */
+  public ClientCore(String self, List<String> members, String algorithm, long leaseNanos, long peerTimeoutNanos,
+      RandomGenerator random) {
+    this.self = Objects.requireNonNull(self, "self");
+    this.members = List.copyOf(members);
+    if (this.members.isEmpty() || this.members.contains(self)) {
+      throw new IllegalArgumentException("a client names at least one member, and is none: " + members);
+    }
+    this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+    if (leaseNanos <= 0 || peerTimeoutNanos <= 0) {
+      throw new IllegalArgumentException("a client's lease term and peer timeout are positive: " + leaseNanos + ", "
+          + peerTimeoutNanos);
+    }
+    this.leaseNanos = leaseNanos;
+    this.trustNanos = leaseNanos / 4 * 3 + leaseNanos % 4 * 3 / 4;
+    this.peerTimeoutNanos = peerTimeoutNanos;
+    this.random = Objects.requireNonNull(random, "random");
+  }
+
+  @Override
+  public String self() {
+    return self;
+  }
+
+  @Override
+  public String algorithm() {
+    return algorithm;
+  }
+
+  /** The member this client's session is with, or null; for statistics and tests. */
+  public String home() {
+    return home;
+  }
+
+  @Override
+  public List<Output<Envelope>> step(long now, Input<Envelope> input) {
+    Objects.requireNonNull(input, "input");
+    this.now = now;
+    out = new ArrayList<>();
+    try {
+      expire();
+      switch (input) {
+        case Input.Start<Envelope> s -> start();
+        case Input.PeerUp<Envelope> u -> peerUp(u.peer());
+        case Input.PeerDown<Envelope> d -> peerDown(d.peer());
+        case Input.TimerFired<Envelope> t -> {
+          if (t.timerId() == TICK) {
+            tick();
+          }
+        }
+        case Input.Message<Envelope> m -> {
+          if (m.message().channel() == Channel.CLIENT && m.from().equals(home)
+              && m.message().body() instanceof ClientMessage.ToClient r && r.session() == session) {
+            reply(r);
+          }
+        }
+        case Input.Acquire<Envelope> a -> acquire(a);
+        case Input.Release<Envelope> r -> release(r.requestId());
+        case Input.Cancel<Envelope> c -> cancel(c.requestId());
+        case Input.Renew<Envelope> r -> renew(r.requestId());
+        case Input.Begin<Envelope> b -> begin(b);
+        case Input.End<Envelope> e -> end(e.txId());
+        case Input.HolderQuery<Envelope> q -> query(q.queryId(), new Query(true, q.name(), 0));
+        case Input.PermitsQuery<Envelope> q -> query(q.queryId(), new Query(false, q.name(), q.limit()));
+        case Input.CloseSession<Envelope> c -> closeSession(c.session());
+        case Input.View<Envelope> v -> { }
+      }
+      armExpiry();
+      armTick();
+      return out;
+    } finally {
+      out = null;
+    }
+  }
+
+  // ------------------------------------------------------------------ links and sessions
+
+  private void start() {
+    started = true;
+    homelessSince = now;
+    newSession();
+  }
+
+  /**
+   * The timer runs while the client has something in its session (requests, transactions, queries): it keeps the
+   * session alive and fails over. An idle client sets no timer (its session lapses at the member, and the next request
+   * opens another), so that a process holding an idle client costs its member nothing.
+   */
+  private void armTick() {
+    if (!ticking && started && (!reqs.isEmpty() || !txs.isEmpty() || !queries.isEmpty())) {
+      ticking = true;
+      out.add(new Output.SetTimer<>(TICK, now + tickNanos()));
+    }
+  }
+
+  private long tickNanos() {
+    return Math.max(1, leaseNanos / 16);
+  }
+
+  private void newSession() {
+    long s;
+    do {
+      s = random.nextLong();
+    } while (s == 0 || s == session);
+    session = s;
+    seq = 0;
+    sent.clear();
+    sessionUntil = Long.MIN_VALUE;
+  }
+
+  private boolean linked() {
+    return home != null && up.contains(home);
+  }
+
+  private void peerUp(String p) {
+    if (!members.contains(p)) {
+      return;
+    }
+    up.add(p);
+    if (home == null) {
+      home = p;
+    }
+    if (p.equals(home)) {
+      homelessSince = Long.MIN_VALUE;
+      hello();
+    }
+  }
+
+  private void peerDown(String p) {
+    up.remove(p);
+    if (p.equals(home) && homelessSince == Long.MIN_VALUE) {
+      homelessSince = now;
+    }
+  }
+
+  /** The first message on a new link to the home: the session, and everything in it. */
+  private void hello() {
+    List<ClientMessage.Asked> asked = new ArrayList<>();
+    for (Req r : reqs.values()) {
+      asked.add(new ClientMessage.Asked(r.id, r.claim, r.attempt, r.tx, r.state == State.HELD));
+    }
+    List<ClientMessage.Open> open = new ArrayList<>();
+    txs.forEach((id, t) -> open.add(new ClientMessage.Open(id, t.options())));
+    send(new ClientMessage.Hello(session, ++seq, algorithm, leaseNanos, asked, open));
+    for (Req r : reqs.values()) {
+      if (r.state == State.WAITING) {
+        r.askedSeq = seq; // a grant the member has is told again in answer to this
+        r.untrusted = false;
+      }
+    }
+    // what waits for an answer that may have been lost with the old link
+    for (Req r : reqs.values()) {
+      if (r.renewAsked) {
+        send(new ClientMessage.Renew(session, ++seq, r.id));
+      }
+    }
+    queries.forEach(this::askQuery);
+  }
+
+  private void send(ClientMessage.ToMember m) {
+    if (!linked()) {
+      return;
+    }
+    sent.put(m.seq(), now);
+    lastSent = now;
+    out.add(new Output.Send<>(home, new Envelope(Channel.CLIENT, m)));
+  }
+
+  private void tick() {
+    ticking = false;
+    if (homelessSince != Long.MIN_VALUE) {
+      String next = nextHome();
+      if (next != null && (home == null || !up.contains(home)) && now - homelessSince >= leaseNanos / 4) {
+        failover(next, "member " + home + " unreachable for " + (now - homelessSince) / 1_000_000 + " ms");
+      } else if (now - homelessSince >= peerTimeoutNanos) {
+        unavailable();
+      }
+    }
+    if (linked() && now - lastSent >= leaseNanos / 4) {
+      send(new ClientMessage.Ping(session, ++seq));
+    }
+  }
+
+  /** The first member up after the home, in the order given; null when none is. */
+  private String nextHome() {
+    int from = home == null ? -1 : members.indexOf(home);
+    for (int i = 1; i <= members.size(); i++) {
+      String m = members.get(Math.floorMod(from + i, members.size()));
+      if (up.contains(m)) {
+        return m;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Leaves the home for {@code next} in a new session: grants are lost (nothing can renew them now), transactions
+   * aborted; waiting requests and queries are asked again there.
+   */
+  private void failover(String next, String why) {
+    String detail = "thin client " + self + ": " + why + "; session moved to " + next;
+    for (Req r : List.copyOf(reqs.values())) {
+      if (r.state == State.HELD && r.tx == 0) {
+        reqs.remove(r.id);
+        out.add(new Output.Lost<>(r.id, r.claim.name(), Output.LostReason.CONNECTION_LOST, detail));
+      }
+    }
+    for (Long tx : List.copyOf(txs.keySet())) {
+      abortTx(tx, Output.Failure.UNAVAILABLE, Set.of(home == null ? next : home), detail);
+    }
+    home = next;
+    newSession();
+    homelessSince = Long.MIN_VALUE;
+    hello();
+  }
+
+  /** No home for {@code peerTimeout}: waits fail, transactions abort. */
+  private void unavailable() {
+    Set<String> missing = Set.copyOf(members);
+    String detail = "thin client " + self + ": no member reachable for " + peerTimeoutNanos / 1_000_000 + " ms";
+    for (Long tx : List.copyOf(txs.keySet())) {
+      abortTx(tx, Output.Failure.UNAVAILABLE, missing, detail);
+    }
+    for (Req r : List.copyOf(reqs.values())) {
+      if (r.state == State.WAITING) {
+        reqs.remove(r.id);
+        out.add(new Output.Failed<>(r.id, r.claim.name(), Output.Failure.UNAVAILABLE, missing, detail));
+      }
+    }
+  }
+
+  /** Ends transaction {@code tx}: its held claims lost, its waiting ones failed, then the transaction aborted. */
+  private void abortTx(long tx, Output.Failure failure, Set<String> missing, String detail) {
+    if (txs.remove(tx) == null) {
+      return;
+    }
+    Output.LostReason lost = failure == Output.Failure.DEADLOCK ? Output.LostReason.DEADLOCK
+        : Output.LostReason.CONNECTION_LOST;
+    for (Req r : List.copyOf(reqs.values())) {
+      if (r.tx == tx) {
+        reqs.remove(r.id);
+        out.add(r.state == State.HELD ? new Output.Lost<>(r.id, r.claim.name(), lost, detail)
+            : new Output.Failed<>(r.id, r.claim.name(), failure, missing, detail));
+      }
+    }
+    out.add(new Output.TxAborted<>(tx, failure, missing, detail));
+  }
+
+  // ------------------------------------------------------------------ trust
+
+  /** Every grant whose reported window has closed by now is lost. */
+  private void expire() {
+    if (!started) {
+      return;
+    }
+    for (Req r : List.copyOf(reqs.values())) {
+      if (r.state == State.HELD && r.reportedUntil <= now) {
+        lose(r, linked() ? Output.LostReason.EXPIRED : Output.LostReason.CONNECTION_LOST,
+            "thin client " + self + ": the grant was not renewed in time" + (linked() ? "" : " (member " + home
+                + " unreachable)"));
+      }
+    }
+  }
+
+  private void lose(Req r, Output.LostReason reason, String detail) {
+    reqs.remove(r.id);
+    out.add(new Output.Lost<>(r.id, r.claim.name(), reason, detail));
+    if (r.tx == 0) {
+      send(new ClientMessage.Release(session, ++seq, r.id)); // a transaction's claims go with its end
+    }
+  }
+
+  private void armExpiry() {
+    long at = Long.MAX_VALUE;
+    for (Req r : reqs.values()) {
+      if (r.state == State.HELD) {
+        at = Math.min(at, r.reportedUntil);
+      }
+    }
+    out.add(at == Long.MAX_VALUE ? new Output.CancelTimer<>(EXPIRY) : new Output.SetTimer<>(EXPIRY, at));
+  }
+
+  /** Until when a reply echoing {@code echo} lets this client trust what it vouches for {@code vouched} nanoseconds. */
+  private long trustedUntil(long echo, long vouched) {
+    Map.Entry<Long, Long> e = sent.floorEntry(echo);
+    if (e == null) {
+      return Long.MIN_VALUE;
+    }
+    long v = vouched == Long.MAX_VALUE ? trustNanos : Math.min(vouched, trustNanos);
+    return (mutationTrustFromReply ? now : e.getValue()) + v - v / 32;
+  }
+
+  // ------------------------------------------------------------------ replies
+
+  private void reply(ClientMessage.ToClient r) {
+    long until = trustedUntil(r.echo(), r.sessionFor());
+    sessionUntil = Math.max(sessionUntil, until);
+    // keep the send time of the latest echoed message, forget the older ones
+    sent.headMap(r.echo(), false).clear();
+    switch (r) {
+      case ClientMessage.Welcome w -> refused = null;
+      case ClientMessage.Refused x -> {
+        refused = "member " + home + " refused this client: " + x.reason();
+        for (Long tx : List.copyOf(txs.keySet())) {
+          abortTx(tx, Output.Failure.REFUSED, Set.of(), refused);
+        }
+        for (Req q : List.copyOf(reqs.values())) {
+          reqs.remove(q.id);
+          if (q.state == State.HELD) {
+            out.add(new Output.Lost<>(q.id, q.claim.name(), Output.LostReason.REVOKED, refused));
+          } else {
+            out.add(new Output.Failed<>(q.id, q.claim.name(), Output.Failure.REFUSED, Set.of(), refused));
+          }
+        }
+      }
+      case ClientMessage.Gone g -> // a new session at the same member: it answers (one going away closes the link)
+          failover(home, "member " + home + ": " + g.reason());
+      case ClientMessage.Granted g -> granted(g);
+      case ClientMessage.Renewed n -> {
+        Req q = reqs.get(n.req());
+        if (q != null && q.state == State.WAITING && q.untrusted) {
+          q.grantUntil = Math.max(q.grantUntil, trustedUntil(n.echo(), n.validFor()));
+          tell(q);
+        } else if (q != null && q.state == State.HELD) {
+          q.grantUntil = Math.max(q.grantUntil, trustedUntil(n.echo(), n.validFor()));
+          q.renewAsked = false;
+          // a window never shrinks (nor does its sentAt go back): an answer that vouches for less says so much
+          q.reportedUntil = Math.max(q.reportedUntil, Math.min(q.grantUntil, sessionUntil));
+          out.add(new Output.Renewed<>(q.id, q.reportedUntil - trustNanos, q.reportedUntil));
+        }
+      }
+      case ClientMessage.Failed f -> {
+        Req q = reqs.remove(f.req());
+        if (q != null) {
+          out.add(new Output.Failed<>(q.id, q.claim.name(), f.failure(), f.missing(), f.detail()));
+        }
+      }
+      case ClientMessage.Lost l -> {
+        Req q = reqs.get(l.req());
+        if (q != null && q.state == State.WAITING && l.reason() != Output.LostReason.DEADLOCK) {
+          // granted and lost before this client could trust the grant (its reply was lost with a link, or slow): a
+          // plain request is asked for again; a transaction's claim fails (its transaction can hold it no more)
+          q.untrusted = false;
+          if (q.tx == 0) {
+            ask(q);
+          } else {
+            reqs.remove(q.id);
+            out.add(new Output.Failed<>(q.id, q.claim.name(), Output.Failure.UNAVAILABLE, Set.of(),
+                "thin client " + self + ": " + l.reason() + " at member " + home + " before it was told: " + l.detail()));
+          }
+        } else if (q != null && q.state == State.HELD) {
+          if (l.reason() == Output.LostReason.DEADLOCK && q.tx != 0) {
+            q.state = State.WAITING; // surrendered: the member asks for it again
+            q.renewAsked = false;
+            out.add(new Output.Lost<>(q.id, q.claim.name(), l.reason(), l.detail()));
+          } else {
+            reqs.remove(q.id);
+            out.add(new Output.Lost<>(q.id, q.claim.name(), l.reason(), l.detail()));
+          }
+        }
+      }
+      case ClientMessage.TxAborted a -> abortTx(a.tx(), a.failure(), a.missing(), a.detail());
+      case ClientMessage.Holder h -> {
+        if (queries.remove(h.q()) != null) {
+          out.add(new Output.Holder<>(h.q(), h.name(), h.tag()));
+        }
+      }
+      case ClientMessage.Permits p -> {
+        if (queries.remove(p.q()) != null) {
+          out.add(new Output.Permits<>(p.q(), p.name(), p.available()));
+        }
+      }
+      case ClientMessage.Pong p -> { }
+      case ClientMessage.Again a -> hello();
+    }
+  }
+
+  private void granted(ClientMessage.Granted g) {
+    Req q = reqs.get(g.req());
+    if (q == null) {
+      send(new ClientMessage.Release(session, ++seq, g.req())); // cancelled or released meanwhile
+      return;
+    }
+    if (q.state == State.HELD || g.echo() < q.askedSeq) {
+      return; // told already, or the answer to an asking given back since (the member had it released then)
+    }
+    q.token = g.token();
+    q.permits = g.permits();
+    q.grantUntil = trustedUntil(g.echo(), g.validFor());
+    tell(q);
+  }
+
+  /**
+   * Tells the driver of a grant the member made, if its window is still open by this client's clock; else the grant
+   * is renewed first (it came too late to trust: the member's window was nearly over when it told it, or the reply
+   * was slow), and told once a renewal opens a window again.
+   */
+  private void tell(Req q) {
+    long until = Math.min(q.grantUntil, sessionUntil);
+    if (until <= now) {
+      q.untrusted = true;
+      send(new ClientMessage.Renew(session, ++seq, q.id));
+      return;
+    }
+    q.untrusted = false;
+    q.state = State.HELD;
+    q.reportedUntil = until;
+    out.add(new Output.Granted<>(q.id, q.claim.name(), q.token, q.permits, until - trustNanos, until));
+  }
+
+  // ------------------------------------------------------------------ the driver's inputs
+
+  private void acquire(Input.Acquire<Envelope> a) {
+    if (reqs.containsKey(a.requestId())) {
+      throw new IllegalStateException("request id " + a.requestId() + " is already in use");
+    }
+    if (refused != null) {
+      out.add(new Output.Failed<>(a.requestId(), a.claim().name(), Output.Failure.REFUSED, Set.of(), refused));
+      return;
+    }
+    if (a.txId() != 0 && !txs.containsKey(a.txId())) {
+      out.add(new Output.Failed<>(a.requestId(), a.claim().name(), Output.Failure.CANCELLED, Set.of(),
+          "transaction " + a.txId() + " has ended"));
+      return;
+    }
+    if (!linked() && a.attempt()) {
+      out.add(new Output.Failed<>(a.requestId(), a.claim().name(), Output.Failure.UNAVAILABLE,
+          Set.copyOf(members), "thin client " + self + ": no member reachable at the attempt"));
+      return;
+    }
+    Req r = new Req(a.requestId(), a.session(), a.claim(), a.attempt(), a.txId());
+    reqs.put(r.id, r);
+    ask(r);
+  }
+
+  /** Asks the home for {@code r} (again). */
+  private void ask(Req r) {
+    send(new ClientMessage.Acquire(session, ++seq, r.id, r.claim, r.attempt, r.tx));
+    r.askedSeq = seq;
+  }
+
+  private void release(long id) {
+    if (reqs.remove(id) != null) {
+      send(new ClientMessage.Release(session, ++seq, id));
+    }
+  }
+
+  /** A waiting request fails {@code CANCELLED}; one granted meanwhile is released, and nothing more is said. */
+  private void cancel(long id) {
+    Req r = reqs.remove(id);
+    if (r == null) {
+      return;
+    }
+    send(new ClientMessage.Release(session, ++seq, id)); // the member releases a grant, cancels a wait
+    if (r.state == State.WAITING) {
+      out.add(new Output.Failed<>(id, r.claim.name(), Output.Failure.CANCELLED,
+          linked() ? Set.of() : Set.of(home == null ? members.get(0) : home), ""));
+    }
+  }
+
+  private void renew(long id) {
+    Req r = reqs.get(id);
+    if (r == null || r.state != State.HELD) {
+      out.add(new Output.Lost<>(id, r == null ? "" : r.claim.name(), Output.LostReason.REVOKED, "not held"));
+      return;
+    }
+    r.renewAsked = true;
+    send(new ClientMessage.Renew(session, ++seq, id));
+  }
+
+  private void begin(Input.Begin<Envelope> b) {
+    if (refused != null) {
+      out.add(new Output.TxAborted<>(b.txId(), Output.Failure.REFUSED, Set.of(), refused));
+      return;
+    }
+    txs.put(b.txId(), new Tx(b.session(), b.options()));
+    send(new ClientMessage.Begin(session, ++seq, b.txId(), b.options()));
+  }
+
+  private void end(long tx) {
+    if (txs.remove(tx) != null) {
+      reqs.values().removeIf(r -> r.tx == tx);
+      send(new ClientMessage.End(session, ++seq, tx));
+    }
+  }
+
+  private void query(long id, Query q) {
+    if (!linked()) {
+      out.add(q.holder() ? new Output.Holder<>(id, q.name(), "") : new Output.Permits<>(id, q.name(), q.limit()));
+      return;
+    }
+    queries.put(id, q);
+    askQuery(id, q);
+  }
+
+  private void askQuery(long id, Query q) {
+    send(q.holder() ? new ClientMessage.HolderQuery(session, ++seq, id, q.name())
+        : new ClientMessage.PermitsQuery(session, ++seq, id, q.name(), q.limit()));
+  }
+
+  private void closeSession(String local) {
+    for (Map.Entry<Long, Tx> e : List.copyOf(txs.entrySet())) {
+      if (e.getValue().localSession().equals(local)) {
+        end(e.getKey());
+      }
+    }
+    for (Req r : List.copyOf(reqs.values())) {
+      if (r.localSession.equals(local)) {
+        reqs.remove(r.id);
+        send(new ClientMessage.Release(session, ++seq, r.id));
+      }
+    }
+  }
+}
