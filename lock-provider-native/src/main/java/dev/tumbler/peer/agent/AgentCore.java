@@ -11,6 +11,7 @@ import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.core.RemoteSessions;
 import dev.tumbler.peer.core.TxOptions;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -73,6 +74,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   boolean mutationNoSurrenderAck;
   /** Test-only mutation: the victim of a cycle is its smallest agent, not its largest. */
   boolean mutationSmallestSurrenders;
+  /** Test-only mutation: a thin client's told claim is surrendered at once, as a local one is (CLIENTS.md D10). */
+  public boolean mutationSurrenderRemoteAtOnce;
   /** Test-only mutation: an agent chosen on a cycle aborts even when the lock there was not reported held. */
   boolean mutationAbortUntold;
 
@@ -165,11 +168,18 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
      * claim's entry).
      */
     boolean lostForGood;
+    /** A thin client's (CLIENTS.md D10): what it was told it holds is taken from it only once its window closed. */
+    final boolean remoteHolder;
+    /** A surrender chosen while the thin client may still trust a told claim it takes: made at {@link #deferredUntil}. */
+    LockRef deferred;
+    List<Node> deferredCycle;
+    long deferredUntil;
 
     Agent(AgentId id, long txId, String session, TxOptions options) {
       this.id = id;
       this.txId = txId;
       this.session = session;
+      this.remoteHolder = RemoteSessions.remote(session);
       this.abortOnDeadlock = options.abortOnDeadlock();
       this.quorum = options.quorum();
       this.nodes = options.nodes().isEmpty() ? members : options.nodes();
@@ -850,6 +860,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         }
         continue;
       }
+      if (deferring(a, r)) {
+        continue; // its surrender is chosen and waits for the thin client's window: not told again meanwhile
+      }
       if (!met || a.lostForGood) {
         r.stampT = -1;
         r.freshSentAt = Long.MAX_VALUE;
@@ -1010,7 +1023,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     if (r.agent.plain() && reason == Output.LostReason.EXPIRED) {
       lapse(r.agent);
     } else if (r.agent.plain()) {
-      endAgent(r.agent);
+      endAgentAfter(r.agent, r.agent.remoteHolder && !mutationSurrenderRemoteAtOnce ? r.validUntil : now);
     } else if (!again) {
       r.done = true;
       r.agent.lostForGood = true;
@@ -1034,7 +1047,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       // another) gives way by the yield rule, to the older claims, not as the cycle's youngest: surrendering as the
       // youngest, over and over as new claims arrive, it keeps the servers granting different claims.
       boolean splitOnly = a.plain() && res.cycle().stream().allMatch(n -> n.lock().path().equals(a.reqs.get(0).path));
-      if (victim.agent().equals(a.id) && !splitOnly) {
+      if (victim.agent().equals(a.id) && !splitOnly && a.deferred == null) {
         resolve(a, victim, res.cycle());
         return;
       }
@@ -1123,7 +1136,31 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
           + " at " + lock.server());
       return;
     }
-    List<Entry> queue = a.view.known().get(lock);
+    if (a.remoteHolder && told && !mutationSurrenderRemoteAtOnce) {
+      // CLIENTS.md D10: the thin client trusts its told claims until their windows close, and hears of their loss
+      // over the network: they are lost now, and the servers take them only when those windows have closed
+      long until = now;
+      for (Req r : List.copyOf(a.reqs)) {
+        if (!r.done && r.told && LockTable.related(r.path, lock.path())) {
+          until = Math.max(until, r.validUntil);
+          lose(r, Output.LostReason.DEADLOCK);
+        }
+      }
+      if (!agents.containsKey(a.id)) {
+        return; // a plain lock's loss ended it, its servers told once its window closed
+      }
+      a.deferred = lock;
+      a.deferredCycle = List.copyOf(cycle);
+      a.deferredUntil = until;
+      a.dirty = true;
+      return;
+    }
+    surrender(a, lock, cycle, told);
+  }
+
+  /** {@code a} surrenders {@code lock}, a deadlock's victim, and tells the other agents of {@code cycle}. */
+  private void surrender(Agent a, LockRef lock, List<Node> cycle, boolean told) {
+    List<Entry> queue = a.view.known().getOrDefault(lock, List.of());
     long version = a.view.version(lock);
     surrenders++;
     sendTo(lock.server(), new AgentMessage.Surrender(tick1(), a.id, lock.path(), version));
@@ -1150,10 +1187,21 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     }
   }
 
+  /** Whether {@code r} is a claim a deferred surrender of its agent takes. */
+  private static boolean deferring(Agent a, Req r) {
+    return a.deferred != null && a.nodes.contains(a.deferred.server()) && LockTable.related(r.path, a.deferred.path());
+  }
+
   /** {@code a} ends by its own choice: its pending claims fail, its held ones are lost, the servers let go. */
   private void abort(Agent a, Output.Failure failure, Set<String> missing, String detail) {
     Output.LostReason lost = failure == Output.Failure.DEADLOCK ? Output.LostReason.DEADLOCK
         : Output.LostReason.CONNECTION_LOST;
+    long until = now;
+    for (Req r : a.reqs) {
+      if (!r.done && r.told) {
+        until = Math.max(until, r.validUntil);
+      }
+    }
     for (Req r : a.reqs) {
       if (r.done) {
         continue;
@@ -1167,7 +1215,29 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     if (!a.plain()) {
       out.add(new Output.TxAborted<>(a.txId, failure, missing, detail));
     }
-    endAgent(a);
+    endAgentAfter(a, a.remoteHolder && !mutationSurrenderRemoteAtOnce ? until : now);
+  }
+
+  /**
+   * Ends {@code a} here at once and at its servers at {@code at}: a thin client's told claims are taken from it only
+   * once their windows closed (CLIENTS.md D10). Until then its servers keep its entries, and a restatement lists them.
+   */
+  private void endAgentAfter(Agent a, long at) {
+    if (at <= now || a.asked.isEmpty()) {
+      endAgent(a);
+      return;
+    }
+    if (agents.remove(a.id) == null) {
+      return;
+    }
+    if (!a.plain()) {
+      txs.remove(a.txId);
+    }
+    for (Req r : a.reqs) {
+      r.done = true;
+      requests.remove(r.id);
+    }
+    lapsing.put(a.id, new Lapse(a, at));
   }
 
   /** {@code a} is gone: every server of it lets its entries go; no output. */
@@ -1327,6 +1397,19 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       if (!agents.containsKey(a.id)) {
         continue;
       }
+      if (a.deferred != null && now >= a.deferredUntil) {
+        LockRef lock = a.deferred;
+        List<Node> cycle = a.deferredCycle;
+        a.deferred = null;
+        a.deferredCycle = null;
+        a.dirty = true;
+        if (!a.view.awaitingAck(lock)) {
+          surrender(a, lock, cycle, true);
+          if (!agents.containsKey(a.id)) {
+            continue;
+          }
+        }
+      }
       if (now >= a.nextRenewAt) {
         renewAt(a);
         // while it waits: forwarded queues past their time are forgotten, and it analyses and forwards again, so
@@ -1370,6 +1453,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     for (Agent a : agents.values()) {
       if (a.remote() || a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
         next = Math.min(next, a.nextRenewAt);
+      }
+      if (a.deferred != null) {
+        next = Math.min(next, a.deferredUntil);
       }
       boolean live = false;
       for (Req r : a.reqs) {
