@@ -174,6 +174,9 @@ public final class Simulation<M extends PeerMessage> {
   private final CoreFactory<M> factory;
   private final MessageCodec<M> codec;
   private final long leaseNanos;
+  /** Thin client nodes ({@code c0}, {@code c1}, ...) beside the members, and what makes their cores; 0 and null for none. */
+  private final int clients;
+  private final CoreFactory<M> clientFactory;
 
   /**
    * A simulation of cores whose grants have no term.
@@ -193,10 +196,30 @@ public final class Simulation<M extends PeerMessage> {
    * @param leaseNanos the term {@code T} the cores were given for their grants; 0 when grants have none
    */
   public Simulation(SimulationConfig config, CoreFactory<M> factory, MessageCodec<M> codec, long leaseNanos) {
+    this(config, factory, codec, leaseNanos, 0, null);
+  }
+
+  private Simulation(SimulationConfig config, CoreFactory<M> factory, MessageCodec<M> codec, long leaseNanos,
+      int clients, CoreFactory<M> clientFactory) {
     this.config = config;
     this.factory = factory;
     this.codec = codec;
     this.leaseNanos = leaseNanos;
+    this.clients = clients;
+    this.clientFactory = clientFactory;
+  }
+
+  /**
+   * This simulation with {@code count} thin client nodes ({@code c0}, ...) beside the members, each made by
+   * {@code clientFactory} (its {@code peers} are the members, in order). Clients ask for locks, crash, restart, pause
+   * and lose their links to members; their ops are drawn after the members', from a generator of their own, so that
+   * the members' ops of a seed are the same with clients or without.
+   */
+  public Simulation<M> withClients(int count, CoreFactory<M> clientFactory) {
+    if (count < 1 || count > 8) {
+      throw new IllegalArgumentException("1 to 8 client nodes, not " + count);
+    }
+    return new Simulation<>(config, factory, codec, leaseNanos, count, java.util.Objects.requireNonNull(clientFactory));
   }
 
   /**
@@ -299,62 +322,104 @@ public final class Simulation<M extends PeerMessage> {
       } else if (config.closes() && dice >= 95) {
         ops.add(new Op.CloseSession(at, node, r.nextInt(config.sessionsPerNode())));
       } else {
-        String name = "L" + r.nextInt(names);
-        if (config.workload().sticky()) {
-          Integer last = lastNode.put(name, node);
-          if (last != null && r.nextBoolean()) {
-            node = last;
-            lastNode.put(name, node);
-          }
-        }
-        Claim claim = config.workload().claim(r, name);
-        long hold = config.workload().hold(r, leaseNanos);
-        long wait = -1;
-        boolean attempt = false;
-        if (config.timeouts()) {
-          int w = r.nextInt(10);
-          if (w < 3) {
-            wait = (1 + r.nextInt(300)) * MS;
-          } else if (w < 5) {
-            wait = 0;
-            attempt = true;
-          }
-        }
-        int session = r.nextInt(config.sessionsPerNode());
-        if (config.workload().transactions() && r.nextInt(4) == 0) {
-          // a plain lock on a root among the transactions: it conflicts with every path below it, so that cycles
-          // through plain claims (which give way to older claims rather than by the analysis alone) are tried too
-          Claim plain = r.nextBoolean() ? Claim.exclusive("L" + r.nextInt(names)) : Claim.read("L" + r.nextInt(names));
-          ops.add(new Op.Acquire(at, node, session, plain, hold, wait, attempt, config.workload().renews(r)));
-          continue;
-        }
-        if (config.workload().transactions()) {
-          // one in four claims its paths on one node (a lock server of its own: those are told on that server's
-          // word alone), under roots of their own, since claims over other sets of nodes do not exclude them
-          int on = nodes < 2 ? -1 : config.workload() == Workload.TRANSACTIONS_ONE_SERVER ? 0
-              : r.nextInt(4) == 0 ? r.nextInt(nodes) : -1;
-          String suffix = on < 0 ? "" : "@n" + on;
-          List<Claim> claims = new ArrayList<>();
-          List<Long> gaps = new ArrayList<>();
-          int k = 1 + r.nextInt(3);
-          for (int c = 0; c < k; c++) {
-            Claim next = c > 0 && r.nextInt(6) == 0 && claims.get(c - 1).mode() == Claim.Mode.READ
-                ? Claim.tx(claims.get(c - 1).path(), Claim.Mode.WRITE) // an upgrade
-                : config.workload().claim(r, "L" + r.nextInt(names) + suffix);
-            claims.add(next);
-            gaps.add(c == 0 ? 0 : r.nextLong(20 * MS));
-          }
-          // one in three needs every node: those claims are told with no stamp round (a write's token is the
-          // largest of its servers' versions), so what the agent believes of its queues decides alone
-          ops.add(new Op.Transaction(at, node, session, claims, gaps, hold, r.nextInt(3) == 0,
-              config.workload().renews(r), r.nextInt(3) == 0 ? Quorum.ALL : Quorum.MAJORITY, on));
-          continue;
-        }
-        ops.add(new Op.Acquire(at, node, session, claim, hold, wait, attempt, config.workload().renews(r)));
+        workOp(r, ops, at, node, nodes, names, lastNode);
       }
+    }
+    if (clients > 0) {
+      clientOps(seed, ops, nodes, names, start, span);
     }
     ops.sort(Comparator.comparingLong(Op::at));
     return List.copyOf(ops);
+  }
+
+  /** An op that asks for something: a lock, or a transaction, as the workload says (drawn from {@code r}). */
+  private void workOp(SplittableRandom r, List<Op> ops, long at, int node, int nodes, int names,
+      Map<String, Integer> lastNode) {
+    String name = "L" + r.nextInt(names);
+    if (config.workload().sticky()) {
+      Integer last = lastNode.put(name, node);
+      if (last != null && r.nextBoolean()) {
+        node = last;
+        lastNode.put(name, node);
+      }
+    }
+    Claim claim = config.workload().claim(r, name);
+    long hold = config.workload().hold(r, leaseNanos);
+    long wait = -1;
+    boolean attempt = false;
+    if (config.timeouts()) {
+      int w = r.nextInt(10);
+      if (w < 3) {
+        wait = (1 + r.nextInt(300)) * MS;
+      } else if (w < 5) {
+        wait = 0;
+        attempt = true;
+      }
+    }
+    int session = r.nextInt(config.sessionsPerNode());
+    if (config.workload().transactions() && r.nextInt(4) == 0) {
+      // a plain lock on a root among the transactions: it conflicts with every path below it, so that cycles
+      // through plain claims (which give way to older claims rather than by the analysis alone) are tried too
+      Claim plain = r.nextBoolean() ? Claim.exclusive("L" + r.nextInt(names)) : Claim.read("L" + r.nextInt(names));
+      ops.add(new Op.Acquire(at, node, session, plain, hold, wait, attempt, config.workload().renews(r)));
+      return;
+    }
+    if (config.workload().transactions()) {
+      // one in four claims its paths on one node (a lock server of its own: those are told on that server's
+      // word alone), under roots of their own, since claims over other sets of nodes do not exclude them
+      int on = nodes < 2 ? -1 : config.workload() == Workload.TRANSACTIONS_ONE_SERVER ? 0
+          : r.nextInt(4) == 0 ? r.nextInt(nodes) : -1;
+      String suffix = on < 0 ? "" : "@n" + on;
+      List<Claim> claims = new ArrayList<>();
+      List<Long> gaps = new ArrayList<>();
+      int k = 1 + r.nextInt(3);
+      for (int c = 0; c < k; c++) {
+        Claim next = c > 0 && r.nextInt(6) == 0 && claims.get(c - 1).mode() == Claim.Mode.READ
+            ? Claim.tx(claims.get(c - 1).path(), Claim.Mode.WRITE) // an upgrade
+            : config.workload().claim(r, "L" + r.nextInt(names) + suffix);
+        claims.add(next);
+        gaps.add(c == 0 ? 0 : r.nextLong(20 * MS));
+      }
+      // one in three needs every node: those claims are told with no stamp round (a write's token is the
+      // largest of its servers' versions), so what the agent believes of its queues decides alone
+      ops.add(new Op.Transaction(at, node, session, claims, gaps, hold, r.nextInt(3) == 0,
+          config.workload().renews(r), r.nextInt(3) == 0 ? Quorum.ALL : Quorum.MAJORITY, on));
+      return;
+    }
+    ops.add(new Op.Acquire(at, node, session, claim, hold, wait, attempt, config.workload().renews(r)));
+  }
+
+  /**
+   * The thin clients' ops of {@code seed}: requests of every kind from the clients, and their faults (a client
+   * crashed, restarted or paused; a link between a client and a member cut, healed or flapping), from a generator of
+   * their own.
+   */
+  private void clientOps(long seed, List<Op> ops, int nodes, int names, long start, long span) {
+    SplittableRandom r = new SplittableRandom(seed * 0x2545F4914F6CDD1DL + 0xC11E);
+    int count = config.minOps() + r.nextInt(config.maxOps() - config.minOps() + 1);
+    Map<String, Integer> lastNode = new HashMap<>();
+    for (int i = 0; i < count; i++) {
+      long at = start + r.nextLong(span);
+      int client = nodes + r.nextInt(clients);
+      int member = r.nextInt(nodes);
+      int dice = r.nextInt(100);
+      if (config.faults() && dice < 25) {
+        ops.add(switch (dice / 5) {
+          case 0 -> new Op.Crash(at, client);
+          case 1 -> new Op.Restart(at, client);
+          case 2 -> new Op.Cut(at, client, member);
+          case 3 -> new Op.Heal(at, client, member);
+          default -> new Op.Flap(at, client, member, 1 + r.nextLong(config.leaseNanos() > 0 ? config.leaseNanos()
+              : 2 * config.maxDelayNanos()));
+        });
+      } else if (config.maxPauseNanos() > 0 && dice < 28) {
+        ops.add(new Op.Pause(at, client, 1 + r.nextLong(config.maxPauseNanos())));
+      } else if (config.closes() && dice < 30) {
+        ops.add(new Op.CloseSession(at, client, r.nextInt(config.sessionsPerNode())));
+      } else {
+        workOp(r, ops, at, client, nodes, names, lastNode);
+      }
+    }
   }
 
   // ---- running
@@ -586,8 +651,13 @@ public final class Simulation<M extends PeerMessage> {
     /** Whether the nodes run an election core (found at the first start). */
     private boolean elected;
 
-    Run(long seed, int n, List<Op> ops, boolean traced) {
+    /** The members: nodes 0 to {@code members - 1}; the thin clients follow them. */
+    private final int members;
+
+    Run(long seed, int members, List<Op> ops, boolean traced) {
       this.seed = seed;
+      this.members = members;
+      int n = members + clients;
       this.n = n;
       this.ops = ops;
       this.trace = traced ? new ArrayList<>() : null;
@@ -603,7 +673,8 @@ public final class Simulation<M extends PeerMessage> {
       this.oneWayFlap = new long[n][n];
       for (int i = 0; i < n; i++) {
         double rate = 1 + (net.nextDouble() * 2 - 1) * config.maxDrift();
-        nodes.add(new Node(i, "n" + i, rate, net.nextLong(1_000_000 * MS)));
+        boolean client = i >= members;
+        nodes.add(new Node(i, client ? "c" + (i - members) : "n" + i, rate, net.nextLong(1_000_000 * MS), client));
       }
     }
 
@@ -613,7 +684,7 @@ public final class Simulation<M extends PeerMessage> {
         for (Node node : nodes) {
           start(node);
         }
-        log(n + " nodes, " + (tcpLike ? "TCP-like link reports (independent per node, one-way breaks, send guard)"
+        log(members + " nodes" + (clients > 0 ? " and " + clients + " thin clients" : "") + ", " + (tcpLike ? "TCP-like link reports (independent per node, one-way breaks, send guard)"
             : "link reports in line with the data (no send guard)"));
         relink();
         for (Op op : ops) {
@@ -670,11 +741,11 @@ public final class Simulation<M extends PeerMessage> {
       node.informed = node.incarnation == 0;
       List<String> peers = new ArrayList<>();
       for (Node o : nodes) {
-        if (o != node) {
+        if (o != node && !o.client) {
           peers.add(o.id);
         }
       }
-      node.core = factory.create(node.id, peers, node.incarnation,
+      node.core = (node.client ? clientFactory : factory).create(node.id, peers, node.incarnation,
           new SplittableRandom(seed ^ (node.index * 1_000_003L + node.incarnation)), now / 1_000);
       elected |= election(node) != null;
       node.loggedView = null;
@@ -692,13 +763,13 @@ public final class Simulation<M extends PeerMessage> {
       if (!node.alive) {
         return;
       }
-      if (elected ? lastKnower(node) : !otherInformed(node)) {
+      if (!node.client && (elected ? lastKnower(node) : !otherInformed(node))) {
         log(node.id + " crash skipped: it is the last informed live node");
         return;
       }
       log(node.id + " CRASH");
       node.crashedAt = now;
-      if (elected) {
+      if (elected && !node.client) {
         views.down(node.id);
       }
       node.alive = false;
@@ -743,7 +814,7 @@ public final class Simulation<M extends PeerMessage> {
 
     private boolean otherInformed(Node node) {
       for (Node o : nodes) {
-        if (o != node && o.alive && o.informed) {
+        if (o != node && !o.client && o.alive && o.informed) {
           return true;
         }
       }
@@ -1278,6 +1349,9 @@ public final class Simulation<M extends PeerMessage> {
     private void relink() {
       for (int a = 0; a < n; a++) {
         for (int b = a + 1; b < n; b++) {
+          if (nodes.get(a).client && nodes.get(b).client) {
+            continue; // thin clients talk to members only
+          }
           boolean c = connected(a, b);
           if (c != linkUp[a][b]) {
             linkUp[a][b] = c;
@@ -1507,6 +1581,8 @@ public final class Simulation<M extends PeerMessage> {
 
   private final class Node {
     final int index;
+    /** A thin client: attached to the members, none itself. */
+    final boolean client;
     final String id;
     final double rate;
     final long offset;
@@ -1525,11 +1601,12 @@ public final class Simulation<M extends PeerMessage> {
     Observation.View loggedView;
     boolean loggedActive;
 
-    Node(int index, String id, double rate, long offset) {
+    Node(int index, String id, double rate, long offset, boolean client) {
       this.index = index;
       this.id = id;
       this.rate = rate;
       this.offset = offset;
+      this.client = client;
     }
   }
 
@@ -1587,7 +1664,8 @@ public final class Simulation<M extends PeerMessage> {
 
     @Override
     public String toString() {
-      return "#" + id + "@n" + node + "(" + (claim.mode() == Claim.Mode.EXCLUSIVE ? "" : claim.mode() + " ")
+      int slash = session.indexOf('/');
+      return "#" + id + "@" + (slash > 0 ? session.substring(0, slash) : "n" + node) + "(" + (claim.mode() == Claim.Mode.EXCLUSIVE ? "" : claim.mode() + " ")
           + claim.name() + ", " + session + ")";
     }
   }
