@@ -1,0 +1,87 @@
+package dev.tumbler.peer.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.peer.composite.Channel;
+import dev.tumbler.peer.composite.Envelope;
+import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Output;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** A thin client's core, against a scripted member: the echo rule across the link, failover, an idle client. */
+class ClientCoreTest {
+
+  private static final long T = 120_000_000L;
+  private static final long TRUST = T / 4 * 3;
+
+  private final ClientCore core = new ClientCore("c0", List.of("n0", "n1"), "lease", T, 500_000_000L,
+      new SplittableRandom(1));
+
+  private static List<ClientMessage> sent(List<Output<Envelope>> outs, String to) {
+    return outs.stream().filter(o -> o instanceof Output.Send<Envelope> s && s.to().equals(to))
+        .map(o -> (ClientMessage) ((Output.Send<Envelope>) o).message().body()).toList();
+  }
+
+  private static Input<Envelope> from(String member, ClientMessage.ToClient m) {
+    return new Input.Message<>(member, new Envelope(Channel.CLIENT, m));
+  }
+
+  @Test
+  void aGrantIsTrustedFromWhenTheEchoedMessageLeftForWhatTheMemberVouches() {
+    core.step(0, new Input.Start<>());
+    ClientMessage.Hello hello = (ClientMessage.Hello) sent(core.step(10, new Input.PeerUp<>("n0")), "n0").get(0);
+    long session = hello.session();
+    core.step(20, from("n0", new ClientMessage.Welcome(session, 1, TRUST)));
+    ClientMessage.Acquire a = (ClientMessage.Acquire) sent(core.step(100, new Input.Acquire<>(7, "s", Claim.exclusive("x"),
+        false)), "n0").get(0);
+    // the member answers long after, vouching for 60 ms of the grant and the whole session
+    List<Output<Envelope>> outs = core.step(5_000_000, from("n0",
+        new ClientMessage.Granted(session, a.seq(), TRUST, 7, "x", 42, 1, 60_000_000)));
+    Output.Granted<Envelope> g = assertInstanceOf(Output.Granted.class, outs.get(0));
+    assertEquals(42, g.fencingToken());
+    long vouched = 60_000_000;
+    assertEquals(100 + vouched - vouched / 32, g.validUntil(), "from the Acquire's departure, less 1/32");
+    assertEquals(g.validUntil() - TRUST, g.sentAt(), "the window every core reports: sentAt + T·3/4");
+    // no renewal: lost by the step its window closes
+    List<Output<Envelope>> late = core.step(g.validUntil(), new Input.TimerFired<>(2));
+    Output.Lost<Envelope> lost = assertInstanceOf(Output.Lost.class, late.get(0));
+    assertEquals(Output.LostReason.EXPIRED, lost.reason());
+  }
+
+  @Test
+  void aHomeDownForAQuarterTermIsLeftGrantsLostAndWaitsAskedAgainElsewhere() {
+    core.step(0, new Input.Start<>());
+    ClientMessage.Hello h = (ClientMessage.Hello) sent(core.step(0, new Input.PeerUp<>("n1")), "n1").get(0);
+    assertTrue(sent(core.step(1, new Input.PeerUp<>("n0")), "n0").isEmpty(), "nothing to a member not the home");
+    long session = h.session();
+    assertEquals("n1", core.home(), "the first member up");
+    ClientMessage.Acquire a = (ClientMessage.Acquire) sent(core.step(10, new Input.Acquire<>(1, "s",
+        Claim.exclusive("x"), false)), "n1").get(0);
+    core.step(20, from("n1", new ClientMessage.Granted(session, a.seq(), TRUST, 1, "x", 5, 1, TRUST)));
+    core.step(30, new Input.Acquire<>(2, "s", Claim.exclusive("y"), false));
+    core.step(40, new Input.PeerDown<>("n1"));
+    List<Output<Envelope>> outs = core.step(40 + T / 4 + T / 16, new Input.TimerFired<>(1));
+    Output.Lost<Envelope> lost = assertInstanceOf(Output.Lost.class, outs.get(0));
+    assertEquals(Output.LostReason.CONNECTION_LOST, lost.reason());
+    assertTrue(lost.detail().contains("moved to n0"), lost.detail());
+    assertEquals("n0", core.home());
+    ClientMessage.Hello again = (ClientMessage.Hello) sent(outs, "n0").get(0);
+    assertTrue(again.session() != session, "a new session");
+    assertEquals(List.of(2L), again.requests().stream().map(ClientMessage.Asked::req).toList(),
+        "the wait is asked for again there, the lost grant is not");
+  }
+
+  @Test
+  void anIdleClientSetsNoTimerAndAnAttemptWithNoMemberFailsAtOnce() {
+    List<Output<Envelope>> outs = core.step(0, new Input.Start<>());
+    assertTrue(outs.stream().noneMatch(o -> o instanceof Output.SetTimer<?>), outs.toString());
+    outs = core.step(1, new Input.Acquire<>(3, "s", Claim.exclusive("x"), true));
+    Output.Failed<Envelope> f = assertInstanceOf(Output.Failed.class, outs.get(0));
+    assertEquals(Output.Failure.UNAVAILABLE, f.failure());
+  }
+}
