@@ -61,8 +61,6 @@ public final class ClientCore implements ProtocolCore<Envelope> {
      * waiting): a grant in a reply that echoes less answers an earlier asking, one this client gave back since.
      */
     long askedSeq;
-    /** Granted by the member, but its window had closed when the grant came: renewed before it is told. */
-    boolean untrusted;
 
     Req(long id, String localSession, Claim claim, boolean attempt, long tx) {
       this.id = id;
@@ -263,7 +261,6 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     for (Req r : reqs.values()) {
       if (r.state == State.WAITING) {
         r.askedSeq = seq; // a grant the member has is told again in answer to this
-        r.untrusted = false;
       }
     }
     // what waits for an answer that may have been lost with the old link
@@ -436,10 +433,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
       case ClientMessage.Granted g -> granted(g);
       case ClientMessage.Renewed n -> {
         Req q = reqs.get(n.req());
-        if (q != null && q.state == State.WAITING && q.untrusted) {
-          q.grantUntil = Math.max(q.grantUntil, trustedUntil(n.echo(), n.validFor()));
-          tell(q);
-        } else if (q != null && q.state == State.HELD) {
+        if (q != null && q.state == State.HELD) {
           q.grantUntil = Math.max(q.grantUntil, trustedUntil(n.echo(), n.validFor()));
           q.renewAsked = false;
           // a window never shrinks (nor does its sentAt go back): an answer that vouches for less says so much
@@ -458,7 +452,6 @@ public final class ClientCore implements ProtocolCore<Envelope> {
         if (q != null && q.state == State.WAITING && l.reason() != Output.LostReason.DEADLOCK) {
           // granted and lost before this client could trust the grant (its reply was lost with a link, or slow): a
           // plain request is asked for again; a transaction's claim fails (its transaction can hold it no more)
-          q.untrusted = false;
           if (q.tx == 0) {
             ask(q);
           } else {
@@ -509,18 +502,26 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   }
 
   /**
-   * Tells the driver of a grant the member made, if its window is still open by this client's clock; else the grant
-   * is renewed first (it came too late to trust: the member's window was nearly over when it told it, or the reply
-   * was slow), and told once a renewal opens a window again.
+   * Tells the driver of a grant the member made, if its window is still open by this client's clock. A grant that
+   * came too late to trust (the member's window was nearly over when it told it, or the reply was slow) is not told
+   * late with its old token, which a later grant may already have passed (F2, bakery seed 11503 of a 25,000-seed run:
+   * told after a renewal, a read's token was below that of a read granted and ended meanwhile): a plain request gives
+   * it back and asks again, for a new grant and token; a transaction's claim fails (given back, it would be lost from
+   * its transaction for good: agent seed 314).
    */
   private void tell(Req q) {
     long until = Math.min(q.grantUntil, sessionUntil);
     if (until <= now) {
-      q.untrusted = true;
-      send(new ClientMessage.Renew(session, ++seq, q.id));
+      if (q.tx == 0) {
+        send(new ClientMessage.Release(session, ++seq, q.id));
+        ask(q);
+      } else {
+        reqs.remove(q.id);
+        out.add(new Output.Failed<>(q.id, q.claim.name(), Output.Failure.UNAVAILABLE, Set.of(home),
+            "thin client " + self + ": granted by member " + home + " too late to trust"));
+      }
       return;
     }
-    q.untrusted = false;
     q.state = State.HELD;
     q.reportedUntil = until;
     out.add(new Output.Granted<>(q.id, q.claim.name(), q.token, q.permits, until - trustNanos, until));
