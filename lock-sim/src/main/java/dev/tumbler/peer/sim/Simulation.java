@@ -844,7 +844,11 @@ public final class Simulation<M extends PeerMessage> {
     }
 
     private void restart(Node node) {
-      if (node.alive) {
+      if (node.alive || node.joining) {
+        return;
+      }
+      if (clients > 0 && !node.client) {
+        joinLater(node);
         return;
       }
       if (elected && now < node.crashedAt + MIN_RESTART) {
@@ -859,6 +863,28 @@ public final class Simulation<M extends PeerMessage> {
       log(node.id + " RESTART incarnation " + node.incarnation);
       start(node);
       relink();
+    }
+
+    /**
+     * A member that takes thin clients starts its cores a lease term {@code T}, by its own clock, after its process
+     * started (CLIENTS.md D11): the clients of its earlier life trust grants it made until their windows close, at
+     * most {@code 3T/4} after it died, and its restatement as a new incarnation would free those grants at once.
+     * Until then it is down to everyone.
+     */
+    private void joinLater(Node node) {
+      node.joining = true;
+      int inc = node.incarnation;
+      long at = realFor(node, local(node) + config.leaseNanos()); // the thin clients' term
+      log(node.id + " RESTART incarnation " + node.incarnation + ": its process waits a term, until "
+          + at / 1000 + "us, before it joins (it takes thin clients)");
+      schedule(at, () -> {
+        node.joining = false;
+        if (!node.alive && node.incarnation == inc) {
+          log(node.id + " JOINS incarnation " + node.incarnation);
+          start(node);
+          relink();
+        }
+      });
     }
 
     private long local(Node node) {
@@ -1488,7 +1514,9 @@ public final class Simulation<M extends PeerMessage> {
         java.util.Arrays.fill(row, false);
       }
       for (Node node : nodes) {
-        if (!node.alive) {
+        if (clients > 0 && !node.client) {
+          restart(node); // a term later, as every restart of a member that takes thin clients
+        } else if (!node.alive) {
           log(node.id + " RESTART incarnation " + node.incarnation);
           start(node);
         }
@@ -1591,6 +1619,8 @@ public final class Simulation<M extends PeerMessage> {
     /** Inputs that came while the node was paused, in order. */
     final List<Input<M>> deferred = new ArrayList<>();
     boolean paused;
+    /** A member that takes thin clients, restarted and waiting a term before its cores start. */
+    boolean joining;
     ProtocolCore<M> core;
     boolean alive;
     boolean informed;
