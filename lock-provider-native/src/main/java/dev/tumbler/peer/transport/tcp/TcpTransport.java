@@ -1211,7 +1211,7 @@ public final class TcpTransport implements Transport {
   // ---------------------------------------------------------------- helpers
 
   /** Closes a socket when its handshake has not finished in time (a per-read timeout alone lets a slowloris live). */
-  private final class Watchdog {
+  static final class Watchdog {
     private static final int RUNNING = 0;
     private static final int DONE = 1;
     private static final int FIRED = 2;
@@ -1258,7 +1258,7 @@ public final class TcpTransport implements Transport {
     }
   }
 
-  private void reject(DataOutputStream out, Reason reason) {
+  static void reject(DataOutputStream out, Reason reason) {
     try {
       Frames.write(out, Frames.REJECT, new byte[] {(byte) reason.code});
       out.flush();
@@ -1322,24 +1322,24 @@ public final class TcpTransport implements Transport {
   }
 
   /** Strips control characters from a peer-supplied id before it reaches a log line. */
-  private static String printable(String s) {
+  static String printable(String s) {
     StringBuilder sb = new StringBuilder();
     s.codePoints().limit(80).forEach(c -> sb.appendCodePoint(Character.isISOControl(c) ? '?' : c));
     return sb.toString();
   }
 
-  private static String describe(IOException e) {
+  static String describe(IOException e) {
     if (e instanceof EOFException) {
       return "closed by the peer";
     }
     return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
 
-  private static int millis(Duration d) {
+  static int millis(Duration d) {
     return (int) Math.min(Integer.MAX_VALUE, Math.max(1, d.toMillis()));
   }
 
-  private static boolean sleepQuietly(long ms) {
+  static boolean sleepQuietly(long ms) {
     try {
       Thread.sleep(ms);
       return true;
@@ -1349,7 +1349,7 @@ public final class TcpTransport implements Transport {
     }
   }
 
-  private static void closeQuietly(Closeable c) {
+  static void closeQuietly(Closeable c) {
     if (c != null) {
       try {
         c.close();

@@ -243,4 +243,53 @@ class TcpTransportConfigTest {
       assertTrue(TcpTransportConfig.PARAMETERS.contains(p), p);
     }
   }
+
+  // ---- a client's settings
+
+  @Test
+  void aClientUrlNamesTheMembersInOrder() {
+    TcpClientConfig c = TcpClientConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7783,LOCALHOST:7781,[::1]:7782"
+        + "?clientSecret=" + CLIENT_SECRET + "&idleTimeout=3s&backoffMin=10ms&backoffMax=2s&maxFrameSize=4096"),
+        new Properties());
+    assertEquals(List.of("127.0.0.1:7783", "localhost:7781", "[::1]:7782"), c.members());
+    assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), c.clientSecret());
+    assertEquals(Duration.ofSeconds(3), c.idleTimeout());
+    assertEquals(Duration.ofMillis(10), c.backoffMin());
+    assertEquals(4096, c.maxFrameSize());
+    assertFalse(c.tls());
+    assertFalse(c.toString().contains(CLIENT_SECRET), c.toString());
+    assertTrue(c.toString().contains("clientSecret=***"), c.toString());
+
+    Properties info = new Properties();
+    info.put("clientSecret", CLIENT_SECRET.getBytes(StandardCharsets.UTF_8));
+    c = TcpClientConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7781"), info);
+    assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), c.clientSecret(), "bytes from Properties");
+    // a client needs no key store with TLS (members ask no certificate of it): the trust store is what is read
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> TcpClientConfig.fromUrl(
+        LockUrl.parse("lock:native://127.0.0.1:7781?tls=true&trustStore=/nonexistent/ts.p12"), info));
+    assertTrue(e.getMessage().contains("'trustStore'") && e.getMessage().contains("cannot read file"), e.getMessage());
+    for (String p : List.of("clientSecret", "tls", "trustStore", "trustStorePassword", "keyStore", "idleTimeout")) {
+      assertTrue(TcpClientConfig.PARAMETERS.contains(p), p);
+    }
+    assertFalse(TcpClientConfig.PARAMETERS.contains("secret"), "a client has no peer secret");
+  }
+
+  @Test
+  void badClientUrlsNameTheParameter() {
+    for (String[] bad : new String[][] {
+        {"lock:native://127.0.0.1:7781", "'clientSecret'"},
+        {"lock:native://127.0.0.1:7781?clientSecret=short", "at least 16 bytes"},
+        {"lock:native://127.0.0.1:7781,127.0.0.1:7781?clientSecret=" + CLIENT_SECRET, "twice"},
+        {"lock:native://127.0.0.1?clientSecret=" + CLIENT_SECRET, "no port"},
+        {"lock:native:local?clientSecret=" + CLIENT_SECRET, "client addresses"},
+        {"lock:native://127.0.0.1:7781?clientSecret=" + CLIENT_SECRET + "&trustStore=/x", "without tls=true"},
+        {"lock:native://127.0.0.1:7781?clientSecret=" + CLIENT_SECRET + "&idleTimeout=0s", "'idleTimeout'"}}) {
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+          () -> TcpClientConfig.fromUrl(LockUrl.parse(bad[0]), new Properties()), bad[0]);
+      assertTrue(e.getMessage().contains(bad[1]), bad[1] + " in: " + e.getMessage());
+      assertFalse(e.getMessage().contains(CLIENT_SECRET), e.getMessage());
+    }
+    assertThrows(IllegalArgumentException.class, () -> TcpClientConfig.builder(List.of()));
+    assertThrows(IllegalStateException.class, () -> TcpClientConfig.builder(List.of("127.0.0.1:1")).build());
+  }
 }
