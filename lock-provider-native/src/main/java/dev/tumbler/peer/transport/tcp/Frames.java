@@ -23,8 +23,8 @@ import javax.crypto.spec.SecretKeySpec;
  * RESPONSE  = proof:32                                                       dialer → acceptor
  * ACCEPT    = (empty)                                                        acceptor → dialer
  * REJECT    = reason:u8                                                      either way, then close
- * DATA      = payload tag:16                                                 dialer → acceptor
- * PING      = tag:16                                                         dialer → acceptor
+ * DATA      = payload tag:16                          dialer → acceptor (a client connection: both ways)
+ * PING      = tag:16                                  dialer → acceptor (a client connection: both ways)
  * str       = length:u16 UTF-8 bytes (at most 255)
  * </pre>
  *
@@ -32,6 +32,12 @@ import javax.crypto.spec.SecretKeySpec;
  * tag of a DATA or PING frame is HMAC-SHA256, truncated to 16 bytes, under a per-connection session key
  * over the frame's sequence number, type and payload, so that after the handshake nobody can inject,
  * drop, replay or reorder frames on a plain TCP link without the connection closing.
+ *
+ * <p>A client connection (see {@link TcpTransport}, "Clients") runs the same messages under the clients'
+ * secret with labels of its own ({@link #CLIENT_PROOF}, {@link #MEMBER_PROOF}), so that no proof made on
+ * one listener verifies on the other even under one key, and it derives one key per direction
+ * ({@link #CLIENT_TO_MEMBER_KEY}, {@link #MEMBER_TO_CLIENT_KEY}): both directions number their frames from
+ * zero, and under a shared key a frame could be reflected back to its sender.
  */
 final class Frames {
   static final byte HELLO = 1;
@@ -169,6 +175,21 @@ final class Frames {
   static final String DIALER_PROOF = "tumbler/1 dialer proof";
   static final String ACCEPTOR_PROOF = "tumbler/1 acceptor proof";
   static final String SESSION_KEY = "tumbler/1 session key";
+  /** A client's proof to the member it dialled (the client is the dialer). */
+  static final String CLIENT_PROOF = "tumbler/1 client proof";
+  /** A member's proof to a client that dialled its client listener. */
+  static final String MEMBER_PROOF = "tumbler/1 member proof to a client";
+  static final String CLIENT_TO_MEMBER_KEY = "tumbler/1 client-to-member key";
+  static final String MEMBER_TO_CLIENT_KEY = "tumbler/1 member-to-client key";
+
+  /** How every client id starts; no member id (a {@code host:port}) does. */
+  static final String CLIENT_ID_PREFIX = "client/";
+  private static final java.util.regex.Pattern CLIENT_ID = java.util.regex.Pattern.compile("client/[0-9a-f]{32}");
+
+  /** Whether {@code id} is a client id: {@value #CLIENT_ID_PREFIX} and 32 lowercase hex digits. */
+  static boolean isClientId(String id) {
+    return CLIENT_ID.matcher(id).matches();
+  }
 
   /**
    * HMAC-SHA256(secret, label | dialer | acceptor | dialer nonce | acceptor nonce), every field length

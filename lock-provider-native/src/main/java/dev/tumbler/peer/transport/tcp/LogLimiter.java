@@ -16,12 +16,19 @@ final class LogLimiter {
   private final String self;
   private final long windowNanos;
   private final int burst;
+  private final String what;
   // guarded by this
   private long windowStart;
   private int lines;
   private final Map<String, Integer> suppressed = new TreeMap<>();
 
   LogLimiter(Logger log, String self, long window, TimeUnit unit, int burst) {
+    this(log, self, window, unit, burst, "connections closed before their handshake completed");
+  }
+
+  /** As above; {@code what} names what the summary line counts (plural, as in "connections closed ..."). */
+  LogLimiter(Logger log, String self, long window, TimeUnit unit, int burst, String what) {
+    this.what = what;
     this.log = log;
     this.self = self;
     this.windowNanos = unit.toNanos(window);
@@ -55,8 +62,8 @@ final class LogLimiter {
       return;
     }
     int total = suppressed.values().stream().mapToInt(Integer::intValue).sum();
-    log.warn("{}: {} more connections closed before their handshake completed were not logged one by one "
-        + "(within {} s; by reason: {})", self, total, TimeUnit.NANOSECONDS.toSeconds(windowNanos), suppressed);
+    log.warn("{}: {} more {} were not logged one by one (within {} s; by reason: {})", self, total, what,
+        TimeUnit.NANOSECONDS.toSeconds(windowNanos), suppressed);
     suppressed.clear();
   }
 }

@@ -19,7 +19,9 @@ final class TcpProtocolException extends IOException {
     BAD_MAC(7, "authentication failed (secrets differ, or a replayed or reflected handshake)"),
     UNEXPECTED_FRAME(8, "unexpected frame type"),
     TIMEOUT(9, "handshake timed out"),
-    REJECTED(10, "rejected by the peer");
+    REJECTED(10, "rejected by the peer"),
+    BAD_CLIENT_ID(11, "not a client id (client/ and 32 lowercase hex digits)"),
+    TOO_MANY_CLIENTS(12, "too many clients");
 
     final int code;
     final String text;

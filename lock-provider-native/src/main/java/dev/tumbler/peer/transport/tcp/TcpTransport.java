@@ -45,10 +45,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link Transport} of a native cluster over TCP, optionally TLS: handshakes of accepted connections on
- * virtual threads, then blocking reads on one platform thread per peer that reads its authenticated
- * connections (see {@code serveInbound}), and one platform thread per peer that dials it and writes what
- * {@link #send} does not write itself (see {@code Outbound}).
+ * The {@link Transport} of a native cluster over TCP, optionally TLS, and of its members' thin clients
+ * (below, "Clients"): handshakes of accepted connections on virtual threads, then blocking reads on one
+ * platform thread per peer that reads its authenticated connections (see {@code serveInbound}), and one
+ * platform thread per peer that dials it and writes what {@link #send} does not write itself (see
+ * {@code Outbound}).
  *
  * <h2>Connections</h2>
  * Every node dials every peer (at its id, or at its {@linkplain TcpTransportConfig#dialAddress dial
@@ -110,6 +111,42 @@ import org.slf4j.LoggerFactory;
  * (An attacker who knows a member's id and floods HELLOs naming it faster than that member's handshake round
  * trip can still delay it; keep the transport on a private network, or behind TLS.)
  *
+ * <h2>Clients</h2>
+ * A member may also serve thin clients ({@link TcpClientTransport}): processes that are not members and
+ * hold a session with one member. With {@link TcpTransportConfig#clientListen() clientListen} set, the
+ * member listens on a second socket ({@link #clientPort()}) for them, and never takes a client on its peer
+ * listener:
+ * <ul>
+ *   <li><b>Credential.</b> Clients prove {@code clientSecret}, which must differ from the peers'
+ *       {@code secret}. The handshake is the peers' (HELLO, CHALLENGE, RESPONSE, ACCEPT, fresh nonces),
+ *       with labels of its own: the client proves under {@code "tumbler/1 client proof"}, the member under
+ *       {@code "tumbler/1 member proof to a client"}. So a client's credential cannot open a peer link, nor
+ *       the peers' secret a client connection: a different port, key and labels (no proof made for one
+ *       listener verifies on the other, even under one key), and each listener refuses the other's ids (the
+ *       peer listener answers a {@code client/…} id with {@code UNKNOWN_PEER}, as any non-member; the client
+ *       listener answers anything but a client id with {@code BAD_CLIENT_ID}).
+ *   <li><b>Ids.</b> A client names itself {@code client/} and 32 lowercase hex digits, drawn at random; the
+ *       member does not check what the client says it dialled (it knows the member by the address it
+ *       dialled, which may be a NAT's), but both proofs cover it.
+ *   <li><b>Both ways.</b> A client connection carries DATA frames both ways, in order, each direction
+ *       under its own key ({@code "tumbler/1 client-to-member key"}, {@code "tumbler/1 member-to-client
+ *       key"}) with its own sequence numbers, so a frame sent back to its writer fails its tag; both ends
+ *       send a PING when idle for a quarter of {@code idleTimeout} and close a connection that received
+ *       nothing for {@code idleTimeout} (see {@code DuplexLink}).
+ *   <li><b>Events.</b> For client id {@code c}: {@code peerUp(c)} when its handshake completes, before any
+ *       {@code deliver(c, …)} from that connection; {@code deliver(c, …)} per DATA frame, from one thread at
+ *       a time; {@code peerDown(c)} when the connection ends. {@link #send send(c, …)} queues for that
+ *       connection and never blocks (a bounded queue per client; overflowing it closes the connection);
+ *       {@link #isUp isUp(c)} says whether it is up. A second connection with the same id replaces the first:
+ *       {@code peerDown(c)} for the old one, then {@code peerUp(c)} for the new, never the other way round.
+ *       {@link #peers()} stays the members.
+ *   <li><b>Limits.</b> The client listener has its own pool of connections waiting for their handshake (the
+ *       rules of "Bad peers" below, with the same bound), so a flood of clients never takes room from
+ *       members' handshakes; and it serves at most {@code maxClients} client connections, refusing a new
+ *       client beyond them with {@code TOO_MANY_CLIENTS} (logged, rate-limited with the other refusals).
+ * </ul>
+ * Client connections are served on virtual threads (a member may serve thousands); see {@code ClientListener}.
+ *
  * <p>Thread safe. Callbacks come from transport threads; none starts after {@link #close()} returns
  * (one already running may finish). {@link #send} never blocks.
  */
@@ -149,8 +186,10 @@ public final class TcpTransport implements Transport {
   private final Object stateLock = new Object();
   private volatile State state = State.LATENT;
   private volatile Receiver receiver;
+  /** The listener for thin clients, or null when {@code clientListen} is not set. */
+  private final ClientListener clients;
 
-  private TcpTransport(TcpTransportConfig config, ServerSocket server) {
+  private TcpTransport(TcpTransportConfig config, ServerSocket server, ServerSocket clientServer) {
     this.config = config;
     this.secret = config.secret();
     this.server = server;
@@ -166,6 +205,10 @@ public final class TcpTransport implements Transport {
     }
     // bounded so that a stuck peer cannot exhaust memory; overflowing closes the link (peerDown)
     this.sendQueueLimit = Math.max(16L << 20, 4L * config.maxFrameSize());
+    Set<String> members = new LinkedHashSet<>(peers);
+    members.add(self);
+    this.clients = clientServer == null ? null : new ClientListener(this, self, Set.copyOf(members), config,
+        clientServer);
   }
 
   /** A {@code host:port} id formatted like the configuration's. */
@@ -176,24 +219,45 @@ public final class TcpTransport implements Transport {
   }
 
   /**
-   * Binds the listen socket on this peer's address (port 0: a free port, see {@link #port()}) and returns
+   * Binds the listen socket on this peer's address (port 0: a free port, see {@link #port()}), and the
+   * client listener's on {@code clientListen} when it is set (see {@link #clientPort()}), and returns
    * without connecting anywhere; {@link #start} connects.
    *
-   * @throws UncheckedIOException if the address cannot be bound (in use, not local); the message names it
+   * @throws UncheckedIOException if an address cannot be bound (in use, not local); the message names it
    */
   public static TcpTransport open(TcpTransportConfig config) {
     Objects.requireNonNull(config, "config");
-    String host = hostOf(config.self());
-    int port = portOf(config.self());
     ServerSocket server = null;
+    ServerSocket clientServer = null;
     try {
-      server = config.tls() ? config.sslContext().getServerSocketFactory().createServerSocket() : new ServerSocket();
-      server.setReuseAddress(true);
-      server.bind(new InetSocketAddress(host, port), 128);
-      return new TcpTransport(config, server);
+      server = listen(config, config.self());
     } catch (IOException e) {
       closeQuietly(server);
       throw new UncheckedIOException("cannot listen on " + config.self() + ": " + e.getMessage(), e);
+    }
+    String clientListen = config.clientListen().orElse(null);
+    if (clientListen != null) {
+      try {
+        clientServer = listen(config, clientListen);
+      } catch (IOException e) {
+        closeQuietly(server);
+        closeQuietly(clientServer);
+        throw new UncheckedIOException("cannot listen for clients on " + clientListen + ": " + e.getMessage(), e);
+      }
+    }
+    return new TcpTransport(config, server, clientServer);
+  }
+
+  private static ServerSocket listen(TcpTransportConfig config, String address) throws IOException {
+    ServerSocket server = config.tls() ? config.sslContext().getServerSocketFactory().createServerSocket()
+        : new ServerSocket();
+    try {
+      server.setReuseAddress(true);
+      server.bind(new InetSocketAddress(hostOf(address), portOf(address)), 128);
+      return server;
+    } catch (IOException e) {
+      closeQuietly(server);
+      throw e;
     }
   }
 
@@ -210,6 +274,11 @@ public final class TcpTransport implements Transport {
   /** The port the listen socket is bound to. */
   public int port() {
     return server.getLocalPort();
+  }
+
+  /** The port the client listener is bound to, or -1 when this member takes no clients. */
+  public int clientPort() {
+    return clients == null ? -1 : clients.port();
   }
 
   /** The settings this transport runs with. */
@@ -239,15 +308,22 @@ public final class TcpTransport implements Transport {
       for (MemberReader r : readers.values()) {
         spawnPlatform("tumbler-tcp-read-" + r.peer, r::run); // see serveInbound
       }
+      if (clients != null) {
+        clients.start();
+      }
     }
-    LOG.info("{}: listening on port {}{}, peers {}", self, port(), config.tls() ? " (TLS)" : "", peers);
+    LOG.info("{}: listening on port {}{}, peers {}{}", self, port(), config.tls() ? " (TLS)" : "", peers,
+        clients == null ? "" : ", clients on port " + clientPort());
   }
 
   /**
-   * Queues {@code payload} for {@code peer} and returns at once. Dropped when the link is down (the
-   * receiver has been, or will be, told with {@code peerDown}). The array must not be changed afterwards.
+   * Queues {@code payload} for {@code peer} (a member, or a client of this member's client listener) and
+   * returns at once. Dropped when the link is down (the receiver has been, or will be, told with
+   * {@code peerDown}; a client id that never connected counts as down). The array must not be changed
+   * afterwards.
    *
-   * @throws IllegalArgumentException if {@code peer} is not a member, or the payload exceeds maxFrameSize
+   * @throws IllegalArgumentException if {@code peer} is neither a member nor (with a client listener) a
+   *     client id, or the payload exceeds maxFrameSize
    */
   @Override
   public void send(String peer, byte[] payload) {
@@ -257,7 +333,8 @@ public final class TcpTransport implements Transport {
   /** Plain TCP writes the frames of {@code payloads} with one system call while nothing is queued before them. */
   @Override
   public void send(String peer, List<byte[]> payloads) {
-    Outbound o = outboundOf(peer);
+    boolean client = isClient(peer);
+    Outbound o = client ? null : outboundOf(peer);
     for (byte[] payload : payloads) {
       Objects.requireNonNull(payload, "payload");
       if (payload.length > config.maxFrameSize()) {
@@ -265,15 +342,34 @@ public final class TcpTransport implements Transport {
             + config.maxFrameSize());
       }
     }
-    o.send(payloads);
+    if (client) {
+      clients.send(peer, payloads);
+    } else {
+      o.send(payloads);
+    }
   }
 
+  /**
+   * Whether the link to {@code peer} is up: for a member, this node's outbound connection; for a client,
+   * its connection to this member's client listener.
+   *
+   * @throws IllegalArgumentException as {@link #send(String, byte[])}
+   */
   @Override
   public boolean isUp(String peer) {
-    return outboundOf(peer).generation != 0;
+    return isClient(peer) ? clients.isUp(peer) : outboundOf(peer).generation != 0;
   }
 
-  /** Closes the listen socket and every connection; no callback starts afterwards. Idempotent. */
+  /** Whether {@code peer} names a client of this member's client listener (the id of one that may connect). */
+  private boolean isClient(String peer) {
+    Objects.requireNonNull(peer, "peer");
+    return clients != null && Frames.isClientId(peer);
+  }
+
+  /**
+   * Closes the listen sockets (the client listener's too) and every connection; no callback starts
+   * afterwards. Idempotent.
+   */
   @Override
   public void close() {
     synchronized (stateLock) {
@@ -283,6 +379,9 @@ public final class TcpTransport implements Transport {
       state = State.CLOSED;
     }
     closeQuietly(server);
+    if (clients != null) {
+      clients.close();
+    }
     for (Closeable c : open) {
       closeQuietly(c);
     }
@@ -676,7 +775,8 @@ public final class TcpTransport implements Transport {
     if (!peers.contains(hello.dialer())) {
       reject(out, Reason.UNKNOWN_PEER);
       throw new TcpProtocolException(Reason.UNKNOWN_PEER, "'" + printable(hello.dialer()) + "' (members: "
-          + peers + ")");
+          + peers + ")" + (hello.dialer().startsWith(Frames.CLIENT_ID_PREFIX)
+              ? "; a client id: clients connect to a member's client listener" : ""));
     }
     named.accept(hello.dialer());
     byte[] nonce = nonce();
@@ -1211,7 +1311,7 @@ public final class TcpTransport implements Transport {
   // ---------------------------------------------------------------- helpers
 
   /** Closes a socket when its handshake has not finished in time (a per-read timeout alone lets a slowloris live). */
-  private final class Watchdog {
+  static final class Watchdog {
     private static final int RUNNING = 0;
     private static final int DONE = 1;
     private static final int FIRED = 2;
@@ -1247,7 +1347,21 @@ public final class TcpTransport implements Transport {
     }
   }
 
-  private void callback(Consumer<Receiver> call) {
+  /** Whether the transport is started and not closed (for the client listener). */
+  boolean started() {
+    return state == State.STARTED;
+  }
+
+  /** Registers a socket for {@link #close()} to close. */
+  void track(Closeable c) {
+    open.add(c);
+  }
+
+  void untrack(Closeable c) {
+    open.remove(c);
+  }
+
+  void callback(Consumer<Receiver> call) {
     if (state != State.STARTED) {
       return;
     }
@@ -1258,7 +1372,7 @@ public final class TcpTransport implements Transport {
     }
   }
 
-  private void reject(DataOutputStream out, Reason reason) {
+  static void reject(DataOutputStream out, Reason reason) {
     try {
       Frames.write(out, Frames.REJECT, new byte[] {(byte) reason.code});
       out.flush();
@@ -1267,7 +1381,7 @@ public final class TcpTransport implements Transport {
     }
   }
 
-  private byte[] nonce() {
+  byte[] nonce() {
     byte[] n = new byte[Frames.NONCE_BYTES];
     nonces.nextBytes(n);
     return n;
@@ -1275,11 +1389,11 @@ public final class TcpTransport implements Transport {
 
   private final AtomicInteger threadCount = new AtomicInteger();
 
-  private void spawn(String name, Runnable r) {
+  void spawn(String name, Runnable r) {
     start(Thread.ofVirtual(), name, r);
   }
 
-  private void spawnPlatform(String name, Runnable r) {
+  void spawnPlatform(String name, Runnable r) {
     start(Thread.ofPlatform().daemon(), name, r);
   }
 
@@ -1322,24 +1436,24 @@ public final class TcpTransport implements Transport {
   }
 
   /** Strips control characters from a peer-supplied id before it reaches a log line. */
-  private static String printable(String s) {
+  static String printable(String s) {
     StringBuilder sb = new StringBuilder();
     s.codePoints().limit(80).forEach(c -> sb.appendCodePoint(Character.isISOControl(c) ? '?' : c));
     return sb.toString();
   }
 
-  private static String describe(IOException e) {
+  static String describe(IOException e) {
     if (e instanceof EOFException) {
       return "closed by the peer";
     }
     return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
 
-  private static int millis(Duration d) {
+  static int millis(Duration d) {
     return (int) Math.min(Integer.MAX_VALUE, Math.max(1, d.toMillis()));
   }
 
-  private static boolean sleepQuietly(long ms) {
+  static boolean sleepQuietly(long ms) {
     try {
       Thread.sleep(ms);
       return true;
@@ -1349,7 +1463,7 @@ public final class TcpTransport implements Transport {
     }
   }
 
-  private static void closeQuietly(Closeable c) {
+  static void closeQuietly(Closeable c) {
     if (c != null) {
       try {
         c.close();

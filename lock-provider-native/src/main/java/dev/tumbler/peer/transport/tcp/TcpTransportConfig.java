@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -41,6 +43,12 @@ import javax.net.ssl.TrustManagerFactory;
  * It must be at least {@value #MIN_SECRET_BYTES} bytes, because a captured handshake lets an attacker
  * guess a short secret offline. The secret never appears in {@link #toString()}, messages or logs.
  *
+ * <p><b>Clients.</b> A member may also take thin clients (processes that are not members) on a second
+ * listener, {@link Builder#clientListen clientListen}, authenticated by their own credential,
+ * {@link Builder#clientSecret clientSecret}. The client secret must differ from the peers' secret: it is
+ * handed to every client process, and must not also open a peer link. At most
+ * {@link Builder#maxClients maxClients} clients are served at once. See {@link TcpTransport}, "Clients".
+ *
  * <p>Immutable and thread safe (the secret is copied in and out).
  */
 public final class TcpTransportConfig {
@@ -56,7 +64,7 @@ public final class TcpTransportConfig {
   /** The URL parameters {@link #fromUrl} reads; the provider adds its own and rejects any other. */
   public static final Set<String> PARAMETERS = Set.of("peers", "secret", "tls", "keyStore", "keyStorePassword",
       "trustStore", "trustStorePassword", "maxFrameSize", "connectTimeout", "handshakeTimeout", "idleTimeout",
-      "backoffMin", "backoffMax", "dialAddresses");
+      "backoffMin", "backoffMax", "dialAddresses", "clientListen", "clientSecret", "maxClients");
 
   /**
    * The URL parameter and {@link Properties} key of the dial addresses: a string
@@ -64,6 +72,10 @@ public final class TcpTransportConfig {
    * peer id to address.
    */
   public static final String DIAL_ADDRESSES = "dialAddresses";
+
+  /** Default and bounds of {@code maxClients}. */
+  public static final int DEFAULT_MAX_CLIENTS = 1024;
+  public static final int MAX_MAX_CLIENTS = 65536;
 
   /** The {@link Properties} key under which a ready {@link SSLContext} object may be passed. */
   public static final String SSL_CONTEXT_PROPERTY = "sslContext";
@@ -80,6 +92,9 @@ public final class TcpTransportConfig {
   private final Duration backoffMin;
   private final Duration backoffMax;
   private final RandomGenerator random;
+  private final String clientListen;
+  private final byte[] clientSecret;
+  private final int maxClients;
 
   private TcpTransportConfig(Builder b) {
     this.self = b.self;
@@ -94,6 +109,9 @@ public final class TcpTransportConfig {
     this.backoffMin = b.backoffMin;
     this.backoffMax = b.backoffMax;
     this.random = b.random;
+    this.clientListen = b.clientListen;
+    this.clientSecret = b.clientSecret == null ? null : b.clientSecret.clone();
+    this.maxClients = b.maxClients;
   }
 
   /**
@@ -119,8 +137,12 @@ public final class TcpTransportConfig {
    * {@code maxFrameSize} (bytes, default 1 MiB), {@code connectTimeout} (5s), {@code handshakeTimeout}
    * (5s), {@code idleTimeout} (10s; heartbeats go every quarter of it), {@code backoffMin} (100ms),
    * {@code backoffMax} (5s), {@code dialAddresses} ({@code id=host:port,...}: where to dial the listed
-   * peers instead of their ids; in {@code info} also a {@code Map<String, String>}). Other parameters are left to the caller, who checks them against
-   * {@link #PARAMETERS} plus its own.
+   * peers instead of their ids; in {@code info} also a {@code Map<String, String>}), {@code clientListen}
+   * ({@code host:port} of the listener for thin clients, port 0 for a free one; none by default),
+   * {@code clientSecret} (required with {@code clientListen}, at least {@value #MIN_SECRET_BYTES} bytes,
+   * different from {@code secret}; in {@code info} also as a {@code byte[]}), {@code maxClients} (1 to
+   * {@value #MAX_MAX_CLIENTS}, default {@value #DEFAULT_MAX_CLIENTS}; only with {@code clientListen}). Other
+   * parameters are left to the caller, who checks them against {@link #PARAMETERS} plus its own.
    *
    * @throws InvalidLockUrlException naming the parameter that is missing or invalid; never quoting a
    *     secret or password
@@ -190,9 +212,7 @@ public final class TcpTransportConfig {
     } catch (IllegalArgumentException e) {
       throw invalid(u, DIAL_ADDRESSES, e.getMessage());
     }
-    Object rawSecret = props.get("secret");
-    byte[] secretBytes = rawSecret instanceof byte[] bytes ? bytes.clone()
-        : u.parameter("secret").map(s -> s.getBytes(StandardCharsets.UTF_8)).orElse(null);
+    byte[] secretBytes = secretFrom(u, props, "secret");
     if (secretBytes == null) {
       throw invalid(u, "secret", "a shared secret is required to authenticate peers (at least "
           + MIN_SECRET_BYTES + " bytes; pass it in Properties rather than in the URL where you can)");
@@ -204,6 +224,7 @@ public final class TcpTransportConfig {
     } finally {
       Arrays.fill(secretBytes, (byte) 0);
     }
+    clientsFromUrl(u, props, b);
     b.maxFrameSize(u.integer("maxFrameSize", DEFAULT_MAX_FRAME_SIZE, MIN_MAX_FRAME_SIZE, MAX_MAX_FRAME_SIZE));
     b.connectTimeout(positive(u, "connectTimeout", b.connectTimeout));
     b.handshakeTimeout(positive(u, "handshakeTimeout", b.handshakeTimeout));
@@ -227,7 +248,7 @@ public final class TcpTransportConfig {
       }
       b.sslContext(c);
     } else if (tls) {
-      b.sslContext(sslContextFrom(u));
+      b.sslContext(sslContextFrom(u, true));
     } else {
       for (String p : List.of("keyStore", "keyStorePassword", "trustStore", "trustStorePassword")) {
         if (u.parameter(p).isPresent()) {
@@ -242,18 +263,86 @@ public final class TcpTransportConfig {
     }
   }
 
-  private static SSLContext sslContextFrom(LockUrl u) {
-    String keyStore = u.parameter("keyStore").orElseThrow(() -> invalid(u, "keyStore",
-        "tls=true needs a key store with this peer's certificate and key (or an SSLContext in Properties)"));
-    char[] keyPassword = u.parameter("keyStorePassword").map(String::toCharArray).orElseThrow(
-        () -> invalid(u, "keyStorePassword", "required with keyStore"));
+  /**
+   * A secret parameter: a {@code byte[]} in {@code props} under {@code name}, else the (overridden) URL
+   * parameter as UTF-8; null when absent. The caller clears the array it gets.
+   */
+  static byte[] secretFrom(LockUrl u, Properties props, String name) {
+    Object raw = props.get(name);
+    return raw instanceof byte[] bytes ? bytes.clone()
+        : u.parameter(name).map(s -> s.getBytes(StandardCharsets.UTF_8)).orElse(null);
+  }
+
+  /** {@code clientListen}, {@code clientSecret} and {@code maxClients}; checked here to name the parameter. */
+  private static void clientsFromUrl(LockUrl u, Properties props, Builder b) {
+    Optional<String> listen = u.parameter("clientListen").map(String::trim).filter(s -> !s.isEmpty());
+    byte[] clientSecret = secretFrom(u, props, "clientSecret");
     try {
-      KeyStore ks = load(u, "keyStore", keyStore, keyPassword);
-      KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+      if (listen.isEmpty()) {
+        if (clientSecret != null) {
+          throw invalid(u, "clientSecret", "given without clientListen (a member takes clients only on a client "
+              + "listener)");
+        }
+        if (u.parameter("maxClients").isPresent()) {
+          throw invalid(u, "maxClients", "given without clientListen");
+        }
+        return;
+      }
       try {
-        kmf.init(ks, keyPassword);
-      } catch (GeneralSecurityException e) {
-        throw invalid(u, "keyStorePassword", "cannot read the private key (wrong password?)");
+        b.clientListen(listen.get());
+        b.checkClientListen();
+      } catch (IllegalArgumentException e) {
+        throw invalid(u, "clientListen", e.getMessage());
+      }
+      if (clientSecret == null) {
+        throw invalid(u, "clientSecret", "required with clientListen: the credential of this cluster's clients "
+            + "(at least " + MIN_SECRET_BYTES + " bytes, different from 'secret')");
+      }
+      try {
+        b.clientSecret(clientSecret);
+      } catch (IllegalArgumentException e) {
+        throw invalid(u, "clientSecret", e.getMessage());
+      }
+      if (b.secret != null && MessageDigest.isEqual(b.secret, clientSecret)) {
+        throw invalid(u, "clientSecret", SAME_SECRETS);
+      }
+      b.maxClients(u.integer("maxClients", DEFAULT_MAX_CLIENTS, 1, MAX_MAX_CLIENTS));
+    } finally {
+      if (clientSecret != null) {
+        Arrays.fill(clientSecret, (byte) 0);
+      }
+    }
+  }
+
+  private static final String SAME_SECRETS = "must differ from 'secret': 'clientSecret' is given to every client, "
+      + "and with the peers' 'secret' a client could open a peer link";
+
+  /**
+   * The TLS context the URL's stores describe. A member needs a key store (it presents a certificate to
+   * whoever dials it); a client may go without one ({@code keyStoreRequired} false), since members do not
+   * ask dialers for a certificate: the HMAC handshake authenticates the client.
+   */
+  static SSLContext sslContextFrom(LockUrl u, boolean keyStoreRequired) {
+    String keyStore = u.parameter("keyStore").orElse(null);
+    if (keyStore == null && keyStoreRequired) {
+      throw invalid(u, "keyStore",
+          "tls=true needs a key store with this peer's certificate and key (or an SSLContext in Properties)");
+    }
+    if (keyStore == null && u.parameter("keyStorePassword").isPresent()) {
+      throw invalid(u, "keyStorePassword", "given without keyStore");
+    }
+    char[] keyPassword = keyStore == null ? new char[0] : u.parameter("keyStorePassword").map(String::toCharArray)
+        .orElseThrow(() -> invalid(u, "keyStorePassword", "required with keyStore"));
+    try {
+      KeyManagerFactory kmf = null;
+      if (keyStore != null) {
+        KeyStore ks = load(u, "keyStore", keyStore, keyPassword);
+        kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        try {
+          kmf.init(ks, keyPassword);
+        } catch (GeneralSecurityException e) {
+          throw invalid(u, "keyStorePassword", "cannot read the private key (wrong password?)");
+        }
       }
       TrustManagerFactory tmf = null;
       String trustStore = u.parameter("trustStore").orElse(null);
@@ -266,7 +355,7 @@ public final class TcpTransportConfig {
         throw invalid(u, "trustStorePassword", "given without trustStore");
       }
       SSLContext ctx = SSLContext.getInstance("TLS");
-      ctx.init(kmf.getKeyManagers(), tmf == null ? null : tmf.getTrustManagers(), null);
+      ctx.init(kmf == null ? null : kmf.getKeyManagers(), tmf == null ? null : tmf.getTrustManagers(), null);
       return ctx;
     } catch (GeneralSecurityException e) {
       throw new InvalidLockUrlException("lock URL " + u + ": cannot set up TLS: " + e.getClass().getSimpleName(), e);
@@ -289,7 +378,7 @@ public final class TcpTransportConfig {
     }
   }
 
-  private static Duration positive(LockUrl u, String name, Duration defaultValue) {
+  static Duration positive(LockUrl u, String name, Duration defaultValue) {
     Duration d = u.duration(name, defaultValue);
     if (d.isZero()) {
       throw invalid(u, name, "must be greater than zero");
@@ -297,7 +386,7 @@ public final class TcpTransportConfig {
     return d;
   }
 
-  private static InvalidLockUrlException invalid(LockUrl u, String param, String reason) {
+  static InvalidLockUrlException invalid(LockUrl u, String param, String reason) {
     return new InvalidLockUrlException("lock URL " + u + ": parameter '" + param + "': " + reason);
   }
 
@@ -409,13 +498,33 @@ public final class TcpTransportConfig {
     return random;
   }
 
-  /** Without the secret. */
+  /**
+   * The address of the listener for thin clients ({@code host:port}, port 0 until the transport binds: see
+   * {@link TcpTransport#clientPort()}), or empty when this member takes no clients.
+   */
+  public Optional<String> clientListen() {
+    return Optional.ofNullable(clientListen);
+  }
+
+  /** A copy of the clients' secret, or null when this member takes no clients. */
+  public byte[] clientSecret() {
+    return clientSecret == null ? null : clientSecret.clone();
+  }
+
+  /** The most client connections served at once; a client beyond it is refused. */
+  public int maxClients() {
+    return maxClients;
+  }
+
+  /** Without the secrets. */
   @Override
   public String toString() {
     return "TcpTransportConfig[self=" + self + ", peers=" + peers
         + (dialAddresses.isEmpty() ? "" : ", dialAddresses=" + dialAddresses) + ", secret=***, tls=" + tls()
         + ", maxFrameSize=" + maxFrameSize + ", connectTimeout=" + connectTimeout + ", handshakeTimeout="
-        + handshakeTimeout + ", idleTimeout=" + idleTimeout + ", backoff=" + backoffMin + ".." + backoffMax + "]";
+        + handshakeTimeout + ", idleTimeout=" + idleTimeout + ", backoff=" + backoffMin + ".." + backoffMax
+        + (clientListen == null ? "" : ", clientListen=" + clientListen + ", clientSecret=***, maxClients="
+            + maxClients) + "]";
   }
 
   /** Builds a {@link TcpTransportConfig}; every setter checks its value. Not thread safe. */
@@ -432,6 +541,9 @@ public final class TcpTransportConfig {
     private Duration backoffMin = Duration.ofMillis(100);
     private Duration backoffMax = Duration.ofSeconds(5);
     private RandomGenerator random = new SplittableRandom();
+    private String clientListen;
+    private byte[] clientSecret;
+    private int maxClients = DEFAULT_MAX_CLIENTS;
 
     private Builder(String self) {
       this.self = self;
@@ -543,12 +655,76 @@ public final class TcpTransportConfig {
     }
 
     /**
-     * @throws IllegalStateException if no secret was set
-     * @throws IllegalArgumentException if a dial address is set for a peer that is not a member
+     * Takes thin clients on a second listener at {@code hostPort} (port 0: a free port, see
+     * {@link TcpTransport#clientPort()}); a {@link #clientSecret} is then required. Clients are never taken
+     * on the peer listener.
+     *
+     * @throws IllegalArgumentException if {@code hostPort} is not {@code host:port} (port 0 to 65535)
+     */
+    public Builder clientListen(String hostPort) {
+      this.clientListen = normalizeId(Objects.requireNonNull(hostPort, "clientListen"), "clientListen", true);
+      return this;
+    }
+
+    /** @throws IllegalArgumentException if {@code clientListen} is this peer's own listen address */
+    private void checkClientListen() {
+      if (clientListen != null && clientListen.equals(self) && !self.endsWith(":0")) {
+        throw new IllegalArgumentException("clientListen: " + clientListen + " is this peer's listen address; "
+            + "clients need a port of their own");
+      }
+    }
+
+    /**
+     * The secret that authenticates clients (copied); it must differ from {@link #secret} ({@link #build}
+     * checks).
+     *
+     * @throws IllegalArgumentException if shorter than {@value #MIN_SECRET_BYTES} bytes
+     */
+    public Builder clientSecret(byte[] clientSecret) {
+      Objects.requireNonNull(clientSecret, "clientSecret");
+      if (clientSecret.length < MIN_SECRET_BYTES) {
+        throw new IllegalArgumentException("clientSecret: must be at least " + MIN_SECRET_BYTES + " bytes, got "
+            + clientSecret.length);
+      }
+      this.clientSecret = clientSecret.clone();
+      return this;
+    }
+
+    /**
+     * The most client connections served at once (default {@value #DEFAULT_MAX_CLIENTS}); a client beyond it
+     * is refused until one leaves.
+     *
+     * @throws IllegalArgumentException if not within 1 to {@value #MAX_MAX_CLIENTS}
+     */
+    public Builder maxClients(int maxClients) {
+      if (maxClients < 1 || maxClients > MAX_MAX_CLIENTS) {
+        throw new IllegalArgumentException("maxClients: " + maxClients + " is not within [1, " + MAX_MAX_CLIENTS
+            + "]");
+      }
+      this.maxClients = maxClients;
+      return this;
+    }
+
+    /**
+     * @throws IllegalStateException if no secret was set, or {@code clientListen} was set without a
+     *     {@code clientSecret}
+     * @throws IllegalArgumentException if a dial address is set for a peer that is not a member, the client
+     *     secret equals the secret, a client secret is set without {@code clientListen}, or
+     *     {@code clientListen} is this peer's own address
      */
     public TcpTransportConfig build() {
       if (secret == null) {
         throw new IllegalStateException("secret: a shared secret is required");
+      }
+      checkClientListen();
+      if (clientListen != null && clientSecret == null) {
+        throw new IllegalStateException("clientSecret: required with clientListen " + clientListen);
+      }
+      if (clientListen == null && clientSecret != null) {
+        throw new IllegalArgumentException("clientSecret: given without clientListen");
+      }
+      if (clientSecret != null && MessageDigest.isEqual(secret, clientSecret)) {
+        throw new IllegalArgumentException("clientSecret: " + SAME_SECRETS);
       }
       for (String p : dialAddresses.keySet()) {
         if (!peers.contains(p)) {

@@ -127,6 +127,55 @@ class TcpTlsTest {
     }
   }
 
+  private static final String CLIENT_SECRET = "tls-cluster-client-secret";
+
+  @Test
+  void aClientOverTlsExchangesWithAMemberOverTls() throws Exception {
+    String a = id(freePort());
+    String b = id(freePort());
+    Recorder ra = new Recorder();
+    TcpTransport ta = node(a, b, keyStore, SECRET, ra, "&clientListen=127.0.0.1:0&clientSecret=" + CLIENT_SECRET);
+    String member = id(ta.clientPort());
+    // a client needs no key store: members ask no certificate of it; it checks the member's against the host
+    TcpClientConfig config = TcpClientConfig.fromUrl(LockUrl.parse("lock:native://" + member + "?clientSecret="
+        + CLIENT_SECRET + "&tls=true&trustStore=" + keyStore + "&trustStorePassword=" + STORE_PASSWORD
+        + "&handshakeTimeout=2s&backoffMin=20ms&backoffMax=200ms"), new Properties());
+    assertTrue(config.tls());
+    Recorder rc = new Recorder();
+    String cid;
+    try (TcpClientTransport c = TcpClientTransport.open(config)) {
+      cid = c.self();
+      c.start(rc);
+      await("the client up over TLS", () -> rc.isUp(member) && ra.isUp(c.self()));
+      for (int i = 0; i < 100; i++) {
+        c.send(member, new byte[] {(byte) i});
+        ta.send(c.self(), new byte[] {(byte) i});
+      }
+      await("all delivered both ways", () -> ra.from(c.self()).size() == 100 && rc.from(member).size() == 100);
+      for (int i = 0; i < 100; i++) {
+        assertEquals((byte) i, ra.from(c.self()).get(i)[0]);
+        assertEquals((byte) i, rc.from(member).get(i)[0]);
+      }
+    }
+    await("the member sees the client leave", () -> ra.count("down " + cid) == 1);
+
+    // a client that does not trust the member's certificate never comes up
+    TcpClientConfig untrusting = TcpClientConfig.fromUrl(LockUrl.parse("lock:native://" + member + "?clientSecret="
+        + CLIENT_SECRET + "&tls=true&trustStore=" + otherKeyStore + "&trustStorePassword=" + STORE_PASSWORD
+        + "&handshakeTimeout=2s&backoffMin=20ms&backoffMax=200ms"), new Properties());
+    Recorder ru = new Recorder();
+    String log = TcpTestSupport.logged(() -> {
+      try (TcpClientTransport u = TcpClientTransport.open(untrusting)) {
+        u.start(ru);
+        await("the member saw the TLS handshake fail", () -> TcpTestSupport.logSoFar().contains(
+            "closing client connection from"));
+        assertFalse(ru.isUp(member), "the client must not trust the member");
+        assertFalse(ra.isUp(u.self()));
+      }
+    });
+    assertFalse(log.contains(CLIENT_SECRET), log);
+  }
+
   @Test
   void tlsDoesNotReplaceTheSharedSecret() throws Exception {
     // both trust the certificate, but their secrets differ: no link

@@ -150,4 +150,146 @@ class TcpTransportConfigTest {
         .secret(SECRET.getBytes(StandardCharsets.UTF_8)).dialAddress("127.0.0.1:7702", "h:1").build(),
         "a dial address for a non-member");
   }
+
+  // ---- the client listener
+
+  private static final String CLIENT_SECRET = "fedcba9876543210-clients";
+
+  @Test
+  void clientListenerFromTheUrlAndFromProperties() {
+    TcpTransportConfig c = parse("lock:native://127.0.0.1:7701?secret=" + SECRET + "&clientListen=LOCALHOST:7781"
+        + "&clientSecret=" + CLIENT_SECRET + "&maxClients=10");
+    assertEquals(java.util.Optional.of("localhost:7781"), c.clientListen(), "normalized");
+    assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), c.clientSecret());
+    assertEquals(10, c.maxClients());
+    assertTrue(c.toString().contains("clientListen=localhost:7781, clientSecret=***, maxClients=10"), c.toString());
+    assertFalse(c.toString().contains(CLIENT_SECRET), c.toString());
+
+    Properties info = new Properties();
+    info.put("clientSecret", CLIENT_SECRET.getBytes(StandardCharsets.UTF_8));
+    c = TcpTransportConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7701?secret=" + SECRET
+        + "&clientListen=127.0.0.1:0"), info);
+    assertEquals(java.util.Optional.of("127.0.0.1:0"), c.clientListen(), "port 0: a free port");
+    assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), c.clientSecret(), "bytes from Properties");
+    assertEquals(TcpTransportConfig.DEFAULT_MAX_CLIENTS, c.maxClients());
+    info = new Properties();
+    info.setProperty("clientSecret", CLIENT_SECRET);
+    c = TcpTransportConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7701?secret=" + SECRET
+        + "&clientListen=127.0.0.1:0&clientSecret=overridden-by-properties"), info);
+    assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), c.clientSecret(), "a String in Properties");
+
+    c = parse("lock:native://127.0.0.1:7701?secret=" + SECRET);
+    assertEquals(java.util.Optional.empty(), c.clientListen());
+    assertNull(c.clientSecret());
+    assertFalse(c.toString().contains("clientSecret"), "no clientSecret=*** when none is set: " + c);
+  }
+
+  /** A failure naming both parameters, and quoting neither secret. */
+  private static void failsNaming(String url, String... expected) {
+    InvalidLockUrlException e = fails(url);
+    assertFalse(e.getMessage().contains(CLIENT_SECRET), "client secret leaked: " + e.getMessage());
+    for (String x : expected) {
+      assertTrue(e.getMessage().contains(x), x + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void theClientSecretIsRequiredAndMustDifferFromTheSecret() {
+    String base = "lock:native://127.0.0.1:7701?secret=" + SECRET;
+    failsNaming(base + "&clientListen=127.0.0.1:7781", "'clientSecret'", "clientListen");
+    failsNaming(base + "&clientListen=127.0.0.1:7781&clientSecret=" + SECRET, "'clientSecret'", "'secret'",
+        "must differ");
+    failsNaming(base + "&clientListen=127.0.0.1:7781&clientSecret=short", "'clientSecret'", "at least 16 bytes");
+    failsNaming(base + "&clientSecret=" + CLIENT_SECRET, "'clientSecret'", "without clientListen");
+    failsNaming(base + "&maxClients=3", "'maxClients'", "without clientListen");
+    failsNaming(base + "&clientListen=127.0.0.1&clientSecret=" + CLIENT_SECRET, "'clientListen'");
+    failsNaming(base + "&clientListen=127.0.0.1:7701&clientSecret=" + CLIENT_SECRET, "'clientListen'",
+        "this peer's listen address");
+    failsNaming(base + "&clientListen=127.0.0.1:7781&clientSecret=" + CLIENT_SECRET + "&maxClients=0", "'maxClients'");
+    failsNaming(base + "&clientListen=127.0.0.1:7781&clientSecret=" + CLIENT_SECRET + "&maxClients=65537",
+        "'maxClients'");
+    Properties info = new Properties();
+    info.put("clientSecret", SECRET.getBytes(StandardCharsets.UTF_8));
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> TcpTransportConfig.fromUrl(
+        LockUrl.parse(base + "&clientListen=127.0.0.1:7781"), info));
+    assertTrue(e.getMessage().contains("'clientSecret'") && e.getMessage().contains("'secret'"), e.getMessage());
+    assertFalse(e.getMessage().contains(SECRET), e.getMessage());
+
+    byte[] secret = SECRET.getBytes(StandardCharsets.UTF_8);
+    TcpTransportConfig.Builder b = TcpTransportConfig.builder("127.0.0.1:7701").secret(secret).clientListen("127.0.0.1:0");
+    IllegalStateException missing = assertThrows(IllegalStateException.class, b::build);
+    assertTrue(missing.getMessage().contains("clientSecret") && missing.getMessage().contains("clientListen"),
+        missing.getMessage());
+    IllegalArgumentException same = assertThrows(IllegalArgumentException.class, () -> b.clientSecret(secret.clone())
+        .build());
+    assertTrue(same.getMessage().contains("clientSecret") && same.getMessage().contains("'secret'"), same.getMessage());
+    assertFalse(same.getMessage().contains(SECRET), same.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> TcpTransportConfig.builder("127.0.0.1:7701").secret(secret)
+        .clientSecret(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8)).build(), "a client secret without clientListen");
+    assertThrows(IllegalArgumentException.class, () -> b.maxClients(0));
+    assertThrows(IllegalArgumentException.class, () -> b.maxClients(65537));
+    assertThrows(IllegalArgumentException.class, () -> b.clientListen("nohost"));
+    assertThrows(IllegalArgumentException.class, () -> b.clientSecret(new byte[15]));
+    TcpTransportConfig ok = b.clientSecret(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8)).maxClients(65536).build();
+    assertEquals(65536, ok.maxClients());
+    byte[] copy = ok.clientSecret();
+    copy[0] ^= 1;
+    assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), ok.clientSecret(), "copied out");
+  }
+
+  @Test
+  void parametersListTheClientListener() {
+    for (String p : List.of("clientListen", "clientSecret", "maxClients", "dialAddresses")) {
+      assertTrue(TcpTransportConfig.PARAMETERS.contains(p), p);
+    }
+  }
+
+  // ---- a client's settings
+
+  @Test
+  void aClientUrlNamesTheMembersInOrder() {
+    TcpClientConfig c = TcpClientConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7783,LOCALHOST:7781,[::1]:7782"
+        + "?clientSecret=" + CLIENT_SECRET + "&idleTimeout=3s&backoffMin=10ms&backoffMax=2s&maxFrameSize=4096"),
+        new Properties());
+    assertEquals(List.of("127.0.0.1:7783", "localhost:7781", "[::1]:7782"), c.members());
+    assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), c.clientSecret());
+    assertEquals(Duration.ofSeconds(3), c.idleTimeout());
+    assertEquals(Duration.ofMillis(10), c.backoffMin());
+    assertEquals(4096, c.maxFrameSize());
+    assertFalse(c.tls());
+    assertFalse(c.toString().contains(CLIENT_SECRET), c.toString());
+    assertTrue(c.toString().contains("clientSecret=***"), c.toString());
+
+    Properties info = new Properties();
+    info.put("clientSecret", CLIENT_SECRET.getBytes(StandardCharsets.UTF_8));
+    c = TcpClientConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7781"), info);
+    assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), c.clientSecret(), "bytes from Properties");
+    // a client needs no key store with TLS (members ask no certificate of it): the trust store is what is read
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> TcpClientConfig.fromUrl(
+        LockUrl.parse("lock:native://127.0.0.1:7781?tls=true&trustStore=/nonexistent/ts.p12"), info));
+    assertTrue(e.getMessage().contains("'trustStore'") && e.getMessage().contains("cannot read file"), e.getMessage());
+    for (String p : List.of("clientSecret", "tls", "trustStore", "trustStorePassword", "keyStore", "idleTimeout")) {
+      assertTrue(TcpClientConfig.PARAMETERS.contains(p), p);
+    }
+    assertFalse(TcpClientConfig.PARAMETERS.contains("secret"), "a client has no peer secret");
+  }
+
+  @Test
+  void badClientUrlsNameTheParameter() {
+    for (String[] bad : new String[][] {
+        {"lock:native://127.0.0.1:7781", "'clientSecret'"},
+        {"lock:native://127.0.0.1:7781?clientSecret=short", "at least 16 bytes"},
+        {"lock:native://127.0.0.1:7781,127.0.0.1:7781?clientSecret=" + CLIENT_SECRET, "twice"},
+        {"lock:native://127.0.0.1?clientSecret=" + CLIENT_SECRET, "no port"},
+        {"lock:native:local?clientSecret=" + CLIENT_SECRET, "client addresses"},
+        {"lock:native://127.0.0.1:7781?clientSecret=" + CLIENT_SECRET + "&trustStore=/x", "without tls=true"},
+        {"lock:native://127.0.0.1:7781?clientSecret=" + CLIENT_SECRET + "&idleTimeout=0s", "'idleTimeout'"}}) {
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+          () -> TcpClientConfig.fromUrl(LockUrl.parse(bad[0]), new Properties()), bad[0]);
+      assertTrue(e.getMessage().contains(bad[1]), bad[1] + " in: " + e.getMessage());
+      assertFalse(e.getMessage().contains(CLIENT_SECRET), e.getMessage());
+    }
+    assertThrows(IllegalArgumentException.class, () -> TcpClientConfig.builder(List.of()));
+    assertThrows(IllegalStateException.class, () -> TcpClientConfig.builder(List.of("127.0.0.1:1")).build());
+  }
 }

@@ -1,0 +1,191 @@
+package dev.tumbler.peer.transport.tcp;
+
+import dev.tumbler.peer.transport.tcp.Frames.Frame;
+import dev.tumbler.peer.transport.tcp.Frames.FrameSealer;
+import dev.tumbler.peer.transport.tcp.TcpProtocolException.Reason;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/**
+ * One client connection after its handshake, at either end (a member's client listener, or a
+ * {@link TcpClientTransport}): unlike a peer link, it carries DATA frames both ways on the one socket, so a
+ * client needs no listener of its own (it works behind NAT). Each direction is sealed under its own key and
+ * numbers its frames from zero: under one shared key, a frame could be sent back to the end that wrote it
+ * and verify there.
+ *
+ * <p>Two threads serve it. The owner's thread runs {@link #readLoop}, which delivers DATA in order and
+ * ends the connection when nothing (not even a PING) arrived for {@code idleTimeout}: that catches
+ * half-open connections and silent partitions. A writer thread runs {@link #writeLoop}, which writes what
+ * {@link #send} queued and a PING when it wrote nothing for a quarter of {@code idleTimeout}. So
+ * {@link #send} never blocks on the network: a far end that stops reading fills the queue up to
+ * {@code queueLimit} bytes, and then the connection is closed (its owner reports the link down).
+ *
+ * <p>Thread safe: {@link #send} and {@link #close} from any thread; each loop from one thread.
+ */
+final class DuplexLink {
+  /** Wakes the writer (identity-compared: no caller's list is this one). */
+  private static final List<byte[]> WAKE = Collections.unmodifiableList(new ArrayList<>());
+
+  private final Socket socket;
+  private final DataInputStream in;
+  private final DataOutputStream out;
+  private final FrameSealer outgoing; // the writer's only
+  private final FrameSealer incoming; // the reader's only
+  private final int maxFrameSize;
+  private final Duration idleTimeout;
+  private final long queueLimit;
+  private final LinkedBlockingQueue<List<byte[]>> queue = new LinkedBlockingQueue<>();
+  private final AtomicLong queuedBytes = new AtomicLong();
+  /** Why this end closed the connection; null while open. Set once. */
+  private final AtomicReference<String> closedBecause = new AtomicReference<>();
+
+  /**
+   * @param sendKey the key of the frames this end writes
+   * @param receiveKey the key of the frames this end reads
+   */
+  DuplexLink(Socket socket, DataInputStream in, DataOutputStream out, byte[] sendKey, byte[] receiveKey,
+      int maxFrameSize, Duration idleTimeout, long queueLimit) {
+    this.socket = socket;
+    this.in = in;
+    this.out = out;
+    this.outgoing = new FrameSealer(sendKey);
+    this.incoming = new FrameSealer(receiveKey);
+    this.maxFrameSize = maxFrameSize;
+    this.idleTimeout = idleTimeout;
+    this.queueLimit = queueLimit;
+  }
+
+  /**
+   * Queues {@code payloads} for the writer, in order, and returns at once; returns false when they are
+   * dropped: the connection is closed, or this would queue more than {@code queueLimit} bytes (which closes
+   * it). The arrays must not be changed afterwards.
+   */
+  boolean send(List<byte[]> payloads) {
+    if (isClosed()) {
+      return false;
+    }
+    long bytes = 0;
+    for (byte[] p : payloads) {
+      bytes += p.length;
+    }
+    if (queuedBytes.addAndGet(bytes) > queueLimit) {
+      queuedBytes.addAndGet(-bytes);
+      close("more than " + queueLimit + " bytes queued (the other end reads too slowly)");
+      return false;
+    }
+    queue.add(List.copyOf(payloads));
+    return true;
+  }
+
+  /** Closes the connection, giving {@code why} as the reason (the first reason given wins). Idempotent. */
+  void close(String why) {
+    if (closedBecause.compareAndSet(null, why)) {
+      TcpTransport.closeQuietly(socket);
+      queue.add(WAKE);
+    }
+  }
+
+  boolean isClosed() {
+    return closedBecause.get() != null;
+  }
+
+  /** Why this end closed the connection, or null if it did not (yet). */
+  String closedBecause() {
+    return closedBecause.get();
+  }
+
+  /**
+   * Reads frames until the connection ends, handing each DATA payload to {@code deliver} in order; returns
+   * only by throwing. A {@link SocketTimeoutException} means nothing arrived for {@code idleTimeout}.
+   */
+  void readLoop(Consumer<byte[]> deliver) throws IOException {
+    socket.setSoTimeout(TcpTransport.millis(idleTimeout));
+    int max = maxFrameSize + Frames.TAG_BYTES;
+    while (true) {
+      Frame f = Frames.read(in, max);
+      switch (f.type()) {
+        case Frames.DATA -> {
+          byte[] payload = incoming.open(Frames.DATA, f.body());
+          if (!isClosed()) {
+            deliver.accept(payload); // frames buffered before a close are not delivered after it
+          }
+        }
+        case Frames.PING -> {
+          if (incoming.open(Frames.PING, f.body()).length != 0) {
+            throw new TcpProtocolException(Reason.CORRUPT_FRAME, "PING with a payload");
+          }
+        }
+        default -> throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "type " + f.type() + " after the handshake");
+      }
+    }
+  }
+
+  /**
+   * Writes queued payloads, and a PING when nothing was written for a quarter of {@code idleTimeout}, until
+   * the connection is closed; a failed write closes it.
+   */
+  void writeLoop() {
+    long heartbeat = TimeUnit.MILLISECONDS.toNanos(Math.max(1, idleTimeout.toMillis() / 4));
+    long lastWrite = System.nanoTime();
+    try {
+      while (!isClosed()) {
+        long wait = heartbeat - (System.nanoTime() - lastWrite);
+        List<byte[]> batch = wait > 0 ? queue.poll(wait, TimeUnit.NANOSECONDS) : queue.poll();
+        if (isClosed()) {
+          return;
+        }
+        if (batch == null) {
+          out.write(outgoing.frame(Frames.PING, Frames.EMPTY));
+          out.flush();
+          lastWrite = System.nanoTime();
+          continue;
+        }
+        if (batch == WAKE) {
+          continue;
+        }
+        long bytes = 0;
+        for (byte[] p : batch) {
+          out.write(outgoing.frame(Frames.DATA, p));
+          bytes += p.length;
+        }
+        queuedBytes.addAndGet(-bytes);
+        if (queue.isEmpty()) {
+          out.flush(); // else the next batch follows at once, and the flush after it takes both
+        }
+        lastWrite = System.nanoTime();
+      }
+    } catch (IOException e) {
+      close("a write failed: " + TcpTransport.describe(e));
+    } catch (InterruptedException e) {
+      close("closed");
+    }
+  }
+
+  /** Why the connection ended, for a log line: this end's reason if it closed it, else from {@code e}. */
+  String ending(Exception e) {
+    String why = closedBecause();
+    if (why != null) {
+      return why;
+    }
+    if (e instanceof SocketTimeoutException) {
+      return "nothing received for " + idleTimeout.toMillis() + " ms";
+    }
+    if (e instanceof EOFException) {
+      return "closed by the other end";
+    }
+    return e instanceof IOException io ? TcpTransport.describe(io) : e.toString();
+  }
+}
