@@ -321,6 +321,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
           }
         }
         case Input.Start<AgentMessage> s -> { }
+        case Input.Leave<AgentMessage> l -> { } // what it holds and serves ends by the rules of a crash
         case Input.PeerUp<AgentMessage> u -> peerUp(u.peer());
         case Input.PeerDown<AgentMessage> d -> peerDown(d.peer());
         case Input.Begin<AgentMessage> b -> begin(b);

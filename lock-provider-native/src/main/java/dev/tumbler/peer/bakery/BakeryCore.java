@@ -285,6 +285,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         case Input.HolderQuery<BakeryMessage> q -> whoHolds(q);
         case Input.PermitsQuery<BakeryMessage> q -> out.add(Output.Permits.unknown(q)); // no semaphores here
         case Input.Start<BakeryMessage> st -> { }
+        case Input.Leave<BakeryMessage> l -> { } // what it holds and serves ends by the rules of a crash
         case Input.Begin<BakeryMessage> b -> out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE, Set.of(),
             "the " + algorithm() + " core serves no transactions"));
         case Input.End<BakeryMessage> e -> { }

@@ -49,6 +49,14 @@ import java.util.random.RandomGenerator;
  */
 public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
+  /**
+   * A session renewal unanswered for this fraction of a term is sent again, whether or not a grant asks again: a new
+   * server that took this node's restatement before its leader lease was active renewed nothing, and the permits ran
+   * out while the renewal sent to the server before waited for an answer that could not come (a thin client's TCK,
+   * the server cut off by a partition).
+   */
+  static final int RENEW_RETRY = 12;
+
   /** The name of the lock algorithm that serves locks as one-permit semaphores. */
   public static final String ALGORITHM = "buckets";
 
@@ -287,6 +295,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
           }
         }
         case Input.Start<BucketsMessage> s -> { }
+        case Input.Leave<BucketsMessage> l -> { } // what it holds and serves ends by the rules of a crash
         case Input.PeerUp<BucketsMessage> u -> peerUp(u.peer());
         case Input.PeerDown<BucketsMessage> d -> peerDown(d.peer());
         case Input.View<BucketsMessage> v -> view(v.term(), v.leaders(), v.activeUntil());
@@ -902,7 +911,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     CSession s = r.session;
     s.renewWaiting.add(id);
     // one renewal in flight serves every grant of the session; another goes only after a twelfth of the term
-    if (s.renewSentAt == Long.MIN_VALUE || now - s.renewSentAt >= term / 12) {
+    if (s.renewSentAt == Long.MIN_VALUE || now - s.renewSentAt >= term / RENEW_RETRY) {
       s.renewSentAt = now;
       toServer(new BucketsMessage.SessionRenew(inc, s.name, now));
     }
@@ -1034,6 +1043,16 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         out.add(new Output.Holder<>(e.getKey(), e.getValue().name(), ""));
       }
     }
+    if (reachable) {
+      for (CSession s : csessions.values()) {
+        if (!s.renewWaiting.isEmpty() && now - s.renewSentAt >= term / RENEW_RETRY) {
+          // unanswered: a server not yet active when it took this node's restatement, or one that is gone, answered
+          // nothing; asked again, the server of the new view renews the session within its grants' windows
+          s.renewSentAt = now;
+          toServer(new BucketsMessage.SessionRenew(inc, s.name, now));
+        }
+      }
+    }
     for (CReq r : List.copyOf(reqs.values())) {
       if (r.state == State.HELD && r.validUntil <= now) {
         lose(r, Output.LostReason.EXPIRED, "");
@@ -1076,6 +1095,13 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     next = Math.min(next, view.restateDue(up));
     for (HolderAsk a : holderAsks.values()) {
       next = Math.min(next, a.askedAt() + peerTimeout);
+    }
+    if (serverReachable()) {
+      for (CSession s : csessions.values()) {
+        if (!s.renewWaiting.isEmpty()) {
+          next = Math.min(next, s.renewSentAt + term / RENEW_RETRY);
+        }
+      }
     }
     for (CReq r : reqs.values()) {
       if (r.state == State.HELD) {

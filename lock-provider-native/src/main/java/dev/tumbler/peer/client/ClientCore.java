@@ -31,7 +31,8 @@ import java.util.random.RandomGenerator;
  *       A home down for {@code T/4}, or one that says {@code Gone}, is left for the next member that is up (D5):
  *       waiting requests are asked for again there, grants are lost, transactions aborted.
  *   <li><b>No member.</b> With no home up for {@code peerTimeout}, waits fail {@code UNAVAILABLE}; a single attempt
- *       or a query fails (or answers unknown) at once.
+ *       or a query made with no home linked waits a quarter of a term for one (a new client links within a round
+ *       trip), then fails (or answers unknown).
  * </ul>
  * Pure: no clock, no I/O; not thread safe, like every core.
  */
@@ -61,6 +62,11 @@ public final class ClientCore implements ProtocolCore<Envelope> {
      * waiting): a grant in a reply that echoes less answers an earlier asking, one this client gave back since.
      */
     long askedSeq;
+    /**
+     * A single attempt made while no home was linked: it waits for one until then (a quarter of a term, as for a home
+     * that comes back), then fails {@code UNAVAILABLE}. A new client links within a round trip.
+     */
+    long giveUpAt = Long.MAX_VALUE;
 
     Req(long id, String localSession, Claim claim, boolean attempt, long tx) {
       this.id = id;
@@ -73,7 +79,8 @@ public final class ClientCore implements ProtocolCore<Envelope> {
 
   private record Tx(String localSession, TxOptions options) {}
 
-  private record Query(boolean holder, String name, int limit) {}
+  /** A query, and when it was asked: unanswered while no home is linked, it is answered unknown a quarter term on. */
+  private record Query(boolean holder, String name, int limit, long askedAt) {}
 
   /** Test-only mutation: a grant is trusted from when its reply came, not from when the echoed message left. */
   public boolean mutationTrustFromReply;
@@ -157,6 +164,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
       expire();
       switch (input) {
         case Input.Start<Envelope> s -> start();
+        case Input.Leave<Envelope> l -> { } // a client's service closes its sessions as it stops
         case Input.PeerUp<Envelope> u -> peerUp(u.peer());
         case Input.PeerDown<Envelope> d -> peerDown(d.peer());
         case Input.TimerFired<Envelope> t -> {
@@ -176,8 +184,8 @@ public final class ClientCore implements ProtocolCore<Envelope> {
         case Input.Renew<Envelope> r -> renew(r.requestId());
         case Input.Begin<Envelope> b -> begin(b);
         case Input.End<Envelope> e -> end(e.txId());
-        case Input.HolderQuery<Envelope> q -> query(q.queryId(), new Query(true, q.name(), 0));
-        case Input.PermitsQuery<Envelope> q -> query(q.queryId(), new Query(false, q.name(), q.limit()));
+        case Input.HolderQuery<Envelope> q -> query(q.queryId(), new Query(true, q.name(), 0, now));
+        case Input.PermitsQuery<Envelope> q -> query(q.queryId(), new Query(false, q.name(), q.limit(), now));
         case Input.CloseSession<Envelope> c -> closeSession(c.session());
         case Input.View<Envelope> v -> { }
       }
@@ -224,7 +232,8 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     sessionUntil = Long.MIN_VALUE;
   }
 
-  private boolean linked() {
+  /** Whether the client has a home whose link is up: what it asks for now goes out at once. */
+  public boolean linked() {
     return home != null && up.contains(home);
   }
 
@@ -293,6 +302,28 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     }
     if (linked() && now - lastSent >= leaseNanos / 4) {
       send(new ClientMessage.Ping(session, ++seq));
+    }
+    if (!linked()) {
+      giveUp();
+    }
+  }
+
+  /** With no home linked: attempts and queries that have waited a quarter of a term for one end now. */
+  private void giveUp() {
+    for (Req r : List.copyOf(reqs.values())) {
+      if (r.state == State.WAITING && r.giveUpAt <= now) {
+        reqs.remove(r.id);
+        out.add(new Output.Failed<>(r.id, r.claim.name(), Output.Failure.UNAVAILABLE, Set.copyOf(members),
+            "thin client " + self + ": no member reachable at the attempt"));
+      }
+    }
+    for (Map.Entry<Long, Query> e : List.copyOf(queries.entrySet())) {
+      Query q = e.getValue();
+      if (now - q.askedAt() >= leaseNanos / 4) {
+        queries.remove(e.getKey());
+        out.add(q.holder() ? new Output.Holder<>(e.getKey(), q.name(), "")
+            : new Output.Permits<>(e.getKey(), q.name(), q.limit()));
+      }
     }
   }
 
@@ -542,12 +573,10 @@ public final class ClientCore implements ProtocolCore<Envelope> {
           "transaction " + a.txId() + " has ended"));
       return;
     }
-    if (!linked() && a.attempt()) {
-      out.add(new Output.Failed<>(a.requestId(), a.claim().name(), Output.Failure.UNAVAILABLE,
-          Set.copyOf(members), "thin client " + self + ": no member reachable at the attempt"));
-      return;
-    }
     Req r = new Req(a.requestId(), a.session(), a.claim(), a.attempt(), a.txId());
+    if (!linked() && a.attempt()) {
+      r.giveUpAt = now + leaseNanos / 4;
+    }
     reqs.put(r.id, r);
     ask(r);
   }
@@ -604,10 +633,6 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   }
 
   private void query(long id, Query q) {
-    if (!linked()) {
-      out.add(q.holder() ? new Output.Holder<>(id, q.name(), "") : new Output.Permits<>(id, q.name(), q.limit()));
-      return;
-    }
     queries.put(id, q);
     askQuery(id, q);
   }

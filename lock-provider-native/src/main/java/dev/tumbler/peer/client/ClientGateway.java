@@ -99,6 +99,8 @@ public final class ClientGateway {
   /** Why this member takes no client sessions, or null when it does. */
   private final String refusal;
   private final Map<Key, Session> sessions = new HashMap<>();
+  /** Whether the member is stopping ({@link #leave}): sessions are told Gone, and no new one opens. */
+  private boolean leaving;
   private final Map<String, Integer> perClient = new HashMap<>();
   private final Map<Long, Req> byReq = new HashMap<>();
   private final Map<Long, Session> byTx = new HashMap<>();
@@ -207,7 +209,26 @@ public final class ClientGateway {
     s.echo = Math.max(s.echo, seq);
   }
 
+  /**
+   * The member is stopping on purpose ({@code Input.Leave}): every session is told {@code Gone}, so that its client
+   * fails over now rather than a quarter of a term after the link breaks, and so is every client that says Hello
+   * from now on. Nothing is released: a client trusts its grants until the Gone reaches it, so they stay held here
+   * and at the servers until they expire, as after a crash.
+   */
+  public <M extends PeerMessage> void leave(long now, Work<M> work) {
+    leaving = true;
+    for (Session s : sessions.values()) {
+      work.replies().add(new Reply(s.key.client(), new ClientMessage.Gone(s.key.session(), s.echo, "member "
+          + selfName() + " is stopping")));
+    }
+  }
+
   private <M extends PeerMessage> void hello(long now, Key key, Session s, ClientMessage.Hello h, Work<M> work) {
+    if (leaving) {
+      work.replies().add(new Reply(key.client(), new ClientMessage.Gone(h.session(), h.seq(), "member " + selfName()
+          + " is stopping")));
+      return;
+    }
     String why = refusal;
     if (why == null && !h.algorithm().equals(algorithm)) {
       why = "this cluster runs algorithm " + algorithm + ", not " + h.algorithm();

@@ -158,6 +158,14 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
         }
       }
       case Input.Start<Envelope> st -> everyCore(now, new Input.Start<>());
+      case Input.Leave<Envelope> l -> {
+        if (gateway != null) {
+          ClientGateway.Work<Envelope> work = new ClientGateway.Work<>();
+          gateway.leave(now, work);
+          run(work);
+        }
+        everyCore(now, new Input.Leave<>());
+      }
       case Input.PeerUp<Envelope> u -> {
         if (client(u.peer())) {
           ClientGateway.Work<Envelope> work = new ClientGateway.Work<>();

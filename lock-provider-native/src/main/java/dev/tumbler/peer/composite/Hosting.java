@@ -85,6 +85,11 @@ public final class Hosting {
     return new EnvelopeCodec(codecs);
   }
 
+  /** The codec of a thin client's envelopes: the client channel only (CLIENTS.md D1). */
+  public static EnvelopeCodec clientCodec() {
+    return new EnvelopeCodec(Map.of(Channel.CLIENT, CLIENT_CODEC));
+  }
+
   private static boolean hostsSemaphores(Algorithm<?> lockAlgorithm, Semaphores semaphores) {
     return semaphores != null && lockAlgorithm != BucketsAlgorithm.BUCKETS;
   }

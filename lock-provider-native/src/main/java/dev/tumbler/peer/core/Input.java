@@ -29,6 +29,13 @@ public sealed interface Input<M extends PeerMessage> {
    */
   record Start<M extends PeerMessage>() implements Input<M> {}
 
+  /**
+   * The node is about to stop on purpose (its daemon got SIGTERM): a core tells whom it concerns now, rather than
+   * letting them find out by a timeout, and changes nothing that another node relies on. The node stops after it;
+   * no input follows but those already on their way.
+   */
+  record Leave<M extends PeerMessage>() implements Input<M> {}
+
   /** The timer {@code timerId} set by an earlier {@link Output.SetTimer} is due. */
   record TimerFired<M extends PeerMessage>(long timerId) implements Input<M> {}
 

@@ -66,7 +66,9 @@ import java.util.random.RandomGenerator;
  *       cluster of at most 3 before its first view, else a majority); it waits {@code electionDelay} first,
  *       cut short when all members are connected.
  *   <li>E4: the proposal's term is one above the highest term this node has seen (and above
- *       {@code initialTerm}); candidates are this node and its connected peers, sitting leaders at priority 0,
+ *       {@code initialTerm}); candidates are this node and its connected peers but sitting leaders silent for
+ *       {@code leaderTimeout} (which do not conduct either: a link that drops bytes stays up until the idle
+ *       timeout, and a silent leader proposed again kept its view until then), sitting leaders at priority 0,
  *       priority 15 only when fewer than {@code min(leaderCount, n)} others are connected; sorted by
  *       (priority, random id, node id); the first {@code leaderCount} lead.
  *   <li>E5: a vote is granted once per term and only for a term above every term the voter has seen, by an
@@ -246,6 +248,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
           }
         }
         case Input.Start<ElectionMessage> st -> { } // the clock starts and the timer is set below, as for any input
+        case Input.Leave<ElectionMessage> l -> { } // what it holds and serves ends by the rules of a crash
         case Input.PeerUp<ElectionMessage> u -> up(now, u.peer());
         case Input.PeerDown<ElectionMessage> d -> down(now, d.peer());
         // client requests and views belong to the algorithm cores; the composite never routes them here
@@ -496,7 +499,8 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     for (Peer p : peers.values()) {
       if (connected(p)) {
         connected++;
-        conductor &= !p.informed || p.id.compareTo(self) > 0;
+        // a sitting leader silent for leaderTimeout on a link still up (partitioned, or paused) conducts nothing
+        conductor &= !p.informed || p.id.compareTo(self) > 0 || silentLeader(now, p);
       }
     }
     int quorum = members <= 3 && !everAdopted ? members : majority;
@@ -510,7 +514,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     if (now < pauseUntil && connected + 1 < members || now < backoffUntil) {
       return;
     }
-    List<Leader> list = candidates();
+    List<Leader> list = candidates(now);
     long t = Math.max(highest, settings.initialTerm()) + 1;
     if (judge(now, me, t, list) != ElectionMessage.Reason.GRANTED) {
       return; // starting, or a leader it acked is still alive: the timer brings it back when that ends
@@ -559,12 +563,17 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     backoffUntil = now + lo + random.nextLong(hi - lo + 1);
   }
 
-  /** E4: this node and its connected peers, sitting leaders first; the first {@code leaderCount}. */
-  private List<Leader> candidates() {
+  /**
+   * E4: this node and its connected peers, sitting leaders first; the first {@code leaderCount}. A sitting leader
+   * silent for {@code leaderTimeout} is no candidate, though its link is up: a partition that drops bytes (or a long
+   * pause) keeps a link up until the idle timeout, and proposed again, it kept the view it was silent in until then
+   * (a lease server cut off that way was replaced only after the idle timeout, later than its clients' leases ended).
+   */
+  private List<Leader> candidates(long now) {
     List<Candidate> all = new ArrayList<>();
     all.add(candidate(me, settings.priority(), randomId));
     for (Peer p : peers.values()) {
-      if (connected(p)) {
+      if (connected(p) && !silentLeader(now, p)) {
         all.add(candidate(new Leader(p.id, p.incarnation), p.priority, p.randomId));
       }
     }
@@ -583,6 +592,17 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
       list.add(pool.get(i).leader);
     }
     return List.copyOf(list);
+  }
+
+  /** Whether leader {@code l} of the view (not this node) has sent no beat for {@code leaderTimeout}. */
+  private boolean silent(long now, Leader l) {
+    return now - Math.max(adoptedAt, lastBeat.getOrDefault(l, NONE)) >= settings.leaderTimeoutNanos();
+  }
+
+  /** Whether peer {@code p} is a leader of the view, in the incarnation it has now, silent for leaderTimeout. */
+  private boolean silentLeader(long now, Peer p) {
+    Leader l = new Leader(p.id, p.incarnation);
+    return leaders.contains(l) && silent(now, l);
   }
 
   private Candidate candidate(Leader l, int priority, int id) {
@@ -608,7 +628,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
       if (p == null || p.incarnation >= 0 && p.incarnation != l.incarnation()) {
         return false; // (c) the leader's node restarted (this node, or a peer that said so in its Hello)
       }
-      silent |= now - Math.max(adoptedAt, lastBeat.getOrDefault(l, NONE)) >= timeout;
+      silent |= silent(now, l);
       if (!reachable(l) && now - Math.max(adoptedAt, p.lostAt) >= timeout) {
         unreachable++;
       }
@@ -624,7 +644,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
       }
     }
     if (silent || leaders.size() < Math.min(settings.leaderCount(), members)) {
-      for (Leader c : candidates()) {
+      for (Leader c : candidates(now)) {
         if (!leaders.contains(c)) {
           return false; // (b) a silent leader and a replacement, or (e) room for one more
         }

@@ -78,6 +78,13 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
   /** For checkers (the simulator): counts the grants of every core it is given to, from a cache and from a server. */
   public LongAdder[] grantCounts;
 
+  /**
+   * A renewal unanswered for this fraction of a term is sent again. A new server that took a node's restatement before
+   * its leader lease was active renewed nothing, and the lease ran out while the renewal asked of the server before
+   * waited for an answer that could not come (a thin client's TCK, the server cut off by a partition).
+   */
+  static final int RENEW_RETRY = 12;
+
   private final String self;
   private final SortedSet<String> peers;
   private final long term;
@@ -226,6 +233,8 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
     long lastSent;
     long validUntil;
     boolean renewAsked;
+    /** When the pending renewal was last sent: it is sent again every {@link #RENEW_RETRY} of a term unanswered. */
+    long renewSentAt;
 
     CReq(long id, String session, Claim claim, boolean attempt) {
       this.id = id;
@@ -320,6 +329,7 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
           }
         }
         case Input.Start<LeaseMessage> s -> { }
+        case Input.Leave<LeaseMessage> l -> { } // what it holds and serves ends by the rules of a crash
         case Input.PeerUp<LeaseMessage> u -> peerUp(u.peer());
         case Input.PeerDown<LeaseMessage> d -> {
           if (peers.contains(d.peer())) {
@@ -903,6 +913,11 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
       return;
     }
     r.renewAsked = true;
+    sendRenew(r, h);
+  }
+
+  private void sendRenew(CReq r, Helper h) {
+    r.renewSentAt = now;
     toServer(new LeaseMessage.Renew(inc, h.name, h.leaseId, true, r.claim.tag(), now));
   }
 
@@ -1001,6 +1016,10 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
       } else if (r == null && h.inactiveRenewSentAt == NONE && now >= h.anchor + term / 2 && reachable) {
         h.inactiveRenewSentAt = now; // C-6: the seed's renewal of a lock nobody uses
         toServer(new LeaseMessage.Renew(inc, h.name, h.leaseId, false, "", now));
+      } else if (r != null && r.renewAsked && reachable && now >= r.renewSentAt + term / RENEW_RETRY) {
+        // unanswered: a server not yet active when it took this node's restatement, or one that is gone, answered
+        // nothing; asked again, the server of the new view renews it within the window
+        sendRenew(r, h);
       }
     }
     for (var i = queries.entrySet().iterator(); i.hasNext(); ) {
@@ -1051,6 +1070,9 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
       }
       if (h.active != null) {
         next = Math.min(next, h.active.validUntil);
+        if (h.active.renewAsked && reachable) {
+          next = Math.min(next, h.active.renewSentAt + term / RENEW_RETRY);
+        }
       } else {
         next = Math.min(next, h.anchor + trust());
         if (h.inactiveRenewSentAt == NONE && reachable) {

@@ -31,4 +31,13 @@ public interface NodeStats {
 
   /** Protocol messages this node has sent to peers, by message type (its simple class name), sorted. */
   java.util.Map<String, Long> messagesSentByType();
+
+  /** Grants this node's own services hold right now (a thin client's held through a member count at the client). */
+  int heldLocks();
+
+  /** The thin clients' sessions this member serves right now; 0 on a thin client and on a member that takes none. */
+  int clientSessions();
+
+  /** A thin client's home: the member that serves its session; empty on a member, or while the client has none. */
+  java.util.Optional<String> home();
 }

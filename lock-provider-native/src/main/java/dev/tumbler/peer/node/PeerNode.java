@@ -1,6 +1,8 @@
 package dev.tumbler.peer.node;
 
 import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.peer.client.ClientCore;
+import dev.tumbler.peer.composite.CompositeCore;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.MessageCodec;
@@ -441,6 +443,15 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
   }
 
+  /**
+   * The node is about to stop on purpose: its cores tell whom it concerns now ({@link Input.Leave}: a member's thin
+   * clients hear {@code Gone} and fail over at once). Call {@link #close()} after it; the messages it sends are
+   * handed to the transport before this returns.
+   */
+  public void leave() {
+    submit(new Input.Leave<>());
+  }
+
   /** The transport, for tests and diagnostics. */
   public Transport transport() {
     return transport;
@@ -571,6 +582,35 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     Map<String, Long> m = new TreeMap<>();
     sentByType.forEach((k, v) -> m.put(k, v.sum()));
     return Collections.unmodifiableMap(m);
+  }
+
+  @Override
+  public int heldLocks() {
+    return lostListeners.size();
+  }
+
+  @Override
+  public int clientSessions() {
+    return inspect(c -> c instanceof CompositeCore composite && composite.gateway() != null
+        ? composite.gateway().sessions() : 0);
+  }
+
+  @Override
+  public Optional<String> home() {
+    return inspect(c -> c instanceof ClientCore client ? Optional.ofNullable(client.home()) : Optional.empty());
+  }
+
+  /**
+   * What {@code look} reads off the core, under the step lock, so that it sees the state between two steps; for
+   * statistics and tests. {@code look} must not change the core.
+   */
+  public <T> T inspect(java.util.function.Function<? super ProtocolCore<M>, T> look) {
+    stepLock.lock();
+    try {
+      return look.apply(core);
+    } finally {
+      stepLock.unlock();
+    }
   }
 
   // ---- stepping

@@ -10,6 +10,7 @@ import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.AlgorithmSettings;
 import dev.tumbler.peer.algorithm.Algorithms;
+import dev.tumbler.peer.transport.tcp.TcpClientConfig;
 import dev.tumbler.peer.transport.tcp.TcpTransportConfig;
 import java.time.Duration;
 import java.util.HashSet;
@@ -40,9 +41,24 @@ import java.util.Set;
  */
 record NativeSettings(Kind kind, String cluster, String self, List<String> peers, Algorithm<?> algorithm,
     AlgorithmSettings algorithmSettings, Duration peerTimeout, LeaseSettings lease, TcpTransportConfig tcp,
-    int bucketSize, ElectionParameters election) {
+    int bucketSize, ElectionParameters election, TcpClientConfig client) {
 
-  enum Kind { LOCAL, MEMORY, TCP }
+  /**
+   * Where the node runs: alone in this JVM, in an in-memory cluster, as a TCP member, or as a thin client of a TCP
+   * cluster (CLIENTS.md: not a member; a session with one member, which runs its requests).
+   */
+  enum Kind { LOCAL, MEMORY, TCP, CLIENT }
+
+  /** A service of every kind but {@link Kind#CLIENT}. */
+  NativeSettings(Kind kind, String cluster, String self, List<String> peers, Algorithm<?> algorithm,
+      AlgorithmSettings algorithmSettings, Duration peerTimeout, LeaseSettings lease, TcpTransportConfig tcp,
+      int bucketSize, ElectionParameters election) {
+    this(kind, cluster, self, peers, algorithm, algorithmSettings, peerTimeout, lease, tcp, bucketSize, election,
+        null);
+  }
+
+  /** Distinguishes the thin clients opened in this JVM: each service on a client URL is a client of its own. */
+  private static final java.util.concurrent.atomic.AtomicLong CLIENTS = new java.util.concurrent.atomic.AtomicLong();
 
   static final Duration DEFAULT_PEER_TIMEOUT = Duration.ofSeconds(10);
 
@@ -83,7 +99,15 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     }
     LeaseSettings lease = algorithm.leased() ? LeaseSettings.fromUrl(url)
         : LeaseSettings.unbounded(LeaseSettings.namespace(url));
+    if (url.isHierarchical() && isClient(url, info)) {
+      return client(url, info, algorithm, algorithmSettings, peerTimeout, lease, bucketSize, election, common);
+    }
     if (url.isHierarchical()) {
+      if (url.hosts().size() > 1) {
+        throw new InvalidLockUrlException("lock URL " + url + ": several hosts name the members a thin client "
+            + "connects to, and a client gives 'clientSecret' (the clients' credential), neither 'secret' (the "
+            + "members' own) nor 'peers'; a member names one host, its own listen address, and its 'peers'");
+      }
       Set<String> accepted = new HashSet<>(common);
       accepted.addAll(TcpTransportConfig.PARAMETERS);
       url.requireKnownParameters(accepted);
@@ -133,6 +157,34 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     }
     throw new InvalidLockUrlException("lock URL " + url + ": expected lock:native:local, lock:native:mem/<cluster>"
         + "?node=<id>&peers=<id>,<id> or lock:native://host:port?peers=host:port,...&secret=...");
+  }
+
+  /**
+   * Whether a hierarchical URL opens a thin client (CLIENTS.md D8): it names no {@code peers}, gives no members'
+   * {@code secret}, and gives a {@code clientSecret} (in the URL or in {@code info}). A member that takes clients
+   * gives both secrets and its {@code clientListen}.
+   */
+  private static boolean isClient(LockUrl url, Properties info) {
+    boolean secret = url.parameter("secret").isPresent() || info != null && info.get("secret") != null;
+    boolean clientSecret = url.parameter("clientSecret").isPresent() || info != null
+        && info.get("clientSecret") != null;
+    return clientSecret && !secret && url.parameter("peers").isEmpty() && url.parameter("clientListen").isEmpty();
+  }
+
+  private static NativeSettings client(LockUrl url, Properties info, Algorithm<?> algorithm,
+      AlgorithmSettings algorithmSettings, Duration peerTimeout, LeaseSettings lease, int bucketSize,
+      ElectionParameters election, Set<String> common) {
+    Set<String> accepted = new HashSet<>(common);
+    accepted.addAll(TcpClientConfig.PARAMETERS);
+    url.requireKnownParameters(accepted);
+    if (!algorithm.leased()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": algorithm " + algorithm.name() + " cannot serve thin "
+          + "clients: its grants hold until released, so a client that died would hold its locks for ever and one "
+          + "cut off could not know it lost them; members take clients with " + leasedNames());
+    }
+    TcpClientConfig client = TcpClientConfig.fromUrl(url, info);
+    return new NativeSettings(Kind.CLIENT, "", "client#" + CLIENTS.incrementAndGet(), client.members(), algorithm,
+        algorithmSettings, peerTimeout, lease, null, bucketSize, election, client);
   }
 
   private static String leasedNames() {
@@ -203,6 +255,16 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     return new Semaphores(bucketSize, semaphoreLease().leaseTime().toNanos(), election);
   }
 
+  /** Whether the service is a thin client rather than a member. */
+  boolean thinClient() {
+    return kind == Kind.CLIENT;
+  }
+
+  /** Whether this member takes thin clients (a TCP member with a {@code clientListen}). */
+  boolean takesClients() {
+    return kind == Kind.TCP && tcp.clientListen().isPresent();
+  }
+
   /** What a service keeps: its lock algorithm's capabilities, and semaphores, which every node serves. */
   Set<Capability> capabilities() {
     Set<Capability> all = java.util.EnumSet.noneOf(Capability.class);
@@ -217,6 +279,7 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
       case LOCAL -> "local";
       case MEMORY -> "mem/" + cluster + "/" + self;
       case TCP -> "tcp/" + self;
+      case CLIENT -> "client/" + self; // one client per service: self is unique in this JVM
     };
   }
 

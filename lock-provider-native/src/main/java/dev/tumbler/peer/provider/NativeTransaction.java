@@ -90,8 +90,9 @@ final class NativeTransaction implements LockTransaction, PeerNode.TransactionLi
     }
     Duration term = options.leaseTime() != null ? options.leaseTime() : s.leaseTime();
     this.leaseSettings = new LeaseSettings(term, s.safety(), LeaseSettings.Renew.AUTO, s.namespace());
+    // a thin client knows its members by their client addresses only: its member checks the node ids
     List<String> members = service.members();
-    for (String n : options.nodes()) {
+    for (String n : service.nativeSettings().thinClient() ? List.<String>of() : options.nodes()) {
       if (!members.contains(n)) {
         throw new IllegalArgumentException("nodes: '" + n + "' is not a member of the cluster; members: " + members);
       }

@@ -4,25 +4,33 @@ import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.Ticker;
 import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.client.ClientCore;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.composite.Hosting;
 import dev.tumbler.peer.node.PeerNode;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import dev.tumbler.peer.transport.Transport;
+import dev.tumbler.peer.transport.tcp.TcpClientTransport;
 import dev.tumbler.peer.transport.tcp.TcpTransport;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The nodes running in this JVM, shared by every service opened on the same node URL and closed when the
  * last of those services closes. Thread safe.
  */
 final class NodeRegistry {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeRegistry.class);
 
   private static final Map<String, Shared> NODES = new HashMap<>();
 
@@ -85,6 +93,12 @@ final class NodeRegistry {
   }
 
   private static PeerNode<?> start(NativeSettings settings, String redactedUrl) {
+    if (settings.thinClient()) {
+      return startClient(settings);
+    }
+    if (settings.takesClients()) {
+      joinLater(settings);
+    }
     Transport transport = switch (settings.kind()) {
       case LOCAL -> InMemoryNetwork.named("@local", Set.of("local")).transport("local");
       case MEMORY -> {
@@ -96,6 +110,7 @@ final class NodeRegistry {
           throw new InvalidLockUrlException("lock URL " + redactedUrl + ": " + e.getMessage());
         }
       }
+      case CLIENT -> throw new IllegalStateException("a thin client is not a member");
       case TCP -> {
         try {
           yield TcpTransport.open(settings.tcp());
@@ -120,6 +135,55 @@ final class NodeRegistry {
     }
     if (settings.peers().isEmpty()) { // every node elects: its semaphore server, if not its lock algorithm's leaders
       awaitFirstView(node, settings.peerTimeout().toNanos());
+    }
+    return node;
+  }
+
+  /**
+   * A member that takes thin clients joins its cluster a lease term after it starts (CLIENTS.md D11): if it is a
+   * restart, the clients of its earlier life may still trust grants it made for them, for up to three quarters of a
+   * term after it died, and its new incarnation's restatement would free those grants at once. A process cannot
+   * tell a restart from a first start (a node keeps nothing on disk), so it always waits; meanwhile it has no link
+   * and no listener, and its peers and clients see it down.
+   */
+  private static void joinLater(NativeSettings settings) {
+    Duration wait = settings.lease().leaseTime();
+    LOG.info("native node {} takes thin clients: it joins its cluster in {} ms, one lease term after it started, "
+        + "so that no client of an earlier life of it still trusts a grant it made", settings.self(), wait.toMillis());
+    try {
+      Thread.sleep(wait);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ServiceUnavailableException("native node " + settings.self() + " was interrupted while it waited "
+          + wait.toMillis() + " ms to join its cluster", e);
+    }
+  }
+
+  /**
+   * A thin client (CLIENTS.md): a {@link ClientCore} behind the client transport, which dials every member's client
+   * listener; the service runs on it as on a member's core.
+   */
+  private static PeerNode<?> startClient(NativeSettings settings) {
+    TcpClientTransport transport = TcpClientTransport.open(settings.client());
+    ClientCore core = new ClientCore(transport.self(), List.copyOf(transport.peers()), settings.algorithm().name(),
+        settings.leaseNanos(), settings.peerTimeout().toNanos(), new SplittableRandom());
+    PeerNode<Envelope> node = new PeerNode<>(core, Hosting.clientCodec(), transport, Ticker.system());
+    try {
+      node.start();
+    } catch (RuntimeException e) {
+      node.close();
+      throw e;
+    }
+    // like a JDBC connection, a client service is ready when it returns: linked to a member (at most peerTimeout;
+    // with none reachable it returns anyway, and its requests wait or fail as they would a moment later)
+    long end = System.nanoTime() + settings.peerTimeout().toNanos();
+    while (!node.inspect(c -> ((ClientCore) c).linked()) && System.nanoTime() - end < 0) {
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
     }
     return node;
   }

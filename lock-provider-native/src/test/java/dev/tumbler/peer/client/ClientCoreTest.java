@@ -77,11 +77,27 @@ class ClientCoreTest {
   }
 
   @Test
-  void anIdleClientSetsNoTimerAndAnAttemptWithNoMemberFailsAtOnce() {
+  void anIdleClientSetsNoTimerAndAnAttemptWithNoMemberWaitsAQuarterTermForOne() {
     List<Output<Envelope>> outs = core.step(0, new Input.Start<>());
     assertTrue(outs.stream().noneMatch(o -> o instanceof Output.SetTimer<?>), outs.toString());
     outs = core.step(1, new Input.Acquire<>(3, "s", Claim.exclusive("x"), true));
-    Output.Failed<Envelope> f = assertInstanceOf(Output.Failed.class, outs.get(0));
+    assertTrue(outs.stream().noneMatch(o -> o instanceof Output.Failed<?>), "a new client links within a round trip: "
+        + outs);
+    outs = core.step(1 + T / 4 - 1, new Input.TimerFired<>(1));
+    assertTrue(outs.stream().noneMatch(o -> o instanceof Output.Failed<?>), "not before a quarter term: " + outs);
+    outs = core.step(1 + T / 4 + T / 16, new Input.TimerFired<>(1));
+    Output.Failed<Envelope> f = outs.stream().filter(o -> o instanceof Output.Failed<?>)
+        .map(o -> (Output.Failed<Envelope>) o).findFirst().orElseThrow(() -> new AssertionError("no failure"));
     assertEquals(Output.Failure.UNAVAILABLE, f.failure());
+    assertEquals(3, f.requestId());
+  }
+
+  @Test
+  void anAttemptMadeBeforeTheFirstLinkIsAskedOnIt() {
+    core.step(0, new Input.Start<>());
+    core.step(1, new Input.Acquire<>(3, "s", Claim.exclusive("x"), true));
+    ClientMessage.Hello h = (ClientMessage.Hello) sent(core.step(2, new Input.PeerUp<>("n1")), "n1").get(0);
+    assertEquals(List.of(3L), h.requests().stream().map(ClientMessage.Asked::req).toList());
+    assertTrue(h.requests().get(0).attempt(), "still a single attempt at the member");
   }
 }

@@ -124,13 +124,23 @@ final class NativeTargets {
       }
       this.supported = Set.copyOf(faults);
       this.leaseTime = algorithm.leased() ? LEASE_TIME : Duration.ofSeconds(2);
-      try {
-        for (String url : urls) {
-          anchors.add(LockProviders.connect(url));
+      // in parallel: a member that takes thin clients joins a lease term after it starts
+      List<java.util.concurrent.CompletableFuture<LockService>> starting = new ArrayList<>();
+      for (String url : urls) {
+        starting.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> LockProviders.connect(url),
+            java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()));
+      }
+      RuntimeException failed = null;
+      for (java.util.concurrent.CompletableFuture<LockService> f : starting) {
+        try {
+          anchors.add(f.join());
+        } catch (java.util.concurrent.CompletionException e) {
+          failed = failed != null ? failed : e.getCause() instanceof RuntimeException r ? r : e;
         }
-      } catch (RuntimeException e) {
+      }
+      if (failed != null) {
         close();
-        throw e;
+        throw failed;
       }
       // the anchors started the nodes, which made the network: this is a handle on it
       this.network = memoryCluster == null ? null : InMemoryNetwork.named(memoryCluster, Set.copyOf(ids));
@@ -170,12 +180,17 @@ final class NativeTargets {
     @Override
     public synchronized void crashMinority(Collection<LockService> spare) {
       minority = unspared(spare);
+      crash(minority);
+    }
+
+    /** Stops node {@code k} at once, whatever uses it (a crash); returns once the others see it gone. */
+    void crash(int k) {
       if (network != null) {
         // an in-memory transport that closes tells nobody: the network cuts its links, as a crash would
-        network.isolate(ids.get(minority));
+        network.isolate(ids.get(k));
       }
-      anchors.get(minority).unwrap(PeerNode.class).close();
-      awaitSurvivors(minority);
+      anchors.get(k).unwrap(PeerNode.class).close();
+      awaitSurvivors(k);
     }
 
     /** Waits until every other node sees its link to the stopped node {@code k} down. */
@@ -195,13 +210,18 @@ final class NativeTargets {
     /** Starts the crashed node again: a new incarnation with empty state, on its address. */
     @Override
     public synchronized void restartMinority() {
-      anchors.get(minority).close();
-      if (network != null) {
-        network.rejoin(ids.get(minority));
-      }
-      startNode(minority);
-      awaitLinks(minority, true);
+      restart(minority);
       minority = -1;
+    }
+
+    /** Starts the crashed node {@code k} again; returns once its links are up. */
+    void restart(int k) {
+      anchors.get(k).close();
+      if (network != null) {
+        network.rejoin(ids.get(k));
+      }
+      startNode(k);
+      awaitLinks(k, true);
     }
 
     @Override
@@ -363,7 +383,7 @@ final class NativeTargets {
   /** How long a fault injector waits for the nodes to see a cut or a heal. */
   static final Duration LINK_WAIT = Duration.ofSeconds(30);
 
-  private static void sleep(long ms) {
+  static void sleep(long ms) {
     try {
       Thread.sleep(ms);
     } catch (InterruptedException e) {
@@ -409,6 +429,11 @@ final class NativeTargets {
    * idle timeout finds a partition in about 2s; short backoffs reconnect soon after a heal.
    */
   static Cluster tcp(String algorithm, Duration peerTimeout) {
+    return tcp(algorithm, peerTimeout, java.util.function.UnaryOperator.identity());
+  }
+
+  /** As above, each node's URL passed through {@code tweak} (in node order) to add parameters. */
+  static Cluster tcp(String algorithm, Duration peerTimeout, java.util.function.UnaryOperator<String> tweak) {
     List<String> ids = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       ids.add("127.0.0.1:" + TestPorts.freePort());
@@ -428,9 +453,10 @@ final class NativeTargets {
             dial.add(ids.get(j) + "=" + p.address());
           }
         }
-        urls.add("lock:native://" + ids.get(i) + "?peers=" + String.join(",", peers) + "&algorithm=" + algorithm
-            + "&peerTimeout=" + peerTimeout.toMillis() + "ms&idleTimeout=2s&backoffMin=50ms&backoffMax=500ms"
-            + "&dialAddresses=" + String.join(",", dial) + "&secret=" + SECRET + parameters(algorithm(algorithm)));
+        urls.add(tweak.apply("lock:native://" + ids.get(i) + "?peers=" + String.join(",", peers) + "&algorithm="
+            + algorithm + "&peerTimeout=" + peerTimeout.toMillis() + "ms&idleTimeout=2s&backoffMin=50ms"
+            + "&backoffMax=500ms&dialAddresses=" + String.join(",", dial) + "&secret=" + SECRET
+            + parameters(algorithm(algorithm))));
       }
     } catch (RuntimeException e) {
       proxies.values().forEach(TcpProxy::close);

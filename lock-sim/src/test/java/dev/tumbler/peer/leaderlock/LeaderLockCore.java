@@ -119,6 +119,7 @@ final class LeaderLockCore implements ProtocolCore<LeaderLockMessage> {
         case Input.Message<LeaderLockMessage> m -> receive(now, m.from(), m.message());
         case Input.TimerFired<LeaderLockMessage> t -> timerAt = NONE;
         case Input.Start<LeaderLockMessage> s -> { }
+        case Input.Leave<LeaderLockMessage> l -> { }
         case Input.PeerUp<LeaderLockMessage> u -> {
           up.add(u.peer());
           if (u.peer().equals(server)) {

@@ -90,6 +90,21 @@ final class DuplexLink {
     return true;
   }
 
+  /**
+   * Waits until everything queued so far is written and flushed, the connection closes, or {@code maxNanos} pass;
+   * returns whether it was all written. For a graceful close: the last messages (a client's releases) get out.
+   */
+  boolean drain(long maxNanos) throws InterruptedException {
+    long end = System.nanoTime() + maxNanos;
+    while (queuedBytes.get() > 0 && !isClosed()) {
+      if (System.nanoTime() - end >= 0) {
+        return false;
+      }
+      Thread.sleep(1);
+    }
+    return queuedBytes.get() <= 0;
+  }
+
   /** Closes the connection, giving {@code why} as the reason (the first reason given wins). Idempotent. */
   void close(String why) {
     if (closedBecause.compareAndSet(null, why)) {
@@ -161,10 +176,10 @@ final class DuplexLink {
           out.write(outgoing.frame(Frames.DATA, p));
           bytes += p.length;
         }
-        queuedBytes.addAndGet(-bytes);
         if (queue.isEmpty()) {
           out.flush(); // else the next batch follows at once, and the flush after it takes both
         }
+        queuedBytes.addAndGet(-bytes); // after the flush: none queued means all written (see drain)
         lastWrite = System.nanoTime();
       }
     } catch (IOException e) {

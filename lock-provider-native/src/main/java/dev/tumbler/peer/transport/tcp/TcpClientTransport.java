@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import javax.net.ssl.SSLParameters;
@@ -101,6 +102,9 @@ public final class TcpClientTransport implements Transport {
     }
     this.queueLimit = Math.max(4L << 20, 2L * config.maxFrameSize());
   }
+
+  /** How long {@link #close()} waits, in all, for what was sent to be written. */
+  static final long DRAIN_MILLIS = 1_000;
 
   /**
    * A client of the members {@code config} names, with a fresh client id; connects nowhere until
@@ -182,7 +186,11 @@ public final class TcpClientTransport implements Transport {
     return l != null && !l.isClosed();
   }
 
-  /** Closes every connection; no callback starts afterwards. Idempotent. */
+  /**
+   * Closes every connection, once what was sent on it before the call is written (at most {@value #DRAIN_MILLIS} ms in
+   * all: a client's last releases reach its member rather than wait there for its session to expire); no callback
+   * starts afterwards. Idempotent.
+   */
   @Override
   public void close() {
     synchronized (stateLock) {
@@ -190,6 +198,18 @@ public final class TcpClientTransport implements Transport {
         return;
       }
       state = State.CLOSED;
+    }
+    long drainEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DRAIN_MILLIS);
+    for (Member m : links.values()) {
+      DuplexLink l = m.link;
+      try {
+        if (l != null && !l.drain(Math.max(0, drainEnd - System.nanoTime()))) {
+          LOG.debug("{}: what was sent to {} was not all written within {} ms of close", self, m.id, DRAIN_MILLIS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
     }
     for (Member m : links.values()) {
       DuplexLink l = m.link;
