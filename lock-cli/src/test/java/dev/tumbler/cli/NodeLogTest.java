@@ -150,14 +150,15 @@ class NodeLogTest {
     List<String> lines = new ArrayList<>();
     for (String name : List.of("node.log.2", "node.log.1", "node.log")) {
       String content = Files.readString(dir.resolve(name));
-      assertTrue(content.length() <= 400, name + " has " + content.length() + " bytes");
-      lines.addAll(content.lines().toList());
+      assertTrue(content.length() <= 400 || content.lines().count() == 1, name + ": " + content);
+      // another test's threads may log meanwhile, to the same System.err: only this test's lines are counted
+      content.lines().filter(l -> l.contains(" through slf4j")).forEach(lines::add);
     }
-    assertTrue(lines.getLast().endsWith("INFO tumbler.node - message 39 through slf4j"), lines.getLast());
+    assertTrue(lines.size() >= 8, "the last files hold the last lines: " + lines);
     int first = 40 - lines.size();
     for (int i = 0; i < lines.size(); i++) {
       String expected = String.format("INFO tumbler.node - message %02d through slf4j", first + i);
-      assertTrue(lines.get(i).endsWith(expected), "in order, none missing: " + lines);
+      assertTrue(lines.get(i).endsWith(expected), "in order, none missing, the last one last: " + lines);
     }
     assertEquals("", err.toString());
   }
@@ -170,7 +171,7 @@ class NodeLogTest {
       nodeLog.logger().info("to stdout: {}", "é, ü");
     }
     assertSame(before, System.err);
-    assertTrue(out.toString().endsWith("INFO tumbler.node - to stdout: é, ü" + System.lineSeparator()),
+    assertTrue(out.toString().contains("INFO tumbler.node - to stdout: é, ü" + System.lineSeparator()),
         out.toString());
   }
 }
