@@ -189,10 +189,19 @@ final class NodeCommand implements Callable<Integer> {
       }
       throw e;
     }
-    stats = service.unwrap(NodeStats.class);
-    status.compareAndSet(NodeStatus.STARTING, NodeStatus.SERVING);
-    logger.info("tumbler node {} up: {}, url {}; stop with Ctrl-C or SIGTERM", id, describe(config),
-        service.info().url());
+    try {
+      stats = service.unwrap(NodeStats.class);
+    } catch (RuntimeException e) {
+      service.close();
+      if (http != null) {
+        http.close();
+      }
+      throw e;
+    }
+    if (status.compareAndSet(NodeStatus.STARTING, NodeStatus.SERVING)) { // else told to stop while it started
+      logger.info("tumbler node {} up: {}, url {}; stop with Ctrl-C or SIGTERM", id, describe(config),
+          service.info().url());
+    }
     try {
       stop.await();
     } catch (InterruptedException e) {
