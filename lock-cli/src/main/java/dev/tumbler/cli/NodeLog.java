@@ -1,6 +1,5 @@
 package dev.tumbler.cli;
 
-import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -28,13 +27,11 @@ final class NodeLog implements AutoCloseable {
 
   private final PrintStream stream;
   private final PrintStream previous;
-  private final OutputStream target;
   private final Logger logger;
 
-  private NodeLog(PrintStream stream, PrintStream previous, OutputStream target) {
+  private NodeLog(PrintStream stream, PrintStream previous) {
     this.stream = stream;
     this.previous = previous;
-    this.target = target;
     this.logger = LoggerFactory.getLogger(LOGGER);
   }
 
@@ -63,11 +60,11 @@ final class NodeLog implements AutoCloseable {
             err.println(line);
             err.flush();
           })
-        : new LineWriterStream(out);
+        : new LineForwarder(out);
     PrintStream stream = new PrintStream(target, true, StandardCharsets.UTF_8);
     PrintStream previous = System.err;
     System.setErr(stream);
-    return new NodeLog(stream, previous, target);
+    return new NodeLog(stream, previous);
   }
 
   private static void defaultProperty(String name, String value) {
@@ -89,57 +86,5 @@ final class NodeLog implements AutoCloseable {
       System.setErr(previous);
     }
     stream.close();
-  }
-
-  OutputStream target() {
-    return target;
-  }
-
-  /**
-   * Bytes to a {@link PrintWriter}, a line at a time (so that no character is cut between two writes), for
-   * {@code log=stdout}: the command's standard output, which tests capture.
-   */
-  static final class LineWriterStream extends OutputStream {
-    private final PrintWriter out;
-    private final ByteArrayOutputStream line = new ByteArrayOutputStream();
-
-    LineWriterStream(PrintWriter out) {
-      this.out = out;
-    }
-
-    @Override
-    public synchronized void write(int b) {
-      line.write(b);
-      if (b == '\n') {
-        flush();
-      }
-    }
-
-    @Override
-    public synchronized void write(byte[] b, int off, int len) {
-      int start = off;
-      for (int i = off; i < off + len; i++) {
-        if (b[i] == '\n') {
-          line.write(b, start, i + 1 - start);
-          flush();
-          start = i + 1;
-        }
-      }
-      line.write(b, start, off + len - start);
-    }
-
-    @Override
-    public synchronized void flush() {
-      if (line.size() > 0) {
-        out.write(line.toString(StandardCharsets.UTF_8));
-        line.reset();
-      }
-      out.flush();
-    }
-
-    @Override
-    public void close() {
-      flush();
-    }
   }
 }
