@@ -18,7 +18,7 @@ final class ExitCodes {
   static final int LOCK_TIMEOUT = 75;
   /** The lease was lost while the command ran; the command was killed. */
   static final int LEASE_LOST = 76;
-  /** An invalid lock URL, or an unreadable or empty secret (EX_CONFIG). */
+  /** An invalid lock URL or node configuration, or an unreadable or empty secret (EX_CONFIG). */
   static final int CONFIG = 78;
   /** The command could not be started (not found or not executable), as shells report it. */
   static final int CANNOT_EXECUTE = 127;

@@ -1,8 +1,6 @@
 package dev.tumbler.cli;
 
 import dev.tumbler.lock.tck.TckRunner;
-import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -53,36 +51,6 @@ final class TckCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     try (PrintStream stream = new PrintStream(new LineForwarder(out), true, StandardCharsets.UTF_8)) {
       return TckRunner.run(args.toArray(String[]::new), stream);
-    }
-  }
-
-  /** Forwards a byte stream to a writer line by line, so that the TCK's progress shows as it runs. */
-  private static final class LineForwarder extends OutputStream {
-    private final PrintWriter out;
-    private final ByteArrayOutputStream line = new ByteArrayOutputStream();
-
-    LineForwarder(PrintWriter out) {
-      this.out = out;
-    }
-
-    @Override
-    public synchronized void write(int b) {
-      line.write(b);
-      if (b == '\n') {
-        flush();
-      }
-    }
-
-    @Override
-    public synchronized void flush() {
-      out.print(line.toString(StandardCharsets.UTF_8));
-      out.flush();
-      line.reset();
-    }
-
-    @Override
-    public void close() {
-      flush();
     }
   }
 }

@@ -27,7 +27,7 @@ import picocli.CommandLine.HelpCommand;
         "70:internal error",
         "75:run: the lock was not acquired within --wait",
         "76:run: the lease was lost while the command ran; the command was killed",
-        "78:invalid lock URL or unreadable secret",
+        "78:invalid lock URL, configuration or secret",
         "127:run: the command could not be started"})
 public final class Tumbler implements java.util.concurrent.Callable<Integer> {
   @picocli.CommandLine.Spec
@@ -61,7 +61,8 @@ public final class Tumbler implements java.util.concurrent.Callable<Integer> {
       PrintWriter err = commandLine.getErr();
       String name = commandLine.getCommandSpec().qualifiedName();
       int code;
-      if (e instanceof InvalidLockUrlException || e instanceof SecretException) {
+      if (e instanceof InvalidLockUrlException || e instanceof SecretException
+          || e instanceof NodeConfig.ConfigException) {
         code = ExitCodes.CONFIG;
       } else if (e instanceof ServiceUnavailableException) {
         code = ExitCodes.UNAVAILABLE;
