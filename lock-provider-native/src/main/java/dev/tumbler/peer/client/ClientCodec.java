@@ -148,7 +148,10 @@ public final class ClientCodec implements MessageCodec<ClientMessage> {
     switch (message) {
       case ClientMessage.Welcome m -> out.writeLong(m.sessionFor());
       case ClientMessage.Refused m -> out.writeUTF(m.reason());
-      case ClientMessage.Gone m -> out.writeUTF(m.reason());
+      case ClientMessage.Gone m -> {
+        out.writeBoolean(m.stopping());
+        out.writeUTF(m.reason());
+      }
       case ClientMessage.Granted m -> {
         out.writeLong(m.sessionFor());
         out.writeLong(m.req());
@@ -295,7 +298,7 @@ public final class ClientCodec implements MessageCodec<ClientMessage> {
           case BYE -> new ClientMessage.Bye(s, n);
           case WELCOME -> new ClientMessage.Welcome(s, n, duration(in, "session time"));
           case REFUSED -> new ClientMessage.Refused(s, n, text(in, "reason"));
-          case GONE -> new ClientMessage.Gone(s, n, text(in, "reason"));
+          case GONE -> new ClientMessage.Gone(s, n, in.readBoolean(), text(in, "reason"));
           case GRANTED -> new ClientMessage.Granted(s, n, duration(in, "session time"), id(in, "request id"),
               name(in), in.readLong(), Wire.positive(in, Integer.MAX_VALUE, CODEC, "permits"),
               duration(in, "grant's time"));

@@ -94,6 +94,8 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   private final RandomGenerator random;
 
   private final Set<String> up = new HashSet<>();
+  /** Members that said they are stopping, until their link goes down: no home is sought there. */
+  private final Set<String> stopping = new HashSet<>();
   private final Map<Long, Req> reqs = new LinkedHashMap<>();
   private final Map<Long, Tx> txs = new LinkedHashMap<>();
   private final Map<Long, Query> queries = new LinkedHashMap<>();
@@ -253,6 +255,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
 
   private void peerDown(String p) {
     up.remove(p);
+    stopping.remove(p);
     if (p.equals(home) && homelessSince == Long.MIN_VALUE) {
       homelessSince = now;
     }
@@ -332,7 +335,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     int from = home == null ? -1 : members.indexOf(home);
     for (int i = 1; i <= members.size(); i++) {
       String m = members.get(Math.floorMod(from + i, members.size()));
-      if (up.contains(m)) {
+      if (up.contains(m) && !stopping.contains(m)) {
         return m;
       }
     }
@@ -340,11 +343,12 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   }
 
   /**
-   * Leaves the home for {@code next} in a new session: grants are lost (nothing can renew them now), transactions
-   * aborted; waiting requests and queries are asked again there.
+   * Leaves the home for {@code next} (null: none is up yet) in a new session: grants are lost (nothing can renew
+   * them now), transactions aborted; waiting requests and queries are asked again there.
    */
   private void failover(String next, String why) {
-    String detail = "thin client " + self + ": " + why + "; session moved to " + next;
+    String detail = "thin client " + self + ": " + why + (next == null ? "; no other member is up"
+        : "; session moved to " + next);
     for (Req r : List.copyOf(reqs.values())) {
       if (r.state == State.HELD && r.tx == 0) {
         reqs.remove(r.id);
@@ -356,6 +360,10 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     }
     home = next;
     newSession();
+    if (next == null) {
+      homelessSince = now; // the next member to come up is the home; none for peerTimeout, and waits fail
+      return;
+    }
     homelessSince = Long.MIN_VALUE;
     hello();
   }
@@ -459,8 +467,13 @@ public final class ClientCore implements ProtocolCore<Envelope> {
           }
         }
       }
-      case ClientMessage.Gone g -> // a new session at the same member: it answers (one going away closes the link)
-          failover(home, "member " + home + ": " + g.reason());
+      case ClientMessage.Gone g when g.stopping() -> {
+        // the member is going away: another member, or none until one comes up (or this one comes back)
+        stopping.add(home);
+        String next = nextHome();
+        failover(next, "member " + home + ": " + g.reason());
+      }
+      case ClientMessage.Gone g -> failover(home, "member " + home + ": " + g.reason()); // a new session there
       case ClientMessage.Granted g -> granted(g);
       case ClientMessage.Renewed n -> {
         Req q = reqs.get(n.req());

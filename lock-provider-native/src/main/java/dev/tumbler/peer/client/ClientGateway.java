@@ -165,7 +165,7 @@ public final class ClientGateway {
       return;
     }
     if (s == null) {
-      work.replies().add(new Reply(from, new ClientMessage.Gone(m.session(), m.seq(), "member " + selfName()
+      work.replies().add(new Reply(from, new ClientMessage.Gone(m.session(), m.seq(), leaving, "member " + selfName()
           + " has no session " + Long.toHexString(m.session()) + " of this client (it restarted, or expired it)")));
       return;
     }
@@ -218,14 +218,14 @@ public final class ClientGateway {
   public <M extends PeerMessage> void leave(long now, Work<M> work) {
     leaving = true;
     for (Session s : sessions.values()) {
-      work.replies().add(new Reply(s.key.client(), new ClientMessage.Gone(s.key.session(), s.echo, "member "
+      work.replies().add(new Reply(s.key.client(), new ClientMessage.Gone(s.key.session(), s.echo, true, "member "
           + selfName() + " is stopping")));
     }
   }
 
   private <M extends PeerMessage> void hello(long now, Key key, Session s, ClientMessage.Hello h, Work<M> work) {
     if (leaving) {
-      work.replies().add(new Reply(key.client(), new ClientMessage.Gone(h.session(), h.seq(), "member " + selfName()
+      work.replies().add(new Reply(key.client(), new ClientMessage.Gone(h.session(), h.seq(), true, "member " + selfName()
           + " is stopping")));
       return;
     }

@@ -132,8 +132,11 @@ public sealed interface ClientMessage extends PeerMessage {
     }
   }
 
-  /** The member does not know the session (it restarted, or expired it), or is going away: fail over. */
-  record Gone(long session, long echo, String reason) implements ToClient {
+  /**
+   * The member does not know the session (it restarted, or expired it): open a new one there; or, with
+   * {@code stopping}, the member is going away (its daemon stops): open one at another member.
+   */
+  record Gone(long session, long echo, boolean stopping, String reason) implements ToClient {
     public Gone {
       Objects.requireNonNull(reason, "reason");
     }

@@ -100,4 +100,35 @@ class ClientCoreTest {
     assertEquals(List.of(3L), h.requests().stream().map(ClientMessage.Asked::req).toList());
     assertTrue(h.requests().get(0).attempt(), "still a single attempt at the member");
   }
+
+  @Test
+  void aHomeThatSaysItStopsIsLeftAtOnceForAnotherMemberOrForTheFirstThatComesUp() {
+    core.step(0, new Input.Start<>());
+    ClientMessage.Hello h = (ClientMessage.Hello) sent(core.step(1, new Input.PeerUp<>("n1")), "n1").get(0);
+    ClientMessage.Acquire a = (ClientMessage.Acquire) sent(core.step(10, new Input.Acquire<>(1, "s",
+        Claim.exclusive("x"), false)), "n1").get(0);
+    core.step(20, from("n1", new ClientMessage.Granted(h.session(), a.seq(), TRUST, 1, "x", 5, 1, TRUST)));
+    core.step(30, new Input.Acquire<>(2, "s", Claim.exclusive("y"), false));
+    // no other member is up: the grant is lost, the wait waits for a member, none is asked at n1 again
+    List<Output<Envelope>> outs = core.step(40, from("n1", new ClientMessage.Gone(h.session(), 2, true, "stopping")));
+    Output.Lost<Envelope> lost = assertInstanceOf(Output.Lost.class, outs.get(0));
+    assertEquals(Output.LostReason.CONNECTION_LOST, lost.reason());
+    assertTrue(sent(outs, "n1").isEmpty(), "no new session at a member that stops: " + outs);
+    assertEquals(null, core.home());
+    outs = core.step(50, new Input.PeerUp<>("n0"));
+    ClientMessage.Hello again = (ClientMessage.Hello) sent(outs, "n0").get(0);
+    assertEquals(List.of(2L), again.requests().stream().map(ClientMessage.Asked::req).toList());
+    assertEquals("n0", core.home());
+  }
+
+  @Test
+  void aGoneOfAnUnknownSessionOpensANewOneAtTheSameMember() {
+    core.step(0, new Input.Start<>());
+    ClientMessage.Hello h = (ClientMessage.Hello) sent(core.step(1, new Input.PeerUp<>("n1")), "n1").get(0);
+    core.step(2, new Input.PeerUp<>("n0"));
+    core.step(3, new Input.Acquire<>(1, "s", Claim.exclusive("x"), false));
+    List<Output<Envelope>> outs = core.step(4, from("n1", new ClientMessage.Gone(h.session(), 1, false, "expired")));
+    ClientMessage.Hello again = (ClientMessage.Hello) sent(outs, "n1").get(0);
+    assertTrue(again.session() != h.session(), "a new session at the member that restarted or expired it");
+  }
 }

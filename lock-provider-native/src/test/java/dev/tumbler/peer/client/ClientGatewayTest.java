@@ -120,4 +120,24 @@ class ClientGatewayTest {
     assertInstanceOf(ClientMessage.Welcome.class, step(0, "c1", hello(999, 1)).replies().get(0).message(),
         "another client is not held back by the first");
   }
+
+  @Test
+  void aMemberThatLeavesTellsEverySessionItIsStoppingAndOpensNoMoreButReleasesNothing() {
+    step(0, "c0", hello(7, 1));
+    step(0, "c1", hello(8, 1));
+    var acquired = step(1, "c0", new ClientMessage.Acquire(7, 2, 1, Claim.exclusive("x"), false, 0));
+    assertEquals(1, acquired.inputs().size());
+    ClientGateway.Work<PeerMessage> w = new ClientGateway.Work<>();
+    gateway.leave(2, w);
+    assertEquals(2, w.replies().size(), "every session");
+    for (ClientGateway.Reply r : w.replies()) {
+      ClientMessage.Gone g = assertInstanceOf(ClientMessage.Gone.class, r.message());
+      assertTrue(g.stopping(), g.toString());
+    }
+    assertTrue(w.inputs().isEmpty(), "nothing released: a client trusts its grants until the Gone reaches it");
+    var later = step(3, "c2", hello(9, 1));
+    ClientMessage.Gone g = assertInstanceOf(ClientMessage.Gone.class, later.replies().get(0).message());
+    assertTrue(g.stopping(), "a new session is not opened at a member that stops");
+    assertEquals(2, gateway.sessions());
+  }
 }

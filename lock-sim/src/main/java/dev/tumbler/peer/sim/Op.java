@@ -83,6 +83,12 @@ public sealed interface Op {
   /** The node crashes: state, timers, sessions and links gone. Skipped for the last live node. */
   record Crash(long at, int node) implements Op {}
 
+  /**
+   * A member stops on purpose (its daemon got SIGTERM): it is told {@code Input.Leave}, and crashes once what that
+   * sent has arrived. Drawn only among the ops of thin clients' runs.
+   */
+  record Leave(long at, int node) implements Op {}
+
   /** A crashed node starts again with empty state. */
   record Restart(long at, int node) implements Op {}
 

@@ -412,6 +412,9 @@ public final class Simulation<M extends PeerMessage> {
           default -> new Op.Flap(at, client, member, 1 + r.nextLong(config.leaseNanos() > 0 ? config.leaseNanos()
               : 2 * config.maxDelayNanos()));
         });
+      } else if (config.faults() && nodes > 1 && dice < 27) {
+        ops.add(new Op.Leave(at, member)); // a member's daemon stops; a Restart of it may follow
+        ops.add(new Op.Restart(Math.min(at + 1 + r.nextLong(span), start + span - 1), member));
       } else if (config.maxPauseNanos() > 0 && dice < 28) {
         ops.add(new Op.Pause(at, client, 1 + r.nextLong(config.maxPauseNanos())));
       } else if (config.closes() && dice < 30) {
@@ -789,6 +792,24 @@ public final class Simulation<M extends PeerMessage> {
         }
       }
       relink();
+    }
+
+    /**
+     * A member stops on purpose: {@code Input.Leave}, then a crash once everything it sent is delivered (as a daemon
+     * that closes its sockets after writing). A node the crash would skip (the last informed one) does not leave.
+     */
+    private void leave(Node node) {
+      if (!node.alive || node.client || (elected ? lastKnower(node) : !otherInformed(node))) {
+        return;
+      }
+      log(node.id + " LEAVE");
+      step(node, new Input.Leave<>());
+      int inc = node.incarnation;
+      schedule(now + 2 * config.maxDelayNanos() + 1, () -> {
+        if (node.alive && node.incarnation == inc) {
+          crash(node);
+        }
+      });
     }
 
     private void pause(Node node, long nanos) {
@@ -1448,6 +1469,7 @@ public final class Simulation<M extends PeerMessage> {
         case Op.Pause p -> pause(nodes.get(p.node()), p.nanos());
         case Op.Crash c -> crash(nodes.get(c.node()));
         case Op.Restart r -> restart(nodes.get(r.node()));
+        case Op.Leave l -> leave(nodes.get(l.node()));
         case Op.Cut c -> {
           cut[c.a()][c.b()] = true;
           cut[c.b()][c.a()] = true;
