@@ -38,6 +38,10 @@ final class NodeMetrics {
         stats.messagesReceived());
     text.counter("tumbler_grants_total", "Grants (lock entries) this node's clients have received.", stats.grants());
     text.counter("tumbler_lost_total", "Grants this node's clients lost while they still held them.", stats.lost());
+    text.family("tumbler_held_locks", "gauge", "Grants this node's own services hold now.");
+    text.sample("tumbler_held_locks", stats.heldLocks());
+    text.family("tumbler_client_sessions", "gauge", "Thin clients' sessions this member serves now.");
+    text.sample("tumbler_client_sessions", stats.clientSessions());
     Map<String, Long> byType = stats.messagesSentByType();
     if (!byType.isEmpty()) {
       text.family("tumbler_messages_sent_by_type_total", "counter",

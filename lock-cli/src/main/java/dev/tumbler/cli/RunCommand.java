@@ -37,7 +37,8 @@ import picocli.CommandLine.Spec;
     description = {"Runs a command while holding a lock: a distributed flock.",
         "Example: tumbler run --url lock:redis://localhost:6379 --lock nightly-report -- ./report.sh --full",
         "The command's exit code is passed through. Secrets: --secret-file or $" + Secrets.SECRET_ENV
-            + ", --password-file or $" + Secrets.PASSWORD_ENV + " (never on the command line)."},
+            + ", --password-file or $" + Secrets.PASSWORD_ENV + ", --client-secret-file or $"
+            + Secrets.CLIENT_SECRET_ENV + " (never on the command line)."},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0-255:the command's own exit code (128+N when it was killed by signal N)",
@@ -74,6 +75,11 @@ final class RunCommand implements Callable<Integer> {
       description = "A file holding the provider's 'password' (else $" + Secrets.PASSWORD_ENV + ").")
   Path passwordFile;
 
+  @Option(names = "--client-secret-file", paramLabel = "FILE",
+      description = "A file holding a native cluster's client credential, 'clientSecret' (else $"
+          + Secrets.CLIENT_SECRET_ENV + "), for a thin client's URL.")
+  Path clientSecretFile;
+
   @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The command and its arguments (after --).")
   List<String> command;
 
@@ -84,7 +90,7 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     PrintWriter err = spec.commandLine().getErr();
     warnOnSecretInUrl(err);
-    Properties props = Secrets.properties(secretFile, passwordFile, env);
+    Properties props = Secrets.properties(secretFile, passwordFile, clientSecretFile, env);
     try (LockService service = LockProviders.connect(url, props)) {
       Optional<Lease> acquired = service.lock(lock).tryAcquire(wait);
       if (acquired.isEmpty()) {

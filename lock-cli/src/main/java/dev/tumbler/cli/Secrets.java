@@ -17,6 +17,8 @@ final class Secrets {
   static final String SECRET_ENV = "TUMBLER_SECRET";
   /** The environment variable of a backend password (Redis, say). */
   static final String PASSWORD_ENV = "TUMBLER_PASSWORD";
+  /** The environment variable of a native cluster's client credential (a thin client's {@code clientSecret}). */
+  static final String CLIENT_SECRET_ENV = "TUMBLER_CLIENT_SECRET";
 
   /** An unreadable or empty secret file. Its message names the file, never its content. */
   static final class SecretException extends RuntimeException {
@@ -34,9 +36,18 @@ final class Secrets {
    * @throws SecretException if a file cannot be read or is empty
    */
   static Properties properties(Path secretFile, Path passwordFile, Map<String, String> env) {
+    return properties(secretFile, passwordFile, null, env);
+  }
+
+  /**
+   * As above, and {@code clientSecret} (a thin client of a native cluster) from its file if given, else from
+   * {@value #CLIENT_SECRET_ENV}.
+   */
+  static Properties properties(Path secretFile, Path passwordFile, Path clientSecretFile, Map<String, String> env) {
     Properties p = new Properties();
     put(p, "secret", secretFile, env.get(SECRET_ENV), SECRET_ENV);
     put(p, "password", passwordFile, env.get(PASSWORD_ENV), PASSWORD_ENV);
+    put(p, "clientSecret", clientSecretFile, env.get(CLIENT_SECRET_ENV), CLIENT_SECRET_ENV);
     return p;
   }
 

@@ -14,11 +14,17 @@ import org.junit.jupiter.api.Test;
 class NodeMetricsTest {
   /** Fixed counters, as a node of the lease algorithm that leads its view. */
   record FixedStats(String nodeId, String algorithm, long messagesSent, long messagesReceived, long grants, long lost,
-      Optional<Observation.View> view, Map<String, Long> messagesSentByType) implements NodeStats {}
+      Optional<Observation.View> view, Map<String, Long> messagesSentByType, int heldLocks, int clientSessions)
+      implements NodeStats {
+    @Override
+    public Optional<String> home() {
+      return Optional.empty();
+    }
+  }
 
   private static final FixedStats LEADER = new FixedStats("127.0.0.1:7701", "lease", 42, 40, 7, 1,
       Optional.of(new Observation.View(3, List.of(new Leader("127.0.0.1:7701", 2)), 123L)),
-      new TreeMap<>(Map.of("Grant", 7L, "Heartbeat", 35L)));
+      new TreeMap<>(Map.of("Grant", 7L, "Heartbeat", 35L)), 2, 5);
 
   @Test
   void aServingNodeShowsItsCountersItsViewAndItsMessagesByType() {
@@ -43,6 +49,12 @@ class NodeMetricsTest {
         # HELP tumbler_lost_total Grants this node's clients lost while they still held them.
         # TYPE tumbler_lost_total counter
         tumbler_lost_total 1
+        # HELP tumbler_held_locks Grants this node's own services hold now.
+        # TYPE tumbler_held_locks gauge
+        tumbler_held_locks 2
+        # HELP tumbler_client_sessions Thin clients' sessions this member serves now.
+        # TYPE tumbler_client_sessions gauge
+        tumbler_client_sessions 5
         # HELP tumbler_messages_sent_by_type_total Protocol messages this node has sent to peers, by message type.
         # TYPE tumbler_messages_sent_by_type_total counter
         tumbler_messages_sent_by_type_total{type="Grant"} 7
@@ -62,12 +74,12 @@ class NodeMetricsTest {
 
   @Test
   void withoutAViewOrMessagesThoseFamiliesAreLeftOut() {
-    FixedStats lamport = new FixedStats("n1", "lamport", 0, 0, 0, 0, Optional.empty(), Map.of());
+    FixedStats lamport = new FixedStats("n1", "lamport", 0, 0, 0, 0, Optional.empty(), Map.of(), 0, 0);
     String text = NodeMetrics.render(lamport, NodeStatus.STOPPING);
     assertEquals(List.of("tumbler_status{state=\"starting\"} 0", "tumbler_status{state=\"serving\"} 0",
         "tumbler_status{state=\"stopping\"} 1", "tumbler_node_info{node=\"n1\",algorithm=\"lamport\"} 1",
         "tumbler_messages_sent_total 0", "tumbler_messages_received_total 0", "tumbler_grants_total 0",
-        "tumbler_lost_total 0"), text.lines().filter(l -> !l.startsWith("#")).toList());
+        "tumbler_lost_total 0", "tumbler_held_locks 0", "tumbler_client_sessions 0"), text.lines().filter(l -> !l.startsWith("#")).toList());
   }
 
   @Test
@@ -84,7 +96,8 @@ class NodeMetricsTest {
   @Test
   void aFollowerIsNotALeaderAndLabelValuesAreEscaped() {
     FixedStats follower = new FixedStats("node \"b\"\\2", "lease", 1, 1, 0, 0,
-        Optional.of(new Observation.View(5, List.of(new Leader("127.0.0.1:7701", 0)), Long.MIN_VALUE)), Map.of());
+        Optional.of(new Observation.View(5, List.of(new Leader("127.0.0.1:7701", 0)), Long.MIN_VALUE)), Map.of(), 0,
+        0);
     String text = NodeMetrics.render(follower, NodeStatus.SERVING);
     List<String> samples = text.lines().filter(l -> !l.startsWith("#")).toList();
     assertEquals("tumbler_node_info{node=\"node \\\"b\\\"\\\\2\",algorithm=\"lease\"} 1", samples.get(3));

@@ -152,6 +152,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
   }
 
+  /** How long {@link #leave()} waits, at most, for what it sent thin clients to be written. */
+  private static final long LEAVE_FLUSH_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
   private final ProtocolCore<M> core;
   private final MessageCodec<M> codec;
   private final Transport transport;
@@ -450,6 +453,11 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
    */
   public void leave() {
     submit(new Input.Leave<>());
+    try {
+      transport.flush(LEAVE_FLUSH_NANOS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** The transport, for tests and diagnostics. */

@@ -47,6 +47,14 @@ public interface Transport extends AutoCloseable {
     }
   }
 
+  /**
+   * Waits until what was sent to thin clients before the call is written, or {@code maxNanos} pass: a member that
+   * stops on purpose gets its last words (a {@code Gone}) out before it closes. The default waits for nothing.
+   *
+   * @throws InterruptedException if interrupted while it waits
+   */
+  default void flush(long maxNanos) throws InterruptedException {}
+
   /** Whether a link to {@code peer} is up right now. */
   boolean isUp(String peer);
 

@@ -104,6 +104,14 @@ final class ClientListener {
     owner.spawn("tumbler-tcp-client-accept-" + self, this::acceptLoop);
   }
 
+  /** Waits until what was queued for every client is written, or {@code maxNanos} pass in all. */
+  void drain(long maxNanos) throws InterruptedException {
+    long end = System.nanoTime() + maxNanos;
+    for (Client c : List.copyOf(clients.values())) {
+      c.link.drain(Math.max(0, end - System.nanoTime()));
+    }
+  }
+
   /** Closes the listen socket; the owner closes the connections (they are in its open set) and threads. */
   void close() {
     TcpTransport.closeQuietly(server);

@@ -370,6 +370,14 @@ public final class TcpTransport implements Transport {
    * Closes the listen sockets (the client listener's too) and every connection; no callback starts
    * afterwards. Idempotent.
    */
+  /** Waits for what was queued for thin clients to be written (see {@link Transport#flush}). */
+  @Override
+  public void flush(long maxNanos) throws InterruptedException {
+    if (clients != null) {
+      clients.drain(maxNanos);
+    }
+  }
+
   @Override
   public void close() {
     synchronized (stateLock) {
