@@ -96,8 +96,18 @@ final class DemoCommand implements Callable<Integer> {
       description = "Distinct lock names the workers contend for. Default: ${DEFAULT-VALUE}.")
   int locks;
 
+  @Option(names = "--clients",
+      description = "Thin clients that come and go: 3 members that take clients (lease, or the leased --algorithm "
+          + "given), workers that each open a client, take a lock, add one to a counter and close it, again and "
+          + "again; the member serving the most clients killed for the middle third. --duration at least 6s "
+          + "(default here 9s).")
+  boolean clients;
+
   @Override
   public Integer call() throws Exception {
+    if (clients) {
+      return clients();
+    }
     if (scenario.equals("deadlock")) {
       return deadlock();
     }
@@ -152,6 +162,27 @@ final class DemoCommand implements Callable<Integer> {
     out.print(DemoReport.table(reports));
     out.flush();
     return reports.stream().allMatch(DemoReport::passed) ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
+  }
+
+  /** {@code --clients}: thin clients coming and going on members of one leased algorithm ({@link ClientsDemo}). */
+  private int clients() throws Exception {
+    String a = algorithm.equals("all") ? "lease" : algorithm;
+    Algorithm<?> alg = Algorithms.byName(a).orElseThrow(() -> new IllegalArgumentException("--algorithm: '" + a
+        + "' is not one of " + Algorithms.names()));
+    if (!alg.leased() || !alg.capabilities().contains(Capability.FAULT_TOLERANT)) {
+      throw new IllegalArgumentException("--clients: members of " + a + " take no thin clients that survive a member's"
+          + " crash; use lease, bakery, agent or buckets");
+    }
+    boolean given = spec.commandLine().getParseResult().hasMatchedOption("--duration");
+    Duration d = given ? duration : Duration.ofSeconds(9);
+    if (d.compareTo(Duration.ofSeconds(6)) < 0) {
+      throw new IllegalArgumentException("--duration: --clients needs at least 6s (a member killed for a third of it "
+          + "must be replaced, and it joins a lease term after it comes back)");
+    }
+    if (workers < 1 || workers > 100) {
+      throw new IllegalArgumentException("--workers: " + workers + " is not within 1..100");
+    }
+    return ClientsDemo.run(alg.name(), d, workers, spec.commandLine().getOut(), spec.commandLine().getErr());
   }
 
   /** {@code --scenario deadlock}: on every chosen algorithm that serves transactions ({@link DeadlockDemo}). */

@@ -166,7 +166,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
       expire();
       switch (input) {
         case Input.Start<Envelope> s -> start();
-        case Input.Leave<Envelope> l -> { } // a client's service closes its sessions as it stops
+        case Input.Leave<Envelope> l -> send(new ClientMessage.Bye(session, ++seq)); // the member ends the session now
         case Input.PeerUp<Envelope> u -> peerUp(u.peer());
         case Input.PeerDown<Envelope> d -> peerDown(d.peer());
         case Input.TimerFired<Envelope> t -> {

@@ -26,11 +26,19 @@ public final class LoopbackCluster implements AutoCloseable {
   private final List<String> urls;
   private final Properties props;
   private final List<LockService> services;
+  /** The members' client addresses, in member order; empty when they take no thin clients. */
+  private final List<String> clientAddresses;
+  private final String algorithm;
+  private final String parameters;
 
-  private LoopbackCluster(List<String> urls, Properties props, List<LockService> services) {
+  private LoopbackCluster(List<String> urls, Properties props, List<LockService> services,
+      List<String> clientAddresses, String algorithm, String parameters) {
     this.urls = List.copyOf(urls);
     this.props = props;
     this.services = new ArrayList<>(services);
+    this.clientAddresses = List.copyOf(clientAddresses);
+    this.algorithm = algorithm;
+    this.parameters = parameters;
   }
 
   /**
@@ -38,22 +46,39 @@ public final class LoopbackCluster implements AutoCloseable {
    * ({@code &leaseTime=5s}, or empty), as {@link #start(String, int)} does.
    */
   public static LoopbackCluster open(String algorithm, int nodes, String parameters) throws Exception {
+    return open(algorithm, nodes, parameters, false);
+  }
+
+  /**
+   * As {@link #open(String, int, String)}, and with {@code clients} each member also takes thin clients on a client
+   * listener of its own, under a fresh random client secret ({@link #clientUrl}, {@link #clientProperties}). Such
+   * members join a lease term after they start, as every member that takes clients does.
+   */
+  public static LoopbackCluster open(String algorithm, int nodes, String parameters, boolean clients)
+      throws Exception {
     Throwable lastBindFailure = null;
     for (int attempt = 0; attempt < 3; attempt++) {
       List<String> ids = new ArrayList<>();
-      for (int port : freePorts(nodes)) {
-        ids.add("127.0.0.1:" + port);
+      List<String> clientAddresses = new ArrayList<>();
+      List<Integer> ports = freePorts(clients ? 2 * nodes : nodes);
+      for (int i = 0; i < nodes; i++) {
+        ids.add("127.0.0.1:" + ports.get(i));
+        if (clients) {
+          clientAddresses.add("127.0.0.1:" + ports.get(nodes + i));
+        }
       }
-      byte[] raw = new byte[24];
-      new SecureRandom().nextBytes(raw);
       Properties props = new Properties();
-      props.setProperty("secret", Base64.getUrlEncoder().withoutPadding().encodeToString(raw));
+      props.setProperty("secret", randomSecret());
+      if (clients) {
+        props.setProperty("clientSecret", randomSecret());
+      }
       List<String> urls = new ArrayList<>();
-      for (String id : ids) {
+      for (int i = 0; i < nodes; i++) {
+        String id = ids.get(i);
         List<String> others = new ArrayList<>(ids);
         others.remove(id);
         urls.add("lock:native://" + id + "?peers=" + String.join(",", others) + "&algorithm=" + algorithm
-            + parameters);
+            + parameters + (clients ? "&clientListen=" + clientAddresses.get(i) : ""));
       }
       List<CompletableFuture<LockService>> futures = new ArrayList<>();
       for (String url : urls) {
@@ -77,7 +102,7 @@ public final class LoopbackCluster implements AutoCloseable {
         }
       }
       if (failure == null) {
-        return new LoopbackCluster(urls, props, services);
+        return new LoopbackCluster(urls, props, services, clientAddresses, algorithm, parameters);
       }
       close(services);
       if (!isBindFailure(failure)) {
@@ -89,6 +114,41 @@ public final class LoopbackCluster implements AutoCloseable {
       lastBindFailure = failure;
     }
     throw new IllegalStateException("could not bind free loopback ports: " + lastBindFailure, lastBindFailure);
+  }
+
+  private static String randomSecret() {
+    byte[] raw = new byte[24];
+    new SecureRandom().nextBytes(raw);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
+  }
+
+  /**
+   * The URL of a thin client of these members (their client addresses from member {@code first} on, so that clients
+   * made with different {@code first} are served by different members), with the members' algorithm and parameters.
+   *
+   * @throws IllegalStateException if the members take no clients
+   */
+  public String clientUrl(int first) {
+    if (clientAddresses.isEmpty()) {
+      throw new IllegalStateException("these members take no thin clients");
+    }
+    List<String> order = new ArrayList<>();
+    for (int k = 0; k < clientAddresses.size(); k++) {
+      order.add(clientAddresses.get(Math.floorMod(first + k, clientAddresses.size())));
+    }
+    return "lock:native://" + String.join(",", order) + "?algorithm=" + algorithm + parameters;
+  }
+
+  /** A thin client's credential, for {@link #clientUrl}: the client secret, never the members' secret. */
+  public Properties clientProperties() {
+    Properties p = new Properties();
+    p.setProperty("clientSecret", props.getProperty("clientSecret", ""));
+    return p;
+  }
+
+  /** The members' client addresses, in member order; empty when they take no clients. */
+  public List<String> clientAddresses() {
+    return clientAddresses;
   }
 
   /** The service on each member, in the order of their ids; a restarted member's new one. */

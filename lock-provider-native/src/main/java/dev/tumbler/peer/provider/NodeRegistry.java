@@ -88,6 +88,9 @@ final class NodeRegistry {
       }
     }
     if (close) {
+      if (s.settings.thinClient()) {
+        s.node.leave(); // Bye: its member ends the session now, rather than a term later
+      }
       s.node.close();
     }
   }
