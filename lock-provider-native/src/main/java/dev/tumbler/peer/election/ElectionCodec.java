@@ -44,6 +44,7 @@ public final class ElectionCodec implements MessageCodec<ElectionMessage> {
   static final byte LEADERS = 4;
   static final byte BEAT = 5;
   static final byte BEAT_ACK = 6;
+  static final byte RETIRE = 7;
 
   /** The Hello flag bits. */
   static final int INFORMED = 1;
@@ -90,6 +91,10 @@ public final class ElectionCodec implements MessageCodec<ElectionMessage> {
           out.writeByte(BEAT_ACK);
           out.writeLong(a.term());
           out.writeLong(a.seq());
+        }
+        case ElectionMessage.Retire r -> {
+          out.writeByte(RETIRE);
+          out.writeLong(r.term());
         }
       }
     } catch (IOException e) {
@@ -145,6 +150,7 @@ public final class ElectionCodec implements MessageCodec<ElectionMessage> {
         }
         case BEAT -> new ElectionMessage.Beat(in.readLong(), in.readLong());
         case BEAT_ACK -> new ElectionMessage.BeatAck(in.readLong(), in.readLong());
+        case RETIRE -> new ElectionMessage.Retire(in.readLong());
         default -> throw new CodecException("unknown election message type " + type);
       };
       if (in.available() > 0) {

@@ -168,6 +168,8 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   private long activeUntil = NOT_ACTIVE;
 
   private long timerAt = NONE;
+  /** This node stops on purpose ({@code Input.Leave}): it leads, votes, acks and conducts no more. */
+  private boolean retired;
   private Observation.View published;
   private List<Output<ElectionMessage>> out;
 
@@ -248,7 +250,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
           }
         }
         case Input.Start<ElectionMessage> st -> { } // the clock starts and the timer is set below, as for any input
-        case Input.Leave<ElectionMessage> l -> { } // what it holds and serves ends by the rules of a crash
+        case Input.Leave<ElectionMessage> l -> retire();
         case Input.PeerUp<ElectionMessage> u -> up(now, u.peer());
         case Input.PeerDown<ElectionMessage> d -> down(now, d.peer());
         // client requests and views belong to the algorithm cores; the composite never routes them here
@@ -327,6 +329,9 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     }
     p.up = true;
     out.add(new Output.Send<>(id, hello(false))); // first on the link; the peer answers with its own
+    if (retired) {
+      out.add(new Output.Send<>(id, new ElectionMessage.Retire(term)));
+    }
     if (p.helloed) {
       joined(p); // its Hello came before the link was reported up (TCP connects the two directions apart)
     }
@@ -363,6 +368,37 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
       }
       case ElectionMessage.Beat b -> onBeat(now, p, b);
       case ElectionMessage.BeatAck a -> onBeatAck(now, p, a);
+      case ElectionMessage.Retire r -> onRetire(now, p, r);
+    }
+  }
+
+  /**
+   * The peer stops on purpose. It was no active leader when it said so and never will be again in this incarnation,
+   * so its beats acked here need not be waited out (V-2 holds: it stopped acting before any view without it can
+   * exist); it is no candidate, conductor or voter; and the election delay waits for it no more. A view it leads is
+   * elected away at once.
+   */
+  private void onRetire(long now, Peer p, ElectionMessage.Retire r) {
+    see(now, r.term());
+    p.retired = true;
+    forget(new Leader(p.id, p.incarnation));
+    if (proposal != null) {
+      proposal.pending.remove(p.id);
+    }
+  }
+
+  /**
+   * {@code Input.Leave}: this node stops being an active leader now (the algorithm cores see it in this step's
+   * view), then tells every peer that it retires; from now on it beats, acks, votes and conducts no more.
+   */
+  private void retire() {
+    retired = true;
+    activeUntil = NOT_ACTIVE;
+    beats.clear();
+    nextBeatAt = NONE;
+    proposal = null;
+    for (Peer p : peers.values()) {
+      send(p, new ElectionMessage.Retire(term));
     }
   }
 
@@ -372,6 +408,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
         forget(new Leader(p.id, p.incarnation)); // that core is gone, and nothing it was can act any more
       }
       p.incarnation = h.incarnation();
+      p.retired = false;
     }
     p.priority = h.priority();
     p.randomId = h.randomId();
@@ -411,6 +448,9 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   // ---- votes (E4–E6)
 
   private void onPropose(long now, Peer p, ElectionMessage.Propose pr) {
+    if (retired) {
+      return; // it votes no more: its peers count it out once its Retire arrives
+    }
     Leader conductor = new Leader(p.id, p.incarnation);
     ElectionMessage.Reason reason = judge(now, conductor, pr.term(), pr.leaders());
     if (reason == ElectionMessage.Reason.GRANTED) {
@@ -491,16 +531,19 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
 
   /** E1–E4: start a proposal if this node is the conductor and the time has come. */
   private void conduct(long now) {
-    if (proposal != null) {
+    if (proposal != null || retired) {
       return;
     }
     int connected = 0;
+    int gone = 0;
     boolean conductor = informed;
     for (Peer p : peers.values()) {
       if (connected(p)) {
         connected++;
         // a sitting leader silent for leaderTimeout on a link still up (partitioned, or paused) conducts nothing
         conductor &= !p.informed || p.id.compareTo(self) > 0 || silentLeader(now, p);
+      } else if (p.retired) {
+        gone++; // said it stops: the delay waits for it no more
       }
     }
     int quorum = members <= 3 && !everAdopted ? members : majority;
@@ -511,7 +554,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     if (pauseUntil == NONE) {
       pauseUntil = now + settings.electionDelayNanos();
     }
-    if (now < pauseUntil && connected + 1 < members || now < backoffUntil) {
+    if (now < pauseUntil && connected + gone + 1 < members || now < backoffUntil) {
       return;
     }
     List<Leader> list = candidates(now);
@@ -628,6 +671,9 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
       if (p == null || p.incarnation >= 0 && p.incarnation != l.incarnation()) {
         return false; // (c) the leader's node restarted (this node, or a peer that said so in its Hello)
       }
+      if (p.retired && p.incarnation == l.incarnation()) {
+        return false; // (h) the leader said it stops
+      }
       silent |= silent(now, l);
       if (!reachable(l) && now - Math.max(adoptedAt, p.lostAt) >= timeout) {
         unreachable++;
@@ -681,7 +727,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
       beats.clear();
       nextBeatAt = NONE;
       activeUntil = NOT_ACTIVE;
-    } else if (!wasLeader) {
+    } else if (!wasLeader && !retired) {
       beats.clear();
       nextBeatAt = now;
     }
@@ -704,10 +750,13 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
   }
 
   private boolean mayAck(Leader l) {
-    return informed && term >= ackFloor && (votesAbove.isEmpty() || votesAbove.firstEntry().getValue().contains(l));
+    return !retired && informed && term >= ackFloor && (votesAbove.isEmpty() || votesAbove.firstEntry().getValue().contains(l));
   }
 
   private void onBeatAck(long now, Peer p, ElectionMessage.BeatAck a) {
+    if (retired) {
+      return; // never active again
+    }
     SentBeat b = beats.get(a.seq());
     if (b != null && b.term() == a.term()) {
       if (b.acks.add(a.term(), p.id)) {
@@ -851,8 +900,9 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     return new ElectionMessage.Leaders(term, leaders);
   }
 
+  /** Linked, with its Hello on this link, and not retired: a peer that may vote, ack, lead or conduct. */
   private static boolean connected(Peer p) {
-    return p.up && p.helloed;
+    return p.up && p.helloed && !p.retired;
   }
 
   /** Whether {@code l} is this node, or a connected peer in the incarnation {@code l} names. */
@@ -882,6 +932,8 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
     boolean informed;
     /** When it last stopped being connected (or this core started). */
     long lostAt;
+    /** It said it stops ({@link ElectionMessage.Retire}), in the incarnation it has now. */
+    boolean retired;
 
     Peer(String id) {
       this.id = id;

@@ -133,6 +133,17 @@ public sealed interface ElectionMessage extends PeerMessage {
     }
   }
 
+  /**
+   * The sender stops on purpose ({@code Input.Leave}: its daemon got SIGTERM). It stopped being an active leader
+   * before it sent this, and in this incarnation it will not lead, vote, ack or conduct again; so a node that gets it
+   * may elect a view without it at once, instead of waiting out its leader lease and the election delay.
+   */
+  record Retire(long term) implements ElectionMessage {
+    public Retire {
+      checkTerm("term", term);
+    }
+  }
+
   private static void checkTerm(String what, long term) {
     if (term < 0) {
       throw new IllegalArgumentException("negative " + what + " " + term);

@@ -48,6 +48,8 @@ class ElectionCodecTest {
     all.add(new ElectionMessage.Beat(Long.MAX_VALUE, Long.MAX_VALUE));
     all.add(new ElectionMessage.BeatAck(0, 4));
     all.add(new ElectionMessage.BeatAck(3, 4));
+    all.add(new ElectionMessage.Retire(0));
+    all.add(new ElectionMessage.Retire(9));
     return all;
   }
 
@@ -62,7 +64,7 @@ class ElectionCodecTest {
 
   @Test
   void truncatedTrailingVersionAndTypeAreTypedErrors() {
-    CodecChecks.refusesDamage(codec, ElectionCodec.VERSION, every(), new ElectionMessage.Beat(1, 1), (byte) 0, (byte) 7, (byte) 99, (byte) -1);
+    CodecChecks.refusesDamage(codec, ElectionCodec.VERSION, every(), new ElectionMessage.Beat(1, 1), (byte) 0, (byte) 8, (byte) 99, (byte) -1);
   }
 
 

@@ -407,6 +407,75 @@ class ElectionCoreTest {
     assertFalse(successor.view.leaders().contains(c));
   }
 
+  /**
+   * A leader that stops on purpose ({@code Input.Leave}) is inactive at once and says so, then its process ends; the
+   * others elect a view without it well within the leader timeout (they need not wait out its beats) and without
+   * waiting the election delay for the member that went.
+   */
+  @Test
+  void aLeaderThatRetiresIsInactiveAtOnceAndReplacedWithinALeaderTimeout() {
+    Net net = new Net(settings(1), Map.of("a", 14, "b", 14, "c", 1));
+    net.startAll();
+    net.advance(200 * MS);
+    Leader c = net.cores.get("c").leader();
+    assertEquals(List.of(c), net.agreed());
+    long term = net.cores.get("a").term();
+    long retiredAt = net.now;
+    net.step("c", new Input.Leave<>());
+    assertFalse(net.cores.get("c").isActiveLeader(net.now), "inactive in the very step it leaves");
+    assertEquals(Long.MIN_VALUE, net.lastFact("c").activeUntil(), "and its algorithm cores are told so");
+    net.drain();
+    net.crash("c"); // the daemon exits: its links go down
+    net.advance(15 * MS); // well under the leader timeout (45 ms), and under the election delay (20 ms)
+    Observation.View a = net.cores.get("a").view();
+    assertTrue(a.term() > term, "a new view within 15 ms: " + a);
+    assertFalse(a.leaders().contains(c), "without the leader that retired: " + a);
+    assertEquals(a.term(), net.cores.get("b").view().term());
+    assertEquals(a.leaders(), net.cores.get("b").view().leaders());
+    long lastActive = net.facts.stream().filter(f -> f.node.equals("c")).mapToLong(f -> f.view.activeUntil())
+        .max().orElseThrow();
+    Net.Fact successor = net.facts.stream().filter(f -> !f.node.equals("c") && f.view.term() > term).findFirst()
+        .orElseThrow();
+    assertTrue(successor.at >= retiredAt, "the successor came after the retirement");
+    assertTrue(lastActive > retiredAt, "c was active until it retired");
+    int retire = indexOfRetire(net);
+    for (int i = retire; i < net.sent.size(); i++) {
+      Net.Msg m = net.sent.get(i);
+      assertFalse(m.from().equals("c") && (m.message() instanceof ElectionMessage.Beat
+          || m.message() instanceof ElectionMessage.Vote || m.message() instanceof ElectionMessage.BeatAck),
+          "c sent " + m.message() + " after it retired");
+    }
+  }
+
+  /** A node that retired is no candidate, though its link is still up and its priority would make it lead. */
+  @Test
+  void aNodeThatRetiredIsNoCandidate() {
+    Net net = new Net(settings(1), Map.of("a", 1, "b", 14, "c", 2, "d", 14, "e", 14));
+    net.startAll();
+    net.advance(200 * MS);
+    assertEquals(List.of(net.cores.get("a").leader()), net.agreed());
+    net.step("c", new Input.Leave<>());
+    net.drain();
+    int retired = net.facts.size();
+    ElectionCore c = net.cores.remove("c"); // still linked, but stepped no more: as a daemon between Leave and exit
+    net.timers.remove("c");
+    net.crash("a");
+    net.advance(300 * MS);
+    assertFalse(net.agreed().contains(c.leader()));
+    for (Net.Fact f : net.facts.subList(retired, net.facts.size())) {
+      assertFalse(f.view.leaders().contains(c.leader()), "the retired node was chosen: " + f);
+    }
+  }
+
+  private static int indexOfRetire(Net net) {
+    for (int i = 0; i < net.sent.size(); i++) {
+      if (net.sent.get(i).message() instanceof ElectionMessage.Retire) {
+        return i;
+      }
+    }
+    throw new AssertionError("no Retire sent");
+  }
+
   /** E5: a node that acks a leader's beats refuses to vote it out, whatever the conductor thinks. */
   @Test
   void votesAreRefusedWhileADroppedLeaderStillBeats() {

@@ -413,8 +413,7 @@ public final class Simulation<M extends PeerMessage> {
               : 2 * config.maxDelayNanos()));
         });
       } else if (config.faults() && nodes > 1 && dice < 27) {
-        ops.add(new Op.Leave(at, member)); // a member's daemon stops; a Restart of it may follow
-        ops.add(new Op.Restart(Math.min(at + 1 + r.nextLong(span), start + span - 1), member));
+        ops.add(new Op.Leave(at, member)); // a member's daemon stops, and is started again
       } else if (config.maxPauseNanos() > 0 && dice < 28) {
         ops.add(new Op.Pause(at, client, 1 + r.nextLong(config.maxPauseNanos())));
       } else if (config.closes() && dice < 30) {
@@ -795,20 +794,32 @@ public final class Simulation<M extends PeerMessage> {
     }
 
     /**
-     * A member stops on purpose: {@code Input.Leave}, then a crash once everything it sent is delivered (as a daemon
-     * that closes its sockets after writing). A node the crash would skip (the last informed one) does not leave.
+     * A member's daemon stops on purpose and is started again (a deploy): {@code Input.Leave}, then a crash once
+     * everything it sent has arrived (it closes its sockets after writing), then a restart, which for a member that
+     * takes thin clients waits a term. While the crash would lose the cluster's term memory (the last informed node),
+     * the stopping node waits, as a daemon's stop would wait for its peers to catch up, and tries again.
      */
     private void leave(Node node) {
-      if (!node.alive || node.client || (elected ? lastKnower(node) : !otherInformed(node))) {
+      if (!node.alive || node.client) {
         return;
       }
       log(node.id + " LEAVE");
       step(node, new Input.Leave<>());
       int inc = node.incarnation;
+      stopAfterLeave(node, inc);
+    }
+
+    private void stopAfterLeave(Node node, int inc) {
       schedule(now + 2 * config.maxDelayNanos() + 1, () -> {
-        if (node.alive && node.incarnation == inc) {
-          crash(node);
+        if (!node.alive || node.incarnation != inc) {
+          return;
         }
+        if (elected ? lastKnower(node) : !otherInformed(node)) {
+          stopAfterLeave(node, inc);
+          return;
+        }
+        crash(node);
+        restart(node);
       });
     }
 
