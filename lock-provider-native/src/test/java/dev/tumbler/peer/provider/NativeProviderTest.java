@@ -68,6 +68,13 @@ class NativeProviderTest {
       "lock:native://127.0.0.1?peers=127.0.0.1:2&secret=0123456789abcdef|port",
       "lock:native://127.0.0.1:0?peers=127.0.0.1:2&secret=0123456789abcdef|port 0",
       "lock:native://127.0.0.1:1?peers=127.0.0.1:2&secret=0123456789abcdef&dialAddresses=127.0.0.1:3=h:1|dialAddresses",
+      "lock:native://127.0.0.1:1,127.0.0.1:2?secret=0123456789abcdef|clientSecret",
+      "lock:native://127.0.0.1:1,127.0.0.1:2?secret=0123456789abcdef&clientSecret=fedcba9876543210|neither 'secret'",
+      "lock:native://127.0.0.1:1,127.0.0.1:2?clientSecret=fedcba9876543210|cannot serve thin clients",
+      "lock:native://127.0.0.1:1,127.0.0.1:2?algorithm=lease&clientSecret=short|clientSecret",
+      "lock:native://127.0.0.1:1,127.0.0.1:2?algorithm=lease&clientSecret=fedcba9876543210&clientListen=x:1|several hosts",
+      "lock:native://127.0.0.1:1,127.0.0.1:2?algorithm=lease&clientSecret=fedcba9876543210&bucketz=1|bucketz",
+      "lock:native://127.0.0.1:1,127.0.0.1?algorithm=lease&clientSecret=fedcba9876543210|no port",
   })
   void badUrlsFailNamingTheProblem(String url, String named) {
     InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect(url).close());
@@ -107,6 +114,19 @@ class NativeProviderTest {
     e = assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect(
         "lock:native://127.0.0.1:1?peers=127.0.0.1:2", p).close());
     assertFalse(e.getMessage().contains("short"), e.getMessage());
+  }
+
+  /** A thin client's URL: its secret never in an error or in the service's URL. */
+  @Test
+  void aClientsSecretNeverShows() {
+    String secret = "client-secret-0123456789";
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect(
+        "lock:native://127.0.0.1:1,127.0.0.1:2?algorithm=lamport&clientSecret=" + secret).close());
+    assertFalse(e.getMessage().contains(secret), e.getMessage());
+    e = assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect(
+        "lock:native://127.0.0.1:1,127.0.0.1:2?algorithm=lease&clientSecret=" + secret + "&tpyo=1").close());
+    assertFalse(e.getMessage().contains(secret), e.getMessage());
+    assertTrue(e.getMessage().contains("tpyo"), e.getMessage());
   }
 
   @Test

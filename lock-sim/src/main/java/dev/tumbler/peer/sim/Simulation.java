@@ -177,6 +177,8 @@ public final class Simulation<M extends PeerMessage> {
   /** Thin client nodes ({@code c0}, {@code c1}, ...) beside the members, and what makes their cores; 0 and null for none. */
   private final int clients;
   private final CoreFactory<M> clientFactory;
+  /** Test-only mutation: members that take thin clients start their cores at once on a restart (no D11 wait). */
+  private final boolean mutationJoinAtOnce;
 
   /**
    * A simulation of cores whose grants have no term.
@@ -201,12 +203,26 @@ public final class Simulation<M extends PeerMessage> {
 
   private Simulation(SimulationConfig config, CoreFactory<M> factory, MessageCodec<M> codec, long leaseNanos,
       int clients, CoreFactory<M> clientFactory) {
+    this(config, factory, codec, leaseNanos, clients, clientFactory, false);
+  }
+
+  private Simulation(SimulationConfig config, CoreFactory<M> factory, MessageCodec<M> codec, long leaseNanos,
+      int clients, CoreFactory<M> clientFactory, boolean mutationJoinAtOnce) {
     this.config = config;
     this.factory = factory;
     this.codec = codec;
     this.leaseNanos = leaseNanos;
     this.clients = clients;
     this.clientFactory = clientFactory;
+    this.mutationJoinAtOnce = mutationJoinAtOnce;
+  }
+
+  /**
+   * Test-only: this simulation with the D11 rule broken, members that take thin clients starting their cores as soon
+   * as they restart. The simulator must catch it (a restarted home freeing grants its clients still trust).
+   */
+  public Simulation<M> withMutationJoinAtOnce() {
+    return new Simulation<>(config, factory, codec, leaseNanos, clients, clientFactory, true);
   }
 
   /**
@@ -879,7 +895,7 @@ public final class Simulation<M extends PeerMessage> {
       if (node.alive || node.joining) {
         return;
       }
-      if (clients > 0 && !node.client) {
+      if (clients > 0 && !node.client && !mutationJoinAtOnce) {
         joinLater(node);
         return;
       }
@@ -1547,7 +1563,7 @@ public final class Simulation<M extends PeerMessage> {
         java.util.Arrays.fill(row, false);
       }
       for (Node node : nodes) {
-        if (clients > 0 && !node.client) {
+        if (clients > 0 && !node.client && !mutationJoinAtOnce) {
           restart(node); // a term later, as every restart of a member that takes thin clients
         } else if (!node.alive) {
           log(node.id + " RESTART incarnation " + node.incarnation);

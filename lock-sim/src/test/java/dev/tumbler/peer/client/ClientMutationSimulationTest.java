@@ -1,10 +1,12 @@
 package dev.tumbler.peer.client;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.peer.agent.AgentCore;
 import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.sim.MutationHunt;
+import dev.tumbler.peer.sim.Simulation;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -29,6 +31,24 @@ class ClientMutationSimulationTest {
     caught("a thin client's claim surrendered at once", "exclusion", ClientSimulationTest.Case.AGENT,
         new ClientSimulationTest.Tweaks(
             member -> ((AgentCore) member.core(Channel.LOCK)).mutationSurrenderRemoteAtOnce = true, client -> { }));
+  }
+
+  /**
+   * D11: a member that takes clients joins as soon as it restarts: its restatement frees grants its clients still
+   * trust. Rarer than the seed budget allows (the first seeds that catch it, in 15,000 tried, are lease 11640 and
+   * buckets 2695, the very seeds of the runs that found it); those seeds must fail with the mutation and pass without.
+   */
+  @Test
+  void joiningAtOnceAfterARestartIsCaught() {
+    joinAtOnceCaughtAt(ClientSimulationTest.Case.LEASE, 11_640, "exclusion");
+    joinAtOnceCaughtAt(ClientSimulationTest.Case.BUCKETS, 2_695, "permits");
+  }
+
+  private static void joinAtOnceCaughtAt(ClientSimulationTest.Case c, long seed, String rule) {
+    Simulation.Result mutated = ClientSimulationTest.simulation(c).withMutationJoinAtOnce().run(seed);
+    assertFalse(mutated.ok(), c + " seed " + seed + ": a restarted member that joins at once broke nothing");
+    assertTrue(mutated.violation().startsWith(rule), mutated.violation());
+    assertTrue(ClientSimulationTest.simulation(c).run(seed).ok(), c + " seed " + seed + " fails without the mutation");
   }
 
   private static void caught(String mutation, String rule, ClientSimulationTest.Case c,
