@@ -42,7 +42,7 @@ final class NativeClientTargets {
   static final String CLIENT_SECRET = "tck-client-secret-abcdefghijkl";
 
   /**
-   * The lease term through clients: 5 s, more than twice the members' own targets. A holder survives the loss of the
+   * The lease term through clients: 5 s, two more than the members' own targets. A holder survives the loss of the
    * server only when the failover (a leader timeout of 450 ms, a vote, the new server's first beat, the restatement and
    * a renewal) ends within the rest of its window, which may be as short as {@code 3T/4 - T/3 = 5T/12}; a client's
    * renewals cross one more hop, and four test JVMs of three members and a dozen clients each share two cores. At 2 s
@@ -61,14 +61,14 @@ final class NativeClientTargets {
       clientListen.add("127.0.0.1:" + TestPorts.freePort());
     }
     int[] k = {0};
-    String members2s = "&leaseTime=" + NativeTargets.LEASE_TIME.toMillis() + "ms";
-    String clients5s = "&leaseTime=" + LEASE_TIME.toMillis() + "ms";
+    String membersT = "&leaseTime=" + NativeTargets.LEASE_TIME.toMillis() + "ms";
+    String clientsT = "&leaseTime=" + LEASE_TIME.toMillis() + "ms";
     NativeTargets.Cluster members = NativeTargets.tcp(algorithm, Duration.ofSeconds(5),
         url -> {
-          if (!url.contains(members2s)) {
-            throw new IllegalStateException("a member's URL without " + members2s + ": " + url);
+          if (!url.contains(membersT)) {
+            throw new IllegalStateException("a member's URL without " + membersT + ": " + url);
           }
-          return url.replace(members2s, a.leased() ? clients5s : members2s) + "&clientListen="
+          return url.replace(membersT, a.leased() ? clientsT : membersT) + "&clientListen="
               + clientListen.get(k[0]++) + "&clientSecret=" + CLIENT_SECRET;
         });
     return new Clients(a, members, clientListen);
@@ -246,6 +246,7 @@ final class NativeClientTargets {
       }
       members.heal(minority);
       minority = -1;
+      members.awaitView();
     }
 
     /**

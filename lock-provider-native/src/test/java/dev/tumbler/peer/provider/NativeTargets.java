@@ -9,6 +9,7 @@ import dev.tumbler.lock.tck.TcpProxy;
 import dev.tumbler.peer.TestPorts;
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
+import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.node.NodeStats;
 import dev.tumbler.peer.node.PeerNode;
 import dev.tumbler.peer.transport.InMemoryNetwork;
@@ -144,6 +145,37 @@ final class NativeTargets {
       }
       // the anchors started the nodes, which made the network: this is a handle on it
       this.network = memoryCluster == null ? null : InMemoryNetwork.named(memoryCluster, Set.copyOf(ids));
+      awaitView();
+    }
+
+    /**
+     * Waits until every node has the same election view, with leaders (at most {@link #LINK_WAIT}): a cluster that
+     * has just started or been repaired is handed to a test once it can serve, not while its election still runs. A
+     * node that has been cut off for longer than its peer timeout refuses a request at once until it has a view
+     * again, which is right for a node but would make the test after a repair race the election. Algorithms without
+     * an election have no view and are not waited for.
+     */
+    void awaitView() {
+      long deadline = System.nanoTime() + LINK_WAIT.toNanos();
+      while (true) {
+        List<Optional<Observation.View>> views = new ArrayList<>();
+        for (LockService a : anchors) {
+          views.add(a.unwrap(PeerNode.class).view());
+        }
+        if (views.stream().allMatch(Optional::isEmpty)) {
+          return;
+        }
+        Observation.View first = views.get(0).orElse(null);
+        if (first != null && !first.leaders().isEmpty() && views.stream().allMatch(v -> v.isPresent()
+            && v.get().term() == first.term() && v.get().leaders().equals(first.leaders()))) {
+          return;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError("the nodes " + ids + " did not agree on a view with leaders within " + LINK_WAIT
+              + ": " + views);
+        }
+        sleep(20);
+      }
     }
 
     @Override
@@ -222,6 +254,7 @@ final class NativeTargets {
       }
       startNode(k);
       awaitLinks(k, true);
+      awaitView();
     }
 
     @Override
@@ -234,6 +267,7 @@ final class NativeTargets {
     public synchronized void healMinority() {
       heal(minority);
       minority = -1;
+      awaitView();
     }
 
     /** The last node that no client of {@code spare} runs on. */
@@ -266,6 +300,7 @@ final class NativeTargets {
       for (int k = 0; k < ids.size(); k++) {
         heal(k);
       }
+      awaitView();
     }
 
     /** Cuts the client's whole node off from the other nodes; returns once every node has seen it. */
@@ -277,6 +312,7 @@ final class NativeTargets {
     @Override
     public void heal(LockService client) {
       heal(ids.indexOf(client.unwrap(NodeStats.class).nodeId()));
+      awaitView();
     }
 
     /**
@@ -377,8 +413,14 @@ final class NativeTargets {
     }
   }
 
-  /** The term of a leased algorithm's grants in these clusters. */
-  static final Duration LEASE_TIME = Duration.ofSeconds(2);
+  /**
+   * The term of a leased algorithm's grants in these clusters: 3 s. A holder keeps its lock through the loss of the
+   * server only if the failover (a leader timeout of 450 ms, an election delay of 100 ms, a back-off, a vote, the new
+   * server's first beat, the restatement and a renewal: about 700 ms on an idle machine) ends within the rest of its
+   * window, which may be as short as {@code 3T/4 - T/3 = 5T/12}. At 2 s that was 830 ms, which a full run on a busy
+   * two-core machine took away now and then (a lease holder told its grant expired through a minority partition).
+   */
+  static final Duration LEASE_TIME = Duration.ofSeconds(3);
 
   /** How long a fault injector waits for the nodes to see a cut or a heal. */
   static final Duration LINK_WAIT = Duration.ofSeconds(30);
