@@ -222,6 +222,15 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     /** When the first round of a read claim was sent: its grant counts from no later (the echo rule). */
     long freshSentAt = Long.MAX_VALUE;
     boolean told;
+    /** The token of its last grant (-1 before the first). */
+    long token = -1;
+    /**
+     * The least token of its next grant: above its last one once it was surrendered and asked for again (0 before).
+     * The claim may still hold a quorum without the part it surrendered, whose version was the largest (agent seed
+     * 49131 of a 250,000-seed thin-client run: a MAJORITY write over four servers surrendered its part on one and was
+     * granted again at once from the other three's older versions, below its own earlier token).
+     */
+    long floor;
     long sentAt = Long.MIN_VALUE;
     /** Until when the client may trust it, unless it renews ({@link Output.Granted#validUntil()}). */
     long validUntil;
@@ -879,10 +888,12 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       for (String s : held) {
         t = Math.max(t, a.view.grantedAt(new LockRef(r.path, s)) << TOKEN_NODE_BITS | members.indexOf(s));
       }
+      boolean raised = t < r.floor; // its stamp round raises the servers to the floor, which orders later claims above
+      t = Math.max(t, r.floor);
       long parts = t;
       long sentAt = trustedSince(r);
       boolean fresh = r.mode == Mode.READ && a.remote();
-      if (fresh || a.quorum != Quorum.ANY && a.nodes.size() > 1) {
+      if (fresh || raised || a.quorum != Quorum.ANY && a.nodes.size() > 1) {
         // The servers that hold it when it first does are a quorum, and t is at least each one's token; a server
         // that comes to hold it later changes nothing. A write claim's parts were each granted after every
         // conflicting claim left that server, so their tokens order it; a quorum then raises every later token
@@ -929,6 +940,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         }
       }
       r.told = true;
+      r.token = t;
       r.sentAt = sentAt;
       r.validUntil = r.sentAt + a.trust;
       out.add(new Output.Granted<>(r.id, r.claim.name(), t, 1, r.sentAt, r.validUntil));
@@ -1019,6 +1031,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         : ""));
     r.told = false;
     r.renewAsked = NONE;
+    if (again) {
+      r.floor = Math.max(r.floor, r.token + 1);
+    }
     r.stampT = -1;
     r.stampedBy.clear();
     if (r.agent.plain() && reason == Output.LostReason.EXPIRED) {
