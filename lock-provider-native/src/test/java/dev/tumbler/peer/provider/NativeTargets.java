@@ -100,6 +100,8 @@ final class NativeTargets {
     private final List<LockService> anchors = new ArrayList<>();
     private final AtomicInteger next = new AtomicInteger();
     private final Set<Fault> supported;
+    /** Whether the algorithm elects leaders, whose view a started or repaired cluster is waited for. */
+    private final boolean elected;
     private final Duration leaseTime;
     /** The node a minority fault stopped or cut off, or -1. */
     private int minority = -1;
@@ -124,6 +126,7 @@ final class NativeTargets {
         faults.add(Fault.PAUSE_RENEWALS);
       }
       this.supported = Set.copyOf(faults);
+      this.elected = algorithm.elected();
       this.leaseTime = algorithm.leased() ? LEASE_TIME : Duration.ofSeconds(2);
       // in parallel: a member that takes thin clients joins a lease term after it starts
       List<java.util.concurrent.CompletableFuture<LockService>> starting = new ArrayList<>();
@@ -156,14 +159,14 @@ final class NativeTargets {
      * an election have no view and are not waited for.
      */
     void awaitView() {
+      if (!elected) {
+        return;
+      }
       long deadline = System.nanoTime() + LINK_WAIT.toNanos();
       while (true) {
         List<Optional<Observation.View>> views = new ArrayList<>();
         for (LockService a : anchors) {
           views.add(a.unwrap(PeerNode.class).view());
-        }
-        if (views.stream().allMatch(Optional::isEmpty)) {
-          return;
         }
         Observation.View first = views.get(0).orElse(null);
         if (first != null && !first.leaders().isEmpty() && views.stream().allMatch(v -> v.isPresent()
