@@ -168,6 +168,15 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
      * claim's entry).
      */
     boolean lostForGood;
+    /**
+     * By path, the largest token of its claims there that were surrendered to break a deadlock and asked for again.
+     * A later grant of any of its claims on that path takes a token above it: such a claim may still hold a quorum
+     * without the part it surrendered, whose version was the largest (agent seed 49131 of a 250,000-seed thin-client
+     * run: a MAJORITY write over four servers surrendered its part on one and was granted again at once from the other
+     * three's older versions, below its own earlier token), and a read and a write claim of one transaction on one
+     * path share their entries, so the one granted again must also go above the other's (seed 205576).
+     */
+    final Map<List<String>, Long> surrenderedTokens = new HashMap<>();
     /** A thin client's (CLIENTS.md D10): what it was told it holds is taken from it only once its window closed. */
     final boolean remoteHolder;
     /** A surrender chosen while the thin client may still trust a told claim it takes: made at {@link #deferredUntil}. */
@@ -224,13 +233,6 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     boolean told;
     /** The token of its last grant (-1 before the first). */
     long token = -1;
-    /**
-     * The least token of its next grant: above its last one once it was surrendered and asked for again (0 before).
-     * The claim may still hold a quorum without the part it surrendered, whose version was the largest (agent seed
-     * 49131 of a 250,000-seed thin-client run: a MAJORITY write over four servers surrendered its part on one and was
-     * granted again at once from the other three's older versions, below its own earlier token).
-     */
-    long floor;
     long sentAt = Long.MIN_VALUE;
     /** Until when the client may trust it, unless it renews ({@link Output.Granted#validUntil()}). */
     long validUntil;
@@ -888,8 +890,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       for (String s : held) {
         t = Math.max(t, a.view.grantedAt(new LockRef(r.path, s)) << TOKEN_NODE_BITS | members.indexOf(s));
       }
-      boolean raised = t < r.floor; // its stamp round raises the servers to the floor, which orders later claims above
-      t = Math.max(t, r.floor);
+      long floor = a.surrenderedTokens.getOrDefault(r.path, -1L) + 1;
+      boolean raised = t < floor; // its stamp round raises the servers to the floor, which orders later claims above
+      t = Math.max(t, floor);
       long parts = t;
       long sentAt = trustedSince(r);
       boolean fresh = r.mode == Mode.READ && a.remote();
@@ -1032,7 +1035,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     r.told = false;
     r.renewAsked = NONE;
     if (again) {
-      r.floor = Math.max(r.floor, r.token + 1);
+      r.agent.surrenderedTokens.merge(r.path, r.token, Math::max);
     }
     r.stampT = -1;
     r.stampedBy.clear();
