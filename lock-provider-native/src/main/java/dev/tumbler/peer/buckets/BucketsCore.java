@@ -71,6 +71,11 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
   boolean mutationFreeOnPeerDown;
   /** Test-only mutation: a new server grants at once, with no grace for the holders of the one before. */
   boolean mutationNoGrace;
+  /**
+   * Test-only mutation: a grant whose window closed goes back to the server in the step that tells the loss, so that
+   * its permits may go to another while the holder's lost listeners still run.
+   */
+  boolean mutationGiveBackOnLoss;
   /** Test-only mutation: a session whose client went silent keeps its permits for ever. */
   boolean mutationNoSessionExpiry;
   /** Test-only mutation, handed to every name's {@link Buckets}: a release empties the lowest buckets first. */
@@ -113,6 +118,12 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
   // ---- the client role
   private final Map<String, CSession> csessions = new LinkedHashMap<>();
   private final Map<Long, CReq> reqs = new LinkedHashMap<>();
+  /**
+   * Grants lost when their windows closed, in the order they were: each is kept at the server (restated with the rest)
+   * a quarter term more, as the server's own term would keep it, and released then, so that the holder's lost
+   * listeners run before another can be granted its permits (DESIGN's lease rule).
+   */
+  private final Map<Long, CReq> lapsing = new LinkedHashMap<>();
   private final Map<Long, Query> queries = new LinkedHashMap<>();
   private final Map<Long, HolderAsk> holderAsks = new LinkedHashMap<>();
   /** The permits of each name out at the server, as it last said, less what this node released since. */
@@ -202,6 +213,8 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
      * it. The session may live longer (another grant of it renewed it); a grant not renewed still ends here.
      */
     long validUntil;
+    /** For a grant lost when its window closed: when it goes back to the server ({@link #lapsing}). */
+    long lapseUntil;
 
     CReq(long id, CSession session, Claim claim, String name, boolean attempt) {
       this.id = id;
@@ -945,9 +958,12 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     reqs.remove(r.id);
     r.session.renewWaiting.remove(r.id);
     out.add(new Output.Lost<>(r.id, r.claim.name(), reason, detail));
-    if (reason == Output.LostReason.EXPIRED) {
-      // the server frees them a term after the session's last renewal; if it is still renewed, say it now
+    if (reason == Output.LostReason.EXPIRED && mutationGiveBackOnLoss) {
       toServer(new BucketsMessage.Release(inc, r.session.name, r.name, r.grantId));
+    } else if (reason == Output.LostReason.EXPIRED) {
+      // the server frees them a term after the session's last renewal; if it is still renewed, it hears it then
+      r.lapseUntil = now + Math.max(1, term - trust);
+      lapsing.put(r.id, r);
     }
   }
 
@@ -967,6 +983,10 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     List<String> names = new ArrayList<>(csessions.keySet());
     List<BucketsMessage.Held> held = new ArrayList<>();
     List<BucketsMessage.Wanted> wanted = new ArrayList<>();
+    for (CReq r : lapsing.values()) {
+      held.add(new BucketsMessage.Held(r.session.name, r.name, r.grantId, r.claim.permits(), r.claim.limit(),
+          r.claim.tag()));
+    }
     for (CReq r : reqs.values()) {
       if (r.state == State.HELD) {
         held.add(new BucketsMessage.Held(r.session.name, r.name, r.grantId, r.claim.permits(), r.claim.limit(),
@@ -1079,12 +1099,20 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         lose(r, Output.LostReason.EXPIRED, "");
       }
     }
+    for (var i = lapsing.values().iterator(); i.hasNext(); ) {
+      CReq r = i.next();
+      if (r.lapseUntil > now) {
+        break; // in the order they lapsed, a quarter term each
+      }
+      i.remove();
+      toServer(new BucketsMessage.Release(inc, r.session.name, r.name, r.grantId));
+    }
   }
 
   private void settle() {
     drain();
     long serverLostSince = view.lostSince(now, up);
-    long next = NONE;
+    long next = lapsing.isEmpty() ? NONE : lapsing.values().iterator().next().lapseUntil;
     if (view.serving()) {
       if (!mutationNoSessionExpiry) {
         for (Map.Entry<SessionKey, SSession> e : sessions.entrySet()) {

@@ -84,6 +84,20 @@ public final class ClientCore implements ProtocolCore<Envelope> {
 
   /** Test-only mutation: a grant is trusted from when its reply came, not from when the echoed message left. */
   public boolean mutationTrustFromReply;
+  /**
+   * Test-only mutation: a grant whose window closed is released in the step that tells the loss, so that the member may
+   * grant it to another while the holder's lost listeners still run.
+   */
+  public boolean mutationReleaseOnLoss;
+  /**
+   * Grants lost when their windows closed, by request, and when each is released: a quarter term on, as the member's
+   * own term would end it, so that the holder's lost listeners run before another can be granted it (DESIGN's lease
+   * rule).
+   */
+  private final Map<Long, Lapse> lapsing = new LinkedHashMap<>();
+
+  /** A grant lost when its window closed, released at {@code until}; restated as held on a new link meanwhile. */
+  private record Lapse(Req req, long until) {}
 
   private final String self;
   private final List<String> members;
@@ -213,7 +227,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
    * opens another), so that a process holding an idle client costs its member nothing.
    */
   private void armTick() {
-    if (!ticking && started && (!reqs.isEmpty() || !txs.isEmpty() || !queries.isEmpty())) {
+    if (!ticking && started && (!reqs.isEmpty() || !txs.isEmpty() || !queries.isEmpty() || !lapsing.isEmpty())) {
       ticking = true;
       out.add(new Output.SetTimer<>(TICK, now + tickNanos()));
     }
@@ -232,6 +246,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     seq = 0;
     sent.clear();
     sessionUntil = Long.MIN_VALUE;
+    lapsing.clear(); // the old session's grants end with it, a term after its last message
   }
 
   /** Whether the client has a home whose link is up: what it asks for now goes out at once. */
@@ -267,6 +282,10 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     for (Req r : reqs.values()) {
       asked.add(new ClientMessage.Asked(r.id, r.claim, r.attempt, r.tx, r.state == State.HELD));
     }
+    for (Lapse l : lapsing.values()) {
+      // still held at the member until its release: not listed, the member would release it now
+      asked.add(new ClientMessage.Asked(l.req().id, l.req().claim, l.req().attempt, 0, true));
+    }
     List<ClientMessage.Open> open = new ArrayList<>();
     txs.forEach((id, t) -> open.add(new ClientMessage.Open(id, t.options())));
     send(new ClientMessage.Hello(session, ++seq, algorithm, leaseNanos, asked, open));
@@ -295,6 +314,14 @@ public final class ClientCore implements ProtocolCore<Envelope> {
 
   private void tick() {
     ticking = false;
+    for (var i = lapsing.entrySet().iterator(); i.hasNext(); ) {
+      var e = i.next();
+      if (e.getValue().until() > now) {
+        break; // in the order they lapsed, a quarter term each
+      }
+      i.remove();
+      send(new ClientMessage.Release(session, ++seq, e.getKey()));
+    }
     if (homelessSince != Long.MIN_VALUE) {
       String next = nextHome();
       if (next != null && (home == null || !up.contains(home)) && now - homelessSince >= leaseNanos / 4) {
@@ -419,8 +446,14 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   private void lose(Req r, Output.LostReason reason, String detail) {
     reqs.remove(r.id);
     out.add(new Output.Lost<>(r.id, r.claim.name(), reason, detail));
-    if (r.tx == 0) {
-      send(new ClientMessage.Release(session, ++seq, r.id)); // a transaction's claims go with its end
+    if (r.tx != 0) {
+      return; // a transaction's claims go with its end
+    }
+    if (mutationReleaseOnLoss) {
+      send(new ClientMessage.Release(session, ++seq, r.id));
+    } else {
+      lapsing.put(r.id, new Lapse(r, now + Math.max(1, leaseNanos - trustNanos)));
+      armTick();
     }
   }
 

@@ -72,6 +72,11 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
   boolean mutationNoGrace;
   /** Test-only mutation: a cached lease is granted locally while its inactive renewal is in flight. */
   boolean mutationLocalGrantDuringInactiveRenew;
+  /**
+   * Test-only mutation: a lease whose holder's window closed goes back to the server in the step that tells the loss,
+   * so that another node may be granted it while the holder's lost listeners still run.
+   */
+  public boolean mutationGiveBackOnLoss;
   /** Test-only mutation: the server decides whether or not its leader lease holds. */
   boolean mutationServeWithoutLeaderLease;
 
@@ -210,6 +215,12 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
      * arrives later is stale (a later grant to this node has a larger token), even for a request that waits.
      */
     long givenBack = NO_LEASE;
+    /**
+     * While not {@link #NONE}: the request that held the lease was told it lost it (its window closed), and the node
+     * keeps the lease, unused, until then, a quarter term on, before it gives it back: the holder's lost listeners run
+     * before the server can give the lock to another node, as the server's own term would have it (DESIGN's lease rule).
+     */
+    long lapseUntil = NONE;
 
     Helper(String name) {
       this.name = name;
@@ -687,7 +698,7 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
    * re-grants are not used up.
    */
   private boolean grantsLocally(Helper h) {
-    return h.leased() && h.active == null && !h.recallPending
+    return h.leased() && h.active == null && !h.recallPending && h.lapseUntil == NONE
         && (h.inactiveRenewSentAt == NONE || mutationLocalGrantDuringInactiveRenew)
         && now < h.anchor + trust() && h.localGen < MAX_LOCAL;
   }
@@ -766,15 +777,32 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
    */
   private boolean expireIfDue(Helper h) {
     CReq r = h.active;
+    if (h.lapseUntil != NONE) {
+      if (now >= h.lapseUntil) {
+        giveBack(h);
+      }
+      return true;
+    }
     if (r != null && now >= r.validUntil) {
       reqs.remove(r.id);
       out.add(new Output.Lost<>(r.id, r.name, Output.LostReason.EXPIRED, ""));
+      h.active = null;
+      if (!mutationGiveBackOnLoss) {
+        h.lapseUntil = now + Math.max(1, term - trust);
+        return true;
+      }
     } else if (r != null || now < h.anchor + trust()) {
       return false;
     }
-    toServer(new LeaseMessage.Release(inc, h.name, h.leaseId));
-    clearLease(h);
+    giveBack(h);
     return true;
+  }
+
+  /** A lease nobody uses and nobody may: back to the server, as the answer to its recall if it asked for it. */
+  private void giveBack(Helper h) {
+    toServer(h.recallPending ? new LeaseMessage.RecallReply(inc, h.name, h.leaseId, true)
+        : new LeaseMessage.Release(inc, h.name, h.leaseId));
+    clearLease(h);
   }
 
   /**
@@ -834,10 +862,11 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
       toServer(new LeaseMessage.RecallReply(inc, m.name(), m.leaseId(), true));
       return;
     }
-    if (h.active == null) {
+    if (h.active == null && h.lapseUntil == NONE) {
       toServer(new LeaseMessage.RecallReply(inc, m.name(), m.leaseId(), true));
       clearLease(h);
     } else {
+      // held, or lost and lapsing: given back when its request releases it, or when the lapse ends
       h.recallPending = true;
       toServer(new LeaseMessage.RecallReply(inc, m.name(), m.leaseId(), false));
     }
@@ -866,6 +895,7 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
     h.active = null;
     h.recallPending = false;
     h.inactiveRenewSentAt = NONE;
+    h.lapseUntil = NONE;
     h.anchor = Long.MIN_VALUE;
     h.localGen = 0;
     forgetIfIdle(h);
@@ -1081,7 +1111,9 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
       if (!h.leased()) {
         continue;
       }
-      if (h.active != null) {
+      if (h.lapseUntil != NONE) {
+        next = Math.min(next, h.lapseUntil);
+      } else if (h.active != null) {
         next = Math.min(next, h.active.validUntil);
         if (h.active.renewAsked && reachable) {
           next = Math.min(next, h.active.renewSentAt + term / RENEW_RETRY);

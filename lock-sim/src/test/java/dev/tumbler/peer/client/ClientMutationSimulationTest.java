@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.peer.agent.AgentCore;
 import dev.tumbler.peer.composite.Channel;
+import dev.tumbler.peer.lease.LeaseCore;
 import dev.tumbler.peer.sim.MutationHunt;
 import dev.tumbler.peer.sim.Simulation;
 import java.util.Optional;
@@ -18,11 +19,20 @@ class ClientMutationSimulationTest {
 
   private static final int BUDGET = 2_000;
 
-  /** D4: trusted from the reply's arrival, a grant outlives the member's window by the reply's way back. */
+  /**
+   * D4: trusted from the reply's arrival, a grant outlives the member's window by the reply's way back. A lost grant is
+   * kept a quarter term by the client and by the member's core (the lost listeners' margin), which hides an overrun of
+   * a reply's way back; with that margin taken away, as it was when this mutation was first caught, the echo rule alone
+   * must keep the windows apart.
+   */
   @Test
   void trustFromTheReplyIsCaught() {
     caught("trust from the reply", "exclusion", ClientSimulationTest.Case.LEASE,
-        new ClientSimulationTest.Tweaks(member -> { }, client -> client.mutationTrustFromReply = true));
+        new ClientSimulationTest.Tweaks(member -> ((LeaseCore) member.core(Channel.LOCK)).mutationGiveBackOnLoss = true,
+            client -> {
+              client.mutationTrustFromReply = true;
+              client.mutationReleaseOnLoss = true;
+            }));
   }
 
   /** D10: a thin client's told claim surrendered at once is granted to another while the client still trusts it. */
