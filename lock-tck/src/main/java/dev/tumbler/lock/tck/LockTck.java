@@ -297,6 +297,14 @@ public abstract class LockTck {
     return new Job<>(t, result);
   }
 
+  /** Waits (up to the slack) until {@code job}'s thread is blocked: in a test, waiting for what it asked for. */
+  final void awaitBlocked(Job<?> job) throws InterruptedException {
+    eventually(SLACK, "task " + job.thread().getName() + " did not start waiting", () -> {
+      Thread.State st = job.thread().getState();
+      return st == Thread.State.WAITING || st == Thread.State.TIMED_WAITING || job.result().isDone();
+    });
+  }
+
   /** A task started by {@link #start}. */
   record Job<T>(Thread thread, CompletableFuture<T> result) {
     T get(Duration max) throws Exception {
@@ -1691,6 +1699,9 @@ public abstract class LockTck {
           l.release();
           return null;
         }));
+        // asked once its thread waits in tryAcquire: on a busy machine a thread started 200 ms after another may
+        // call first (agent on TCP granted [0, 1, 3, 2] under load); then 200 ms for its request to land
+        awaitBlocked(jobs.get(i));
         Thread.sleep(200);
       }
       held.release();
