@@ -254,6 +254,21 @@ public class ScriptedCluster {
     drain();
   }
 
+  /**
+   * The gap from a holder's loss to a waiter's grant: {@code holder} takes {@code held} on its node, {@code waiter} asks
+   * for {@code wanted} on its own, the holder never renews (nor is cut off), and its window closes with {@code EXPIRED}.
+   * DESIGN's lease rule wants at least the margin the server's term leaves after the holder's window.
+   */
+  public long lossToNextGrant(String holder, Claim held, String waiter, Claim wanted, long maxNanos) {
+    long first = acquire(holder, held);
+    long second = acquire(waiter, wanted);
+    assertTrue(!req(second).held(now), "the waiter was granted while the holder held it");
+    until(() -> req(first).lost != null, maxNanos, "the holder's window closes");
+    assertEquals(Output.LostReason.EXPIRED, req(first).lost.reason(), "how the holder lost it");
+    until(() -> req(second).held(now), maxNanos, "the waiter is granted");
+    return req(second).grantedAt - req(first).lostAt;
+  }
+
   public Req req(long id) {
     return requests.get(id);
   }

@@ -211,13 +211,7 @@ class BucketsCoreTest {
     String n = client(c, s);
     String other = c.ids.stream().filter(id -> !id.equals(s) && !id.equals(n)).findFirst().orElseThrow();
     core(c, n).mutationGiveBackOnLoss = mutation;
-    long a = c.acquire(n, Claim.permits("k", 2, 2));
-    long b = c.acquire(other, Claim.permits("k", 1, 2));
-    assertFalse(held(c, b), "the holder has both");
-    c.until(() -> c.req(a).lost != null, 2 * T, "the holder's window closes");
-    assertEquals(Output.LostReason.EXPIRED, c.req(a).lost.reason());
-    c.until(() -> held(c, b), 2 * T, "the waiter gets the permits");
-    return c.req(b).grantedAt - c.req(a).lostAt;
+    return c.lossToNextGrant(n, Claim.permits("k", 2, 2), other, Claim.permits("k", 1, 2), 2 * T);
   }
 
   @Test

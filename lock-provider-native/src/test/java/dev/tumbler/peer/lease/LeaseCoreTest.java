@@ -211,20 +211,12 @@ class LeaseCoreTest {
         + " would not see it");
   }
 
-  /** How long after its holder was told it lost the lock (renewals stopped, not cut off) a waiter gets it. */
   private static long lossToNextGrant(boolean mutation) {
     ScriptedCluster c = cluster(15);
     String s = server(c);
-    String a = clients(c, s).get(0);
-    String b = clients(c, s).get(1);
-    core(c, a).mutationGiveBackOnLoss = mutation;
-    long first = c.acquire(a, Claim.exclusive("x"));
-    long second = c.acquire(b, Claim.exclusive("x"));
-    assertFalse(held(c, second), "a holds it, and denied the recall");
-    c.until(() -> c.req(first).lost != null, 2 * T, "a's window closes");
-    assertEquals(Output.LostReason.EXPIRED, c.req(first).lost.reason());
-    c.until(() -> held(c, second), 2 * T, "b gets it");
-    return c.req(second).grantedAt - c.req(first).lostAt;
+    core(c, clients(c, s).get(0)).mutationGiveBackOnLoss = mutation;
+    return c.lossToNextGrant(clients(c, s).get(0), Claim.exclusive("x"), clients(c, s).get(1), Claim.exclusive("x"),
+        2 * T);
   }
 
   @Test
