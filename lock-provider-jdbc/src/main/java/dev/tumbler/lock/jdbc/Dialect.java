@@ -1,0 +1,96 @@
+package dev.tumbler.lock.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What differs between databases: the database clock in SQL, sequences, "insert if absent", reading a
+ * generated token back, the DDL's types, and how a waiter can be woken. Everything else (the tables, the
+ * grant transaction, the lease rule) is shared. A new database is one class implementing this interface
+ * and a line in {@link #forSubprotocol}. Implementations are stateless and thread safe.
+ *
+ * <p>The clock: every expression that reads time reads the database's clock, never the client's, so
+ * clients whose wall clocks disagree still agree on which leases have expired.
+ */
+interface Dialect {
+
+  /** The JDBC subprotocol this dialect serves ({@code postgresql}, {@code h2}). */
+  String name();
+
+  /** An SQL expression for the database's current time, of the type {@link #timestampType()}. */
+  String now();
+
+  /** An SQL expression for the database's current time plus {@code millis} milliseconds. */
+  String nowPlusMillis(long millis);
+
+  /** An SQL expression for the whole milliseconds from the database's now to the timestamp {@code column}. */
+  String millisUntil(String column);
+
+  /** The column type of a timestamp with time zone. */
+  String timestampType();
+
+  /** An SQL expression that draws the next value of {@code sequence}. */
+  String nextValue(String sequence);
+
+  /** {@code CREATE SEQUENCE} if it does not exist. */
+  String createSequence(String sequence);
+
+  /**
+   * A statement that inserts {@code (column) VALUES (?)} into {@code table} unless a row with that key
+   * exists, without failing when it does (and waiting, rather than failing, for a concurrent insert).
+   */
+  String insertKeyIfAbsent(String table, String column);
+
+  /**
+   * Turns {@code insert} (an {@code INSERT ... VALUES (...)} statement) into a query whose one row holds
+   * the inserted {@code column}.
+   */
+  String insertReturning(String insert, String column);
+
+  /**
+   * SQLStates that mean "the row lock or statement waited too long" (the holder of the row is slow or
+   * gone): an attempt that meets one is retried, not failed.
+   */
+  List<String> lockTimeoutStates();
+
+  /** Whether {@code e} says that a table or sequence does not exist. */
+  boolean isMissingObject(SQLException e);
+
+  /** Driver properties that bound every call by {@code timeout} (connect, socket reads, lock waits). */
+  Map<String, String> timeoutProperties(Duration timeout);
+
+  /**
+   * Serializes concurrent schema creation by several clients at once, inside the DDL's transaction
+   * (PostgreSQL: a transaction-scoped advisory lock); nothing where the database serializes DDL itself.
+   */
+  default void lockForSchemaChange(Connection c) throws SQLException {}
+
+  /**
+   * Whether this database can push release notifications to waiters ({@link #release} then names the
+   * channel and {@link Notifications} listens on it).
+   */
+  default boolean canNotify() {
+    return false;
+  }
+
+  /**
+   * The release statement: deletes the row {@code WHERE lock_key = ? AND holder = ?}; where
+   * {@link #canNotify()}, it also publishes the key on {@code channel} when it deleted a row.
+   */
+  String release(String table, String channel);
+
+  /** The dialect for a JDBC URL's subprotocol, or null when there is none. */
+  static Dialect forSubprotocol(String subprotocol) {
+    return switch (subprotocol) {
+      case "postgresql" -> new PostgresDialect();
+      case "h2" -> new H2Dialect();
+      default -> null;
+    };
+  }
+
+  /** The subprotocols there is a dialect for. */
+  List<String> SUPPORTED = List.of("postgresql", "h2");
+}

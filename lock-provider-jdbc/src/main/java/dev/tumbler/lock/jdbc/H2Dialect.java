@@ -1,0 +1,82 @@
+package dev.tumbler.lock.jdbc;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * H2 2.x, in memory, embedded or in server mode. {@code CURRENT_TIMESTAMP} is the database's time (fixed
+ * within a transaction). H2 has no notifications: waiters in this JVM are woken by its releases, others
+ * re-check with a bounded backoff.
+ */
+final class H2Dialect implements Dialect {
+
+  @Override
+  public String name() {
+    return "h2";
+  }
+
+  @Override
+  public String now() {
+    return "CURRENT_TIMESTAMP";
+  }
+
+  @Override
+  public String nowPlusMillis(long millis) {
+    return "DATEADD(MILLISECOND, " + millis + ", CURRENT_TIMESTAMP)";
+  }
+
+  @Override
+  public String millisUntil(String column) {
+    return "DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, " + column + ")";
+  }
+
+  @Override
+  public String timestampType() {
+    return "TIMESTAMP WITH TIME ZONE";
+  }
+
+  @Override
+  public String nextValue(String sequence) {
+    return "NEXT VALUE FOR " + sequence;
+  }
+
+  @Override
+  public String createSequence(String sequence) {
+    return "CREATE SEQUENCE IF NOT EXISTS " + sequence + " START WITH 1 NO CYCLE";
+  }
+
+  @Override
+  public String insertKeyIfAbsent(String table, String column) {
+    return "MERGE INTO " + table + " (" + column + ") KEY (" + column + ") VALUES (?)";
+  }
+
+  @Override
+  public String insertReturning(String insert, String column) {
+    return "SELECT " + column + " FROM FINAL TABLE (" + insert + ")";
+  }
+
+  @Override
+  public List<String> lockTimeoutStates() {
+    // LOCK_TIMEOUT_1 (50200), and a deadlock H2 resolves by failing one side (40001)
+    return List.of("HYT00", "40001");
+  }
+
+  @Override
+  public boolean isMissingObject(SQLException e) {
+    return "42S02".equals(e.getSQLState()) || "42102".equals(e.getSQLState())
+        || e.getErrorCode() == 42102 || e.getErrorCode() == 90036;
+  }
+
+  @Override
+  public Map<String, String> timeoutProperties(Duration timeout) {
+    // how long a statement waits for a row lock (the key row another client holds in its grant transaction)
+    return Map.of("LOCK_TIMEOUT", Long.toString(timeout.toMillis()));
+  }
+
+  @Override
+  public String release(String table, String channel) {
+    return "DELETE FROM " + table + " WHERE lock_key = ? AND holder = ?";
+  }
+}

@@ -1,0 +1,231 @@
+package dev.tumbler.lock.jdbc;
+
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.spi.LeaseSettings;
+import dev.tumbler.lock.spi.LockUrl;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * The settings of one JDBC lock service, read from its URL: {@code lock:jdbc:<jdbc-url>[?parameters]},
+ * where {@code <jdbc-url>} is the JDBC URL without its {@code jdbc:} prefix and without its own query
+ * ({@code lock:jdbc:postgresql://db:5432/app?leaseTime=10s}, {@code lock:jdbc:h2:mem:locks}). With a
+ * {@link javax.sql.DataSource} passed in code, the URL only names the database ({@code lock:jdbc:postgresql}).
+ *
+ * <p>Validated when read: every problem is an {@link InvalidLockUrlException} naming the parameter. The
+ * password is kept here only and never shown ({@link #toString()} omits it). Immutable.
+ *
+ * @param url the lock URL, for messages (its {@code toString()} is redacted)
+ * @param jdbcUrl the JDBC URL ({@code jdbc:...}); empty when only a database is named
+ * @param dialect the database's dialect
+ * @param user the database user, if any
+ * @param password the password, if any
+ * @param table the lock table; the others are named after it
+ * @param createSchema whether to create missing tables on first use
+ * @param timeout the bound of one database call (connect, statement, row-lock wait)
+ * @param recheck the longest a waiter sleeps without a notification before it asks again
+ * @param pool HikariCP settings by their HikariCP names, validated
+ * @param driverProperties {@code dataSource.*} parameters, passed to the driver
+ * @param lease the common lease settings
+ */
+record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String> user, Optional<String> password,
+    TableNames table, boolean createSchema, Duration timeout, Duration recheck, Map<String, String> pool,
+    Map<String, String> driverProperties, LeaseSettings lease) {
+
+  static final String DEFAULT_TABLE = "tumbler_locks";
+  static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
+  static final Duration DEFAULT_RECHECK = Duration.ofSeconds(1);
+  static final String DRIVER_PREFIX = "dataSource.";
+
+  /** HikariCP's own setting names, accepted as they are; durations in milliseconds or with a unit. */
+  static final Set<String> POOL_DURATIONS = Set.of("connectionTimeout", "idleTimeout", "maxLifetime",
+      "validationTimeout", "keepaliveTime", "leakDetectionThreshold", "initializationFailTimeout");
+  static final Set<String> POOL_INTEGERS = Set.of("maximumPoolSize", "minimumIdle");
+  static final Set<String> POOL_STRINGS = Set.of("poolName", "connectionTestQuery", "connectionInitSql",
+      "schema", "catalog", "driverClassName");
+  static final Set<String> POOL;
+  static final Set<String> OWN = Set.of("table", "createSchema", "timeout", "recheck", "user", "password");
+  static final Set<String> PARAMETERS;
+
+  static {
+    Set<String> pool = new TreeSet<>(POOL_DURATIONS);
+    pool.addAll(POOL_INTEGERS);
+    pool.addAll(POOL_STRINGS);
+    POOL = Collections.unmodifiableSet(pool);
+    Set<String> all = new TreeSet<>(LeaseSettings.PARAMETERS);
+    all.addAll(OWN);
+    all.addAll(POOL);
+    PARAMETERS = Collections.unmodifiableSet(all);
+  }
+
+  private static final Pattern SUBPROTOCOL = Pattern.compile("[a-z][a-z0-9]*");
+
+  @Override
+  public String toString() {
+    return "JdbcConfig[" + url + "]";
+  }
+
+  /** Whether the URL names a database to connect to (rather than only a dialect for a given DataSource). */
+  boolean hasJdbcUrl() {
+    return !jdbcUrl.isEmpty();
+  }
+
+  /**
+   * Reads the settings of {@code url}.
+   *
+   * @param withDataSource whether the caller passed a DataSource (then pool settings are refused)
+   * @throws InvalidLockUrlException naming what is wrong
+   */
+  static JdbcConfig from(LockUrl url, boolean withDataSource) {
+    if (url.isHierarchical()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": the JDBC provider takes a JDBC URL without its "
+          + "'jdbc:' prefix after 'lock:jdbc:', as in lock:jdbc:postgresql://host:5432/app or lock:jdbc:h2:mem:locks");
+    }
+    String rest = url.opaque();
+    // the opaque part is shown by LockUrl.toString(): a password in it must be refused without echoing it
+    String lower = rest.toLowerCase(Locale.ROOT);
+    int auth = rest.indexOf("//");
+    int at = auth < 0 ? -1 : rest.indexOf('@', auth);
+    int slash = auth < 0 ? -1 : rest.indexOf('/', auth + 2);
+    if (at >= 0 && (slash < 0 || at < slash) || lower.contains("password")) {
+      throw new InvalidLockUrlException("lock URL 'lock:jdbc:" + subprotocolOf(rest)
+          + ":…': the JDBC URL holds credentials; give them as the 'user' and 'password' parameters or connect "
+          + "properties, which are never shown");
+    }
+    String sub = subprotocolOf(rest);
+    if (!SUBPROTOCOL.matcher(sub).matches()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": '" + sub + "' is not a JDBC subprotocol (as in "
+          + "lock:jdbc:postgresql://host/app)");
+    }
+    Dialect dialect = Dialect.forSubprotocol(sub);
+    if (dialect == null) {
+      throw new InvalidLockUrlException("lock URL " + url + ": no dialect for database '" + sub + "'; supported: "
+          + Dialect.SUPPORTED);
+    }
+    String jdbcUrl = rest.equals(sub) ? "" : "jdbc:" + rest;
+    List<String> accepted = new ArrayList<>(PARAMETERS);
+    Map<String, String> driver = new LinkedHashMap<>();
+    for (Map.Entry<String, String> e : url.parameters().entrySet()) {
+      String k = e.getKey();
+      if (k.startsWith(DRIVER_PREFIX) && k.length() > DRIVER_PREFIX.length()) {
+        accepted.add(k);
+        String prop = k.substring(DRIVER_PREFIX.length());
+        if (LockUrl.isSecretParameter(prop) || prop.equalsIgnoreCase("user")) {
+          throw new InvalidLockUrlException("lock URL " + url + ": parameter '" + k + "': give credentials as the "
+              + "'user' and 'password' parameters");
+        }
+        driver.put(prop, e.getValue());
+      }
+    }
+    url.requireKnownParameters(accepted);
+    if (withDataSource) {
+      List<String> poolGiven = new ArrayList<>();
+      for (String k : url.parameters().keySet()) {
+        if (POOL.contains(k) || k.startsWith(DRIVER_PREFIX) || k.equals("user") || k.equals("password")) {
+          poolGiven.add(k);
+        }
+      }
+      if (!poolGiven.isEmpty() || url.user().isPresent() || url.password().isPresent()) {
+        throw new InvalidLockUrlException("lock URL " + url + ": parameters " + (poolGiven.isEmpty() ? "[user, password]"
+            : poolGiven) + " configure a pool, but a DataSource was passed: configure it there");
+      }
+    } else if (jdbcUrl.isEmpty()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": names the database '" + sub + "' but not where it is; "
+          + "write the JDBC URL (lock:jdbc:" + sub + (sub.equals("h2") ? ":mem:locks" : "://host:5432/app")
+          + "), or pass a DataSource in the connect properties under '" + JdbcLockProvider.DATA_SOURCE + "'");
+    }
+    TableNames table = TableNames.of(url, url.string("table", DEFAULT_TABLE));
+    boolean create = url.bool("createSchema", false);
+    Duration timeout = url.duration("timeout", DEFAULT_TIMEOUT);
+    if (timeout.toMillis() < 100 || timeout.toMillis() > Integer.MAX_VALUE) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'timeout': must be within [100ms, "
+          + Integer.MAX_VALUE + "ms]: " + timeout.toMillis() + "ms");
+    }
+    Duration recheck = url.duration("recheck", DEFAULT_RECHECK);
+    if (recheck.toMillis() < 10) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'recheck': at least 10ms: " + recheck.toMillis() + "ms");
+    }
+    Map<String, String> pool = new LinkedHashMap<>();
+    for (String k : POOL) {
+      String v = url.parameters().get(k);
+      if (v == null) {
+        continue;
+      }
+      if (POOL_DURATIONS.contains(k)) {
+        pool.put(k, Long.toString(poolMillis(url, k, v)));
+      } else if (POOL_INTEGERS.contains(k)) {
+        pool.put(k, Integer.toString(url.integer(k, 0, k.equals("minimumIdle") ? 0 : 1, 10_000)));
+      } else {
+        pool.put(k, v);
+      }
+    }
+    LeaseSettings lease = LeaseSettings.fromUrl(url);
+    Optional<String> user = url.user().or(() -> url.parameter("user"));
+    Optional<String> password = url.password().or(() -> url.parameter("password"));
+    return new JdbcConfig(url, jdbcUrl, dialect, user, password, table, create, timeout, recheck,
+        Collections.unmodifiableMap(pool), Collections.unmodifiableMap(driver), lease);
+  }
+
+  private static String subprotocolOf(String rest) {
+    int colon = rest.indexOf(':');
+    return (colon < 0 ? rest : rest.substring(0, colon)).toLowerCase(Locale.ROOT);
+  }
+
+  /** A HikariCP duration: milliseconds as HikariCP writes them ({@code 30000}), or with a unit ({@code 30s}). */
+  private static long poolMillis(LockUrl url, String name, String v) {
+    String t = v.trim();
+    if (!t.isEmpty() && t.chars().allMatch(Character::isDigit)) {
+      try {
+        return Long.parseLong(t);
+      } catch (NumberFormatException e) {
+        throw new InvalidLockUrlException("lock URL " + url + ": parameter '" + name + "': '" + v + "' is too large");
+      }
+    }
+    return url.duration(name, Duration.ZERO).toMillis();
+  }
+
+  /**
+   * The names of the provider's database objects, all derived from the lock table's: the holders table
+   * itself, {@code <table>_keys} (one row per lock name, locked to serialize its grants),
+   * {@code <table>_meta} (the schema version) and the sequence {@code <table>_fence} (fencing tokens).
+   *
+   * @param holders the table of grants
+   */
+  record TableNames(String holders) {
+    private static final Pattern IDENTIFIER = Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0,39}");
+
+    static TableNames of(LockUrl url, String table) {
+      if (!IDENTIFIER.matcher(table).matches()) {
+        throw new InvalidLockUrlException("lock URL " + url + ": parameter 'table': '" + table + "' is not a table name "
+            + "(letters, digits and '_', at most 40, optionally after 'schema.')");
+      }
+      return new TableNames(table.toLowerCase(Locale.ROOT));
+    }
+
+    String keys() {
+      return holders + "_keys";
+    }
+
+    String meta() {
+      return holders + "_meta";
+    }
+
+    String sequence() {
+      return holders + "_fence";
+    }
+
+    /** The notification channel of releases (PostgreSQL), an unqualified identifier. */
+    String channel() {
+      return holders.substring(holders.indexOf('.') + 1) + "_released";
+    }
+  }
+}

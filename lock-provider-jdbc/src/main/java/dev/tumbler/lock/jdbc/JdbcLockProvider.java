@@ -1,0 +1,186 @@
+package dev.tumbler.lock.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.LockException;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.ProviderInfo;
+import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.LockProvider;
+import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.lock.spi.Ticker;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+
+/**
+ * The JDBC provider: locks in the relational database an application already has.
+ * {@code lock:jdbc:<jdbc-url-without-"jdbc:">[?parameters]}, as in
+ * {@code lock:jdbc:postgresql://db:5432/app?leaseTime=10s} or {@code lock:jdbc:h2:mem:locks}. Dialects:
+ * PostgreSQL and H2.
+ *
+ * <p>Parameters: {@code leaseTime} (default 30s), {@code renew} ({@code auto}|{@code manual}),
+ * {@code namespace}, {@code table} (default {@code tumbler_locks}), {@code createSchema} (default false),
+ * {@code timeout} (the bound of one database call, default 5s), {@code recheck} (the longest a waiter
+ * sleeps without a notification, default 1s), {@code user}, {@code password}; HikariCP's pool settings
+ * by their HikariCP names ({@code maximumPoolSize}, {@code minimumIdle}, {@code connectionTimeout},
+ * {@code idleTimeout}, {@code maxLifetime}, {@code validationTimeout}, {@code keepaliveTime},
+ * {@code leakDetectionThreshold}, {@code initializationFailTimeout}, {@code poolName},
+ * {@code connectionTestQuery}, {@code connectionInitSql}, {@code schema}, {@code catalog},
+ * {@code driverClassName}); and driver properties as {@code dataSource.<property>}, as in HikariCP's own
+ * property files. Anything else is an error.
+ *
+ * <p>An application that has a {@link DataSource} passes it in the connect properties under
+ * {@link #DATA_SOURCE}, with a URL that only names the database: the service then uses it and opens no
+ * pool of its own (and closing the service leaves it open).
+ *
+ * <pre>{@code
+ * Properties p = new Properties();
+ * p.put(JdbcLockProvider.DATA_SOURCE, hikariDataSource);
+ * LockService locks = LockProviders.connect("lock:jdbc:postgresql?leaseTime=10s", p);
+ * }</pre>
+ *
+ * <p>Stateless and thread safe; found by {@link java.util.ServiceLoader}.
+ */
+public final class JdbcLockProvider implements LockProvider {
+
+  /** The connect property under which an application passes its {@link DataSource}. */
+  public static final String DATA_SOURCE = "dataSource";
+
+  static final String VERSION = "0.1.0";
+  private static final AtomicInteger POOLS = new AtomicInteger();
+
+  @Override
+  public String scheme() {
+    return "jdbc";
+  }
+
+  @Override
+  public ProviderInfo info() {
+    return new ProviderInfo("jdbc", "Tumbler JDBC provider (HikariCP)", VERSION,
+        "locks, read/write locks, semaphores and elections as lease rows in PostgreSQL or H2", JdbcLockService.CAPABILITIES);
+  }
+
+  @Override
+  public LockService connect(LockUrl url, Properties info) {
+    return connect(url, info, Ticker.system());
+  }
+
+  /** {@link #connect(LockUrl, Properties)} with an injected clock. */
+  LockService connect(LockUrl url, Properties info, Ticker ticker) {
+    Object given = info == null ? null : info.get(DATA_SOURCE);
+    if (given != null && !(given instanceof DataSource)) {
+      throw new InvalidLockUrlException("connect property '" + DATA_SOURCE + "' is a " + given.getClass().getName()
+          + ", not a javax.sql.DataSource");
+    }
+    JdbcConfig config = JdbcConfig.from(url, given != null);
+    DataSource ds;
+    HikariDataSource pool = null;
+    String database;
+    if (given != null) {
+      ds = (DataSource) given;
+      database = config.dialect().name() + "|ds@" + System.identityHashCode(ds) + "|" + config.table().holders();
+    } else {
+      pool = openPool(config);
+      ds = pool;
+      database = config.dialect().name() + "|" + config.jdbcUrl() + "|" + config.table().holders();
+    }
+    try {
+      prepareSchema(config, ds);
+      ServiceInfo serviceInfo = new ServiceInfo("jdbc", VERSION, url.toString(), JdbcLockService.CAPABILITIES);
+      return new JdbcLockService(config, serviceInfo, ds, pool, database, ticker);
+    } catch (RuntimeException e) {
+      if (pool != null) {
+        pool.close();
+      }
+      throw e;
+    }
+  }
+
+  private static HikariDataSource openPool(JdbcConfig config) {
+    HikariConfig hc = new HikariConfig();
+    hc.setJdbcUrl(config.jdbcUrl());
+    config.user().ifPresent(hc::setUsername);
+    config.password().ifPresent(hc::setPassword);
+    long timeoutMs = config.timeout().toMillis();
+    hc.setPoolName("tumbler-jdbc-" + POOLS.incrementAndGet());
+    hc.setMaximumPoolSize(10);
+    hc.setMinimumIdle(1);
+    hc.setConnectionTimeout(Math.max(250, timeoutMs));
+    hc.setValidationTimeout(Math.max(250, timeoutMs / 2));
+    hc.setAutoCommit(true);
+    hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+    for (Map.Entry<String, String> e : config.dialect().timeoutProperties(config.timeout()).entrySet()) {
+      hc.addDataSourceProperty(e.getKey(), e.getValue());
+    }
+    for (Map.Entry<String, String> e : config.driverProperties().entrySet()) {
+      hc.addDataSourceProperty(e.getKey(), e.getValue());
+    }
+    Map<String, String> p = config.pool();
+    try {
+      p.forEach((k, v) -> set(hc, k, v));
+      if (p.containsKey("maximumPoolSize") && !p.containsKey("minimumIdle")) {
+        hc.setMinimumIdle(Math.min(1, hc.getMaximumPoolSize()));
+      }
+      hc.validate();
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw new InvalidLockUrlException("lock URL " + config.url() + ": pool settings rejected by HikariCP: " + e.getMessage());
+    }
+    try {
+      return new HikariDataSource(hc);
+    } catch (RuntimeException e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      throw new ServiceUnavailableException("cannot connect to the " + config.dialect().name() + " database of "
+          + config.url() + ": " + cause.getMessage(), e);
+    }
+  }
+
+  private static void set(HikariConfig hc, String key, String value) {
+    switch (key) {
+      case "maximumPoolSize" -> hc.setMaximumPoolSize(Integer.parseInt(value));
+      case "minimumIdle" -> hc.setMinimumIdle(Integer.parseInt(value));
+      case "connectionTimeout" -> hc.setConnectionTimeout(Long.parseLong(value));
+      case "idleTimeout" -> hc.setIdleTimeout(Long.parseLong(value));
+      case "maxLifetime" -> hc.setMaxLifetime(Long.parseLong(value));
+      case "validationTimeout" -> hc.setValidationTimeout(Long.parseLong(value));
+      case "keepaliveTime" -> hc.setKeepaliveTime(Long.parseLong(value));
+      case "leakDetectionThreshold" -> hc.setLeakDetectionThreshold(Long.parseLong(value));
+      case "initializationFailTimeout" -> hc.setInitializationFailTimeout(Long.parseLong(value));
+      case "poolName" -> hc.setPoolName(value);
+      case "connectionTestQuery" -> hc.setConnectionTestQuery(value);
+      case "connectionInitSql" -> hc.setConnectionInitSql(value);
+      case "schema" -> hc.setSchema(value);
+      case "catalog" -> hc.setCatalog(value);
+      case "driverClassName" -> hc.setDriverClassName(value);
+      default -> throw new IllegalArgumentException("unknown pool setting " + key);
+    }
+  }
+
+  private static void prepareSchema(JdbcConfig config, DataSource ds) {
+    SQLException last = null;
+    for (int tries = 0; tries < 3; tries++) {
+      try (Connection c = ds.getConnection()) {
+        Schema.prepare(c, config.dialect(), config.table(), config.createSchema());
+        return;
+      } catch (SQLException e) {
+        // several clients creating the schema at once may collide on a database that does not serialize DDL
+        last = e;
+        if (!config.createSchema()) {
+          break;
+        }
+      }
+    }
+    String state = last.getSQLState();
+    if (state != null && state.startsWith("08") || last instanceof java.sql.SQLTransientConnectionException) {
+      throw new ServiceUnavailableException("cannot reach the " + config.dialect().name() + " database of "
+          + config.url() + ": " + last.getMessage(), last);
+    }
+    throw new LockException("cannot prepare the lock table " + config.table().holders() + " in the "
+        + config.dialect().name() + " database of " + config.url() + ": " + last.getMessage(), last);
+  }
+}

@@ -1,0 +1,514 @@
+package dev.tumbler.lock.jdbc;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.LeaderElection;
+import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockException;
+import dev.tumbler.lock.ReadWriteLock;
+import dev.tumbler.lock.Semaphore;
+import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.AbstractLease;
+import dev.tumbler.lock.spi.AbstractLockService;
+import dev.tumbler.lock.spi.Deadline;
+import dev.tumbler.lock.spi.LockElection;
+import dev.tumbler.lock.spi.SimpleReadWriteLock;
+import dev.tumbler.lock.spi.Ticker;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A lock service on a relational database, through a JDBC {@link DataSource} (a HikariCP pool the service
+ * opened, or one the application passed in).
+ *
+ * <h2>Grants</h2>
+ * Every grant is one short transaction: lock the name's row in {@code <table>_keys} ({@code SELECT ... FOR
+ * UPDATE}, so grants and renewals of one name are serialized), read its holder rows, delete those whose
+ * {@code expires_at} has passed by the <em>database</em> clock, and, when the request is compatible with
+ * the rest, insert a holder row whose token is drawn from the fencing sequence and whose expiry is the
+ * database's now plus the lease term. The token is drawn under the name's row lock, so the grants of a name
+ * get increasing tokens in the order they commit; the sequence never goes back, whatever rows are deleted.
+ *
+ * <h2>Leases</h2>
+ * The client's side is the SPI's: renewed every {@code T/3} by the service's renewer, trusted until
+ * {@code sent + T × 3/4} on the client's monotonic clock, where {@code sent} precedes the transaction whose
+ * database time starts the term. A renewal that finds its row gone or expired reports the lease lost. So a
+ * holder that is cut off, paused or whose connections are terminated is told before the database can let
+ * another client in, as long as the two clocks' rates differ by less than a third.
+ *
+ * <h2>Waiting</h2>
+ * Waiters do not poll: they sleep until a release wakes them (a release by a service of this JVM on the
+ * same database, or, on PostgreSQL, a {@code pg_notify} from any client), until the holder's grant expires
+ * by itself, or until {@code recheck} has passed (on databases without notifications, a backoff that
+ * doubles from {@value #FIRST_BACKOFF_MILLIS} ms up to {@code recheck}), whichever comes first — never past
+ * their deadline. A wait rides out a database outage of up to one lease term, retrying every 100 ms.
+ *
+ * <p>Errors of the driver never reach callers raw: an unreachable database is a
+ * {@link ServiceUnavailableException}, anything the database refuses a {@link LockException}, both naming
+ * the lock and the operation. Thread safe.
+ */
+final class JdbcLockService extends AbstractLockService {
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcLockService.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final long FIRST_BACKOFF_MILLIS = 20;
+  private static final long OUTAGE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  static final Set<Capability> CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
+      Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
+      Capability.LEADER_ELECTION);
+
+  private final JdbcConfig config;
+  private final DataSource dataSource;
+  private final AutoCloseable ownedPool;
+  private final Dialect dialect;
+  private final String serviceId;
+  private final AtomicLong sequence = new AtomicLong();
+  private final Wakeups wakeups;
+  private final Notifications notifications;
+  private final long recheckNanos;
+  private final long leaseNanos;
+  /** Acquire attempts in progress (guarded by itself). */
+  private final int[] inFlight = new int[1];
+
+  private final String lockKeySql;
+  private final String insertKeySql;
+  private final String holdersSql;
+  private final String deleteExpiredSql;
+  private final String insertSql;
+  private final String renewSql;
+  private final String releaseSql;
+  private final String availableSql;
+  private final String leaderSql;
+
+  /**
+   * @param dataSource where connections come from
+   * @param ownedPool the pool this service opened and closes, or null for the application's DataSource
+   * @param database identifies the database and table among the services of this JVM (for local wake-ups)
+   */
+  JdbcLockService(JdbcConfig config, ServiceInfo info, DataSource dataSource, AutoCloseable ownedPool,
+      String database, Ticker ticker) {
+    super(info, config.lease(), ticker);
+    this.config = config;
+    this.dataSource = dataSource;
+    this.ownedPool = ownedPool;
+    this.dialect = config.dialect();
+    this.serviceId = randomId();
+    this.recheckNanos = config.recheck().toNanos();
+    this.leaseNanos = config.lease().leaseTime().toNanos();
+    this.wakeups = new Wakeups(database);
+    this.notifications = dialect.canNotify()
+        ? new Notifications(dataSource, config.table().channel(), wakeups, config.recheck()) : null;
+
+    JdbcConfig.TableNames t = config.table();
+    Dialect d = dialect;
+    long termMs = config.lease().leaseTime().toMillis();
+    this.lockKeySql = "SELECT lock_key FROM " + t.keys() + " WHERE lock_key = ? FOR UPDATE";
+    this.insertKeySql = d.insertKeyIfAbsent(t.keys(), "lock_key");
+    this.holdersSql = "SELECT mode, permits, " + d.millisUntil("expires_at") + " FROM " + t.holders() + " WHERE lock_key = ?";
+    this.deleteExpiredSql = "DELETE FROM " + t.holders() + " WHERE lock_key = ? AND expires_at <= " + d.now();
+    this.insertSql = d.insertReturning("INSERT INTO " + t.holders()
+        + " (lock_key, holder, mode, permits, token, owner, acquired_at, expires_at) VALUES (?, ?, ?, ?, "
+        + d.nextValue(t.sequence()) + ", ?, " + d.now() + ", " + d.nowPlusMillis(termMs) + ")", "token");
+    this.renewSql = "UPDATE " + t.holders() + " SET expires_at = " + d.nowPlusMillis(termMs)
+        + " WHERE lock_key = ? AND holder = ? AND expires_at > " + d.now();
+    this.releaseSql = d.release(t.holders(), t.channel());
+    this.availableSql = "SELECT COALESCE(SUM(permits), 0) FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > "
+        + d.now();
+    this.leaderSql = "SELECT owner FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > " + d.now();
+  }
+
+  static String randomId() {
+    byte[] b = new byte[12];
+    RANDOM.nextBytes(b);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+  }
+
+  String serviceId() {
+    return serviceId;
+  }
+
+  // ---- handles
+
+  @Override
+  protected Lock createLock(String name) {
+    return new JdbcLock(this, Primitive.mutex(namespace(), name), serviceId);
+  }
+
+  @Override
+  protected ReadWriteLock createReadWriteLock(String name) {
+    return new SimpleReadWriteLock(name, new JdbcLock(this, Primitive.read(namespace(), name), serviceId),
+        new JdbcLock(this, Primitive.write(namespace(), name), serviceId));
+  }
+
+  @Override
+  protected Semaphore createSemaphore(String name, int maxPermits) {
+    return new JdbcSemaphore(this, name, maxPermits, Primitive.semaphore(namespace(), name));
+  }
+
+  @Override
+  protected LeaderElection createElection(String name) {
+    String candidate = serviceId + "." + sequence.incrementAndGet();
+    Primitive p = Primitive.election(namespace(), name);
+    return new LockElection(this, name, new JdbcLock(this, p, candidate), candidate, () -> leaderOf(p));
+  }
+
+  private String namespace() {
+    return settings().namespace();
+  }
+
+  private Optional<String> leaderOf(Primitive p) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(leaderSql)) {
+      s.setString(1, p.key());
+      try (ResultSet rs = s.executeQuery()) {
+        return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+      }
+    } catch (SQLException e) {
+      LOG.debug("cannot look up the leader of '{}': {}", p.name(), e.toString());
+      return Optional.empty();
+    }
+  }
+
+  @Override
+  protected Object unwrapProvider(Class<?> type) {
+    if (type.isInstance(dataSource)) {
+      return dataSource;
+    }
+    return null;
+  }
+
+  @Override
+  protected void doClose() {
+    if (notifications != null) {
+      notifications.close();
+    }
+    wakeups.close();
+    // close() has interrupted every wait; let attempts in flight undo what they may have been granted
+    // before the pool goes away (bounded: each undo is one call within the timeout)
+    long until = System.nanoTime() + 2 * config.timeout().toNanos();
+    synchronized (inFlight) {
+      while (inFlight[0] > 0 && until - System.nanoTime() > 0) {
+        try {
+          inFlight.wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+    }
+    if (ownedPool != null) {
+      try {
+        ownedPool.close();
+      } catch (Exception e) {
+        LOG.warn("closing the connection pool of {} failed: {}", info().url(), e.toString());
+      }
+    }
+  }
+
+  // ---- the one wait loop every primitive uses
+
+  /**
+   * Tries to grant {@code p} until {@code deadline}: one attempt if it has expired, else waiting for
+   * releases (bounded by the holders' own expiry and the recheck bound). While there is time left, an
+   * unreachable database is retried every 100 ms, for at most one lease term in a row.
+   *
+   * @return the lease, not yet registered; null if the deadline passed
+   */
+  AbstractLease acquire(Primitive p, String owner, int permits, int maxPermits, Deadline deadline)
+      throws InterruptedException {
+    Wakeups.Waiter waiter = null;
+    long outageStart = 0;
+    long backoff = TimeUnit.MILLISECONDS.toNanos(FIRST_BACKOFF_MILLIS);
+    try {
+      while (true) {
+        long seen = waiter == null ? 0 : waiter.version();
+        Attempt a;
+        try {
+          a = attempt(p, owner, permits, maxPermits);
+          outageStart = 0;
+        } catch (ServiceUnavailableException e) {
+          long now = ticker().read();
+          if (outageStart == 0) {
+            outageStart = now;
+          }
+          if (deadline.isExpired() || now - outageStart >= leaseNanos) {
+            throw e;
+          }
+          LOG.debug("database unreachable while waiting for {}; retrying: {}", p.describe(), e.getMessage());
+          Thread.sleep(Duration.ofNanos(Math.min(deadline.remainingNanos(), OUTAGE_RETRY_NANOS)));
+          continue;
+        }
+        if (a.lease() != null) {
+          return a.lease();
+        }
+        if (deadline.isExpired()) {
+          return null;
+        }
+        if (waiter == null) {
+          waiter = wakeups.register(p.key());
+          if (notifications != null) {
+            notifications.start();
+          }
+          continue; // a release may have come before we were registered: look again at once
+        }
+        long wait;
+        if (notifications != null) {
+          wait = recheckNanos;
+        } else {
+          wait = backoff;
+          backoff = Math.min(recheckNanos, backoff * 2);
+        }
+        wait = Math.min(wait, deadline.remainingNanos());
+        if (a.waitMs() >= 0) {
+          // the holder's grant expires by itself then, with no release: look again right after
+          wait = Math.min(wait, TimeUnit.MILLISECONDS.toNanos(a.waitMs() + 1));
+        }
+        waiter.awaitChange(seen, wait);
+      }
+    } finally {
+      if (waiter != null) {
+        wakeups.unregister(p.key(), waiter);
+      }
+    }
+  }
+
+  /** The outcome of one attempt: a lease, or how long until a conflicting grant expires (-1: unknown). */
+  private record Attempt(JdbcLease lease, long waitMs) {}
+
+  private Attempt attempt(Primitive p, String owner, int permits, int maxPermits) throws InterruptedException {
+    synchronized (inFlight) {
+      inFlight[0]++;
+    }
+    try {
+      String holder = serviceId + ":" + sequence.incrementAndGet();
+      long sent = ticker().read();
+      Attempt a;
+      try {
+        a = grant(p, holder, owner, permits, maxPermits, sent);
+      } catch (SQLException | RuntimeException e) {
+        // the grant may have committed with its reply lost: give back whatever it may have granted, now,
+        // with the interrupt status set aside, since it would fail the call
+        boolean interrupted = Thread.interrupted();
+        if (!isLockTimeout(e)) {
+          releaseQuietly(p, holder);
+        }
+        if (interrupted) {
+          throw new InterruptedException();
+        }
+        if (isLockTimeout(e)) {
+          // another client holds the name's row lock too long (cut off inside its transaction): not granted now
+          return new Attempt(null, FIRST_BACKOFF_MILLIS);
+        }
+        throw translate("acquiring " + p.describe(), e);
+      }
+      if (Thread.interrupted()) {
+        if (a.lease() != null) {
+          releaseQuietly(p, holder);
+        }
+        throw new InterruptedException();
+      }
+      return a;
+    } finally {
+      synchronized (inFlight) {
+        if (--inFlight[0] == 0) {
+          inFlight.notifyAll();
+        }
+      }
+    }
+  }
+
+  private Attempt grant(Primitive p, String holder, String owner, int permits, int maxPermits, long sent)
+      throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        lockKey(c, p.key());
+        boolean expired = false;
+        boolean conflict = false;
+        long used = 0;
+        long waitMs = Long.MAX_VALUE;
+        try (PreparedStatement s = c.prepareStatement(holdersSql)) {
+          s.setString(1, p.key());
+          try (ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+              char mode = rs.getString(1).charAt(0);
+              int held = rs.getInt(2);
+              long left = rs.getLong(3);
+              if (left <= 0) {
+                expired = true;
+                continue;
+              }
+              switch (p.mode()) {
+                case 'S' -> {
+                  if (mode != 'S') {
+                    conflict = true;
+                    waitMs = Math.min(waitMs, left);
+                  }
+                }
+                case 'P' -> {
+                  used += held;
+                  waitMs = Math.min(waitMs, left);
+                }
+                default -> {
+                  conflict = true;
+                  waitMs = Math.min(waitMs, left);
+                }
+              }
+            }
+          }
+        }
+        if (p.mode() == 'P' && used + permits > maxPermits) {
+          conflict = true;
+        }
+        if (expired) {
+          try (PreparedStatement s = c.prepareStatement(deleteExpiredSql)) {
+            s.setString(1, p.key());
+            s.executeUpdate();
+          }
+        }
+        if (conflict) {
+          c.commit();
+          return new Attempt(null, waitMs == Long.MAX_VALUE ? -1 : waitMs);
+        }
+        long token;
+        try (PreparedStatement s = c.prepareStatement(insertSql)) {
+          s.setString(1, p.key());
+          s.setString(2, holder);
+          s.setString(3, String.valueOf(p.mode()));
+          s.setInt(4, permits);
+          s.setString(5, owner);
+          try (ResultSet rs = s.executeQuery()) {
+            if (!rs.next()) {
+              throw new SQLException("the insert of a grant returned no token");
+            }
+            token = rs.getLong(1);
+          }
+        }
+        c.commit();
+        return new Attempt(new JdbcLease(this, p, holder, token, permits, sent), 0);
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(c, e);
+        throw e;
+      }
+    }
+  }
+
+  /** Locks the name's row in the keys table, creating it first if needed. */
+  private void lockKey(Connection c, String key) throws SQLException {
+    for (int i = 0; i < 2; i++) {
+      try (PreparedStatement s = c.prepareStatement(lockKeySql)) {
+        s.setString(1, key);
+        try (ResultSet rs = s.executeQuery()) {
+          if (rs.next()) {
+            return;
+          }
+        }
+      }
+      try (PreparedStatement s = c.prepareStatement(insertKeySql)) {
+        s.setString(1, key);
+        s.executeUpdate();
+      }
+    }
+    throw new SQLException("the row of '" + key + "' in the keys table vanished while it was being locked");
+  }
+
+  private static void rollbackQuietly(Connection c, Exception cause) {
+    try {
+      c.rollback();
+    } catch (SQLException r) {
+      cause.addSuppressed(r);
+    }
+  }
+
+  private void releaseQuietly(Primitive p, String holder) {
+    try {
+      release(p, holder);
+    } catch (LockException e) {
+      LOG.debug("undoing an uncertain grant of {} failed; it expires in the database: {}", p.describe(), e.toString());
+    }
+  }
+
+  boolean renew(Primitive p, String holder) {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        lockKey(c, p.key());
+        int n;
+        try (PreparedStatement s = c.prepareStatement(renewSql)) {
+          s.setString(1, p.key());
+          s.setString(2, holder);
+          n = s.executeUpdate();
+        }
+        c.commit();
+        return n == 1;
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(c, e);
+        throw e;
+      }
+    } catch (SQLException | RuntimeException e) {
+      throw translate("renewing " + p.describe(), e);
+    }
+  }
+
+  void release(Primitive p, String holder) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(releaseSql)) {
+      s.setString(1, p.key());
+      s.setString(2, holder);
+      s.execute();
+    } catch (SQLException | RuntimeException e) {
+      throw translate("releasing " + p.describe(), e);
+    } finally {
+      wakeups.local(p.key());
+    }
+  }
+
+  int availablePermits(Primitive p, int maxPermits) {
+    checkOpen();
+    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(availableSql)) {
+      s.setString(1, p.key());
+      try (ResultSet rs = s.executeQuery()) {
+        rs.next();
+        return (int) Math.max(0, maxPermits - rs.getLong(1));
+      }
+    } catch (SQLException | RuntimeException e) {
+      throw translate("reading the permits of " + p.describe(), e);
+    }
+  }
+
+  private boolean isLockTimeout(Exception e) {
+    return e instanceof SQLException s && s.getSQLState() != null && dialect.lockTimeoutStates().contains(s.getSQLState());
+  }
+
+  /** The driver's exceptions as Tumbler's, naming the operation and the database (never a password). */
+  LockException translate(String what, Exception e) {
+    if (e instanceof LockException le) {
+      return le;
+    }
+    String where = "the " + dialect.name() + " database of " + info().url();
+    if (e instanceof SQLException s) {
+      String state = s.getSQLState();
+      if (s instanceof SQLTransientConnectionException || s instanceof SQLRecoverableException
+          || state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
+              || state.equals("57P03"))
+          || isLockTimeout(s) || isClosed()) {
+        return new ServiceUnavailableException(where + " unreachable while " + what + ": " + s.getMessage(), s);
+      }
+      return new LockException(where + " refused " + what + ": " + s.getMessage()
+          + (state == null ? "" : " (SQLState " + state + ")"), s);
+    }
+    return new LockException("unexpected failure " + what + " on " + where + ": " + e, e);
+  }
+}

@@ -1,0 +1,109 @@
+package dev.tumbler.lock.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * PostgreSQL (9.5 or newer: {@code ON CONFLICT}). The clock is {@code clock_timestamp()}, the time the
+ * statement runs rather than the start of its transaction, so a grant made after waiting for a row lock
+ * still gets its full term. Releases notify waiters with {@code pg_notify}, in the same statement.
+ */
+final class PostgresDialect implements Dialect {
+
+  @Override
+  public String name() {
+    return "postgresql";
+  }
+
+  @Override
+  public String now() {
+    return "clock_timestamp()";
+  }
+
+  @Override
+  public String nowPlusMillis(long millis) {
+    return "(clock_timestamp() + interval '" + millis + " milliseconds')";
+  }
+
+  @Override
+  public String millisUntil(String column) {
+    return "CAST(FLOOR(EXTRACT(EPOCH FROM (" + column + " - clock_timestamp())) * 1000) AS BIGINT)";
+  }
+
+  @Override
+  public String timestampType() {
+    return "TIMESTAMP WITH TIME ZONE";
+  }
+
+  @Override
+  public String nextValue(String sequence) {
+    return "nextval('" + sequence + "')";
+  }
+
+  @Override
+  public String createSequence(String sequence) {
+    return "CREATE SEQUENCE IF NOT EXISTS " + sequence + " START WITH 1 NO CYCLE";
+  }
+
+  @Override
+  public String insertKeyIfAbsent(String table, String column) {
+    return "INSERT INTO " + table + " (" + column + ") VALUES (?) ON CONFLICT DO NOTHING";
+  }
+
+  @Override
+  public String insertReturning(String insert, String column) {
+    return insert + " RETURNING " + column;
+  }
+
+  @Override
+  public List<String> lockTimeoutStates() {
+    // lock_not_available (lock_timeout), query_canceled (statement_timeout)
+    return List.of("55P03", "57014");
+  }
+
+  @Override
+  public boolean isMissingObject(SQLException e) {
+    return "42P01".equals(e.getSQLState());
+  }
+
+  @Override
+  public Map<String, String> timeoutProperties(Duration timeout) {
+    long ms = timeout.toMillis();
+    String seconds = Long.toString(Math.max(1, (ms + 999) / 1000));
+    Map<String, String> p = new LinkedHashMap<>();
+    p.put("connectTimeout", seconds);
+    p.put("loginTimeout", seconds);
+    // a reply that does not come within the timeout (a partition) fails the call; a little above the
+    // server-side limits below, which end a waiting statement first and leave the connection usable
+    p.put("socketTimeout", Long.toString(Math.max(2, (ms + 999) / 1000 + 1)));
+    p.put("cancelSignalTimeout", seconds);
+    p.put("tcpKeepAlive", "true");
+    // a client cut off inside a transaction must not hold a key's row lock for long
+    p.put("options", "-c lock_timeout=" + ms + " -c statement_timeout=" + ms
+        + " -c idle_in_transaction_session_timeout=" + ms);
+    return p;
+  }
+
+  @Override
+  public void lockForSchemaChange(Connection c) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.execute("SELECT pg_advisory_xact_lock(7734251901)");
+    }
+  }
+
+  @Override
+  public boolean canNotify() {
+    return true;
+  }
+
+  @Override
+  public String release(String table, String channel) {
+    return "WITH d AS (DELETE FROM " + table + " WHERE lock_key = ? AND holder = ? RETURNING lock_key) "
+        + "SELECT pg_notify('" + channel + "', lock_key) FROM d";
+  }
+}
