@@ -1,0 +1,109 @@
+package dev.tumbler.lock.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.tumbler.lock.InvalidLockUrlException;
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import java.util.Properties;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/** URLs, parameters, secrets and a DataSource passed in code; on in-memory H2. */
+class JdbcConfigTest {
+  private static final String SECRET = "s3cret-" + UUID.randomUUID();
+
+  private static String h2() {
+    return "lock:jdbc:h2:mem:cfg-" + UUID.randomUUID().toString().substring(0, 8) + ";DB_CLOSE_DELAY=-1";
+  }
+
+  private static InvalidLockUrlException rejected(String url) {
+    return assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect(url).close(), url);
+  }
+
+  @Test
+  void unknownParametersAreErrorsThatNameThem() {
+    InvalidLockUrlException e = rejected(h2() + "?maximumPoolSise=3");
+    assertTrue(e.getMessage().contains("maximumPoolSise"), e.getMessage());
+  }
+
+  @Test
+  void hikariParameterNamesAreAccepted() throws Exception {
+    try (LockService s = LockProviders.connect(h2() + "?createSchema=true&maximumPoolSize=3&minimumIdle=1"
+        + "&connectionTimeout=2000&idleTimeout=30s&poolName=orders-locks&dataSource.MODE=Regular")) {
+      HikariDataSource pool = s.unwrap(HikariDataSource.class);
+      assertEquals(3, pool.getMaximumPoolSize());
+      assertEquals(2000, pool.getConnectionTimeout());
+      assertEquals(30_000, pool.getIdleTimeout());
+      assertEquals("orders-locks", pool.getPoolName());
+      try (Lease l = s.lock("x").acquire()) {
+        assertTrue(l.isValid());
+      }
+    }
+    InvalidLockUrlException e = rejected(h2() + "?maximumPoolSize=lots");
+    assertTrue(e.getMessage().contains("maximumPoolSize"), e.getMessage());
+  }
+
+  @Test
+  void passwordsNeverShown() throws Exception {
+    InvalidLockUrlException inUrl = rejected("lock:jdbc:postgresql://app:" + SECRET + "@db:5432/app");
+    assertFalse(inUrl.getMessage().contains(SECRET), inUrl.getMessage());
+    InvalidLockUrlException inH2 = rejected("lock:jdbc:h2:mem:x;USER=sa;PASSWORD=" + SECRET);
+    assertFalse(inH2.getMessage().contains(SECRET), inH2.getMessage());
+    InvalidLockUrlException asDriverProperty = rejected(h2() + "?dataSource.password=" + SECRET);
+    assertFalse(asDriverProperty.getMessage().contains(SECRET), asDriverProperty.getMessage());
+    try (LockService s = LockProviders.connect(h2() + "?createSchema=true&user=sa&password=" + SECRET)) {
+      assertFalse(s.info().url().contains(SECRET), s.info().url());
+      assertFalse(s.toString().contains(SECRET));
+    }
+  }
+
+  @Test
+  void malformedUrlsSayWhatIsWrong() {
+    assertTrue(rejected("lock:jdbc://db:5432/app").getMessage().contains("lock:jdbc:postgresql://"));
+    InvalidLockUrlException e = rejected("lock:jdbc:mysql://db/app");
+    assertTrue(e.getMessage().contains("mysql") && e.getMessage().contains("postgresql"), e.getMessage());
+    assertTrue(rejected("lock:jdbc:postgresql").getMessage().contains(JdbcLockProvider.DATA_SOURCE));
+    assertTrue(rejected(h2() + "?table=drop%20table").getMessage().contains("table"));
+    assertTrue(rejected(h2() + "?timeout=5").getMessage().contains("timeout"));
+  }
+
+  @Test
+  void dataSourcePassedInCodeIsUsedWithoutASecondPool() throws Exception {
+    HikariConfig hc = new HikariConfig();
+    hc.setJdbcUrl("jdbc:h2:mem:app-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+    hc.setMaximumPoolSize(4);
+    try (HikariDataSource app = new HikariDataSource(hc)) {
+      Properties p = new Properties();
+      p.put(JdbcLockProvider.DATA_SOURCE, app);
+      try (LockService s = LockProviders.connect("lock:jdbc:h2?createSchema=true&leaseTime=5s", p)) {
+        assertSame(app, s.unwrap(DataSource.class), "the service does not use the DataSource it was given");
+        try (Lease l = s.lock("x").acquire()) {
+          assertTrue(l.fencingToken() > 0);
+        }
+      }
+      assertFalse(app.isClosed(), "closing the service closed the application's DataSource");
+      p.setProperty("maximumPoolSize", "3");
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+          () -> LockProviders.connect("lock:jdbc:h2", p).close());
+      assertTrue(e.getMessage().contains("maximumPoolSize"), e.getMessage());
+      Properties wrong = new Properties();
+      wrong.put(JdbcLockProvider.DATA_SOURCE, "not a pool");
+      assertThrows(InvalidLockUrlException.class, () -> LockProviders.connect("lock:jdbc:h2", wrong).close());
+    }
+  }
+
+  @Test
+  void keysAreInjective() {
+    assertFalse(Primitive.key("a/1", Primitive.Kind.MUTEX, "b").equals(Primitive.key("a", Primitive.Kind.MUTEX, "1/b")));
+    assertFalse(Primitive.key("", Primitive.Kind.MUTEX, "x").equals(Primitive.key("", Primitive.Kind.SEMAPHORE, "x")));
+  }
+}

@@ -1,0 +1,151 @@
+package dev.tumbler.lock.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LeaseLostEvent;
+import dev.tumbler.lock.LockException;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** What the JDBC provider promises on PostgreSQL beyond the TCK: fencing across restarts, terminated clients, schema errors, fenced updates. */
+class JdbcPostgresTest {
+  private static final Duration LEASE = Duration.ofSeconds(2);
+  private static EmbeddedPg pg;
+
+  @BeforeAll
+  static void start() {
+    pg = EmbeddedPg.get();
+  }
+
+  private static LockService connect(String table, String extra) {
+    return LockProviders.connect(pg.lockUrl(pg.address()) + "&createSchema=true&timeout=1s&leaseTime="
+        + LEASE.toMillis() + "ms&table=" + table + extra);
+  }
+
+  private static void sql(String... statements) throws Exception {
+    try (Connection c = pg.admin(); Statement s = c.createStatement()) {
+      for (String q : statements) {
+        s.execute(q);
+      }
+    }
+  }
+
+  @Test
+  void fencingTokensGrowAfterRestartAndDeletedRows() throws Exception {
+    long highest = 0;
+    try (LockService s = connect("restart_locks", "")) {
+      for (String name : new String[] {"a", "b", "a", "c", "a"}) {
+        try (Lease l = s.lock(name).acquire()) {
+          assertTrue(l.fencingToken() > highest, "tokens did not increase before the restart");
+          highest = l.fencingToken();
+        }
+      }
+      try (Lease r = s.readWriteLock("a").readLock().acquire(); Lease p = s.semaphore("a", 3).acquire(2)) {
+        highest = Math.max(highest, Math.max(r.fencingToken(), p.fencingToken()));
+      }
+    }
+    // every row of the lock tables goes, then the server crashes and comes back
+    sql("DELETE FROM restart_locks", "DELETE FROM restart_locks_keys");
+    pg.restart();
+    try (Connection c = pg.admin(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM restart_locks")) {
+      rs.next();
+      assertEquals(0, rs.getLong(1), "the lock rows are back after the restart");
+    }
+    try (LockService s = connect("restart_locks", "")) {
+      for (String name : new String[] {"a", "b", "new"}) {
+        try (Lease l = s.lock(name).acquire()) {
+          assertTrue(l.fencingToken() > highest, "token " + l.fencingToken() + " of '" + name
+              + "' after the restart is not above the " + highest + " granted before it");
+          highest = l.fencingToken();
+        }
+      }
+    }
+  }
+
+  @Test
+  void clientWhoseConnectionsAreTerminatedHearsFirst() throws Exception {
+    sql("DROP ROLE IF EXISTS tumbler_alice", "CREATE ROLE tumbler_alice LOGIN SUPERUSER");
+    try (LockService alice = LockProviders.connect("lock:jdbc:postgresql://" + pg.address()
+            + "/postgres?user=tumbler_alice&createSchema=true&timeout=1s&table=terminate_locks&leaseTime=" + LEASE.toMillis() + "ms");
+        LockService bob = connect("terminate_locks", "")) {
+      Lease held = alice.lock("job").acquire();
+      AtomicLong lostAt = new AtomicLong();
+      AtomicReference<LeaseLostEvent> event = new AtomicReference<>();
+      held.onLost(e -> {
+        lostAt.set(System.nanoTime());
+        event.set(e);
+      });
+      // the database ends every session of the client and refuses new ones (an administrator, a failover)
+      sql("ALTER ROLE tumbler_alice NOLOGIN",
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'tumbler_alice'");
+      try {
+        Lease taken = bob.lock("job").tryAcquire(LEASE.multipliedBy(3).plusSeconds(3)).orElseThrow(
+            () -> new AssertionError("the lock of the terminated client never became free"));
+        long grantedAt = System.nanoTime();
+        assertNotNull(event.get(), "the terminated client had not heard onLost when another was granted");
+        assertTrue(lostAt.get() - grantedAt < 0, "onLost ran after the other grant");
+        assertFalse(held.isValid(), "the terminated client's lease is still valid");
+        assertTrue(taken.fencingToken() > held.fencingToken(), "the new grant's token is not above the lost one's");
+        taken.release();
+      } finally {
+        sql("ALTER ROLE tumbler_alice LOGIN");
+      }
+      held.release();
+    }
+  }
+
+  @Test
+  void missingSchemaIsAnErrorNamingTheTable() throws Exception {
+    LockException e = assertThrows(LockException.class, () -> LockProviders.connect(pg.lockUrl(pg.address())
+        + "&table=absent_locks").close());
+    assertTrue(e.getMessage().contains("absent_locks_meta") && e.getMessage().contains("createSchema=true"),
+        "the error does not name the missing table and the way out: " + e.getMessage());
+  }
+
+  @Test
+  void fencedUpdateOfOrdersRejectsStaleHolder() throws Exception {
+    // the README's worked example
+    sql("DROP TABLE IF EXISTS orders",
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, status VARCHAR(20) NOT NULL)",
+        "INSERT INTO orders (id, status) VALUES (42, 'new')");
+    FencedTable orders = FencedTable.of("orders", "fence_token");
+    sql(orders.addColumnDdl());
+    try (LockService a = connect("orders_locks", ""); LockService b = connect("orders_locks", "");
+        Connection c = pg.admin()) {
+      Lease first = a.lock("order-42").acquire();
+      assertEquals(1, orders.updateOrThrow(c, first, "status = ?", "id = ?", "packed", 42L));
+      assertEquals(1, orders.updateOrThrow(c, first, "status = ?", "id = ?", "packing", 42L),
+          "a holder could not write twice with its own token");
+      // the first holder stalls (a long GC pause): its lease ends, and another holder takes over and writes
+      a.unwrap(dev.tumbler.lock.spi.LeaseRenewer.class).pause();
+      Lease second = b.lock("order-42").tryAcquire(LEASE.multipliedBy(3).plusSeconds(3)).orElseThrow();
+      assertEquals(1, orders.updateOrThrow(c, second, "status = ?", "id = ?", "shipped", 42L));
+      // the first holder wakes up and writes: the database rejects it
+      StaleTokenException stale = assertThrows(StaleTokenException.class,
+          () -> orders.updateOrThrow(c, first, "status = ?", "id = ?", "cancelled", 42L));
+      assertEquals(first.fencingToken(), stale.token());
+      assertEquals(0, orders.update(c, first.fencingToken(), "status = ?", "id = ?", "cancelled", 42L));
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT status, fence_token FROM orders WHERE id = 42")) {
+        rs.next();
+        assertEquals("shipped", rs.getString(1), "the stale holder's write got through");
+        assertEquals(second.fencingToken(), rs.getLong(2));
+      }
+      second.release();
+      first.release();
+    }
+  }
+}
