@@ -69,6 +69,18 @@ interface Dialect {
   default void lockForSchemaChange(Connection c) throws SQLException {}
 
   /**
+   * Whether a {@code PreparedStatement} of several {@code ;}-separated statements reaches the database in
+   * one round trip and runs as one transaction (committed at its end in auto-commit mode, rolled back
+   * whole when one statement fails) in which each statement sees what committed before it started (READ
+   * COMMITTED: a snapshot per statement), and whether {@code WITH ... AS (INSERT ... RETURNING ...)} is
+   * available. The service then grants in one call (see {@code JdbcLockService}); otherwise in a
+   * transaction of several calls.
+   */
+  default boolean grantsInOneCall() {
+    return false;
+  }
+
+  /**
    * Whether this database can push release notifications to waiters ({@link #release} then names the
    * channel and {@link Notifications} listens on it).
    */

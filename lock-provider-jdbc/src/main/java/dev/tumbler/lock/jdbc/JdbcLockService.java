@@ -23,6 +23,7 @@ import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +43,10 @@ import org.slf4j.LoggerFactory;
  * the rest, insert a holder row whose token is drawn from the fencing sequence and whose expiry is the
  * database's now plus the lease term. The token is drawn under the name's row lock, so the grants of a name
  * get increasing tokens in the order they commit; the sequence never goes back, whatever rows are deleted.
+ * Where the dialect {@linkplain Dialect#grantsInOneCall() allows it} (PostgreSQL), the same steps are one
+ * call of four statements run as one transaction, the decision to insert written in SQL (see
+ * {@link #oneCallGrantSql}); each statement reads what committed before it started, so the statements
+ * after the row lock see every grant committed before it was taken.
  *
  * <h2>Leases</h2>
  * The client's side is the SPI's: renewed every {@code T/3} by the service's renewer, trusted until
@@ -93,6 +98,8 @@ final class JdbcLockService extends AbstractLockService {
   private final String releaseSql;
   private final String availableSql;
   private final String leaderSql;
+  /** The one-call grant per mode ({@code X}, {@code S}, {@code P}), or null where the dialect has none. */
+  private final Map<Character, String> oneCallGrantSql;
 
   /**
    * @param dataSource where connections come from
@@ -129,6 +136,36 @@ final class JdbcLockService extends AbstractLockService {
     this.availableSql = "SELECT COALESCE(SUM(permits), 0) FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > "
         + d.now();
     this.leaderSql = "SELECT owner FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > " + d.now();
+    this.oneCallGrantSql = d.grantsInOneCall()
+        ? Map.of('X', oneCallGrantSql(t, d, 'X', termMs), 'S', oneCallGrantSql(t, d, 'S', termMs),
+            'P', oneCallGrantSql(t, d, 'P', termMs))
+        : null;
+  }
+
+  /**
+   * The grant as one call of four statements, one transaction: create the name's key row if absent, lock
+   * it ({@code FOR UPDATE}: grants and renewals of the name are serialized, and the token below is drawn
+   * under that lock), delete the name's expired holders, then, in one statement, insert the grant if the
+   * live holders leave room for it, and return its token (null when not granted) and the milliseconds
+   * until the first conflicting live holder expires (null when none). "Live" and "expired" are decided by
+   * the database clock. Parameters: the key four times, then holder, mode, permits, owner, the key, and for
+   * permits also permits and the maximum.
+   */
+  static String oneCallGrantSql(JdbcConfig.TableNames t, Dialect d, char mode, long termMs) {
+    String conflicting = mode == 'S' ? " WHERE mode <> 'S'" : "";
+    String grantable = mode == 'P'
+        ? "(SELECT COALESCE(SUM(permits), 0) FROM live) + ? <= ?"
+        : "NOT EXISTS (SELECT 1 FROM live" + conflicting + ")";
+    return d.insertKeyIfAbsent(t.keys(), "lock_key") + ";\n"
+        + "SELECT lock_key FROM " + t.keys() + " WHERE lock_key = ? FOR UPDATE;\n"
+        + "DELETE FROM " + t.holders() + " WHERE lock_key = ? AND expires_at <= " + d.now() + ";\n"
+        + "WITH live AS (SELECT mode, permits, expires_at FROM " + t.holders()
+        + " WHERE lock_key = ? AND expires_at > " + d.now() + "),\n"
+        + " ins AS (INSERT INTO " + t.holders()
+        + " (lock_key, holder, mode, permits, token, owner, acquired_at, expires_at)"
+        + " SELECT lock_key, ?, ?, ?, " + d.nextValue(t.sequence()) + ", ?, " + d.now() + ", " + d.nowPlusMillis(termMs)
+        + " FROM " + t.keys() + " WHERE lock_key = ? AND " + grantable + " RETURNING token)\n"
+        + "SELECT (SELECT token FROM ins), (SELECT MIN(" + d.millisUntil("expires_at") + ") FROM live" + conflicting + ")";
   }
 
   static String randomId() {
@@ -332,6 +369,9 @@ final class JdbcLockService extends AbstractLockService {
 
   private Attempt grant(Primitive p, String holder, String owner, int permits, int maxPermits, long sent)
       throws SQLException {
+    if (oneCallGrantSql != null) {
+      return grantInOneCall(p, holder, owner, permits, maxPermits, sent);
+    }
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       try {
@@ -402,6 +442,59 @@ final class JdbcLockService extends AbstractLockService {
       } catch (SQLException | RuntimeException e) {
         rollbackQuietly(c, e);
         throw e;
+      }
+    }
+  }
+
+  private Attempt grantInOneCall(Primitive p, String holder, String owner, int permits, int maxPermits, long sent)
+      throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      if (!c.getAutoCommit()) {
+        // the statements must commit together when the call ends (an application's pool may hand out
+        // connections in manual-commit mode; the pool resets it when the connection comes back)
+        c.setAutoCommit(true);
+      }
+      try (PreparedStatement s = c.prepareStatement(oneCallGrantSql.get(p.mode()))) {
+        int i = 1;
+        s.setString(i++, p.key());
+        s.setString(i++, p.key());
+        s.setString(i++, p.key());
+        s.setString(i++, p.key());
+        s.setString(i++, holder);
+        s.setString(i++, String.valueOf(p.mode()));
+        s.setInt(i++, permits);
+        s.setString(i++, owner);
+        s.setString(i++, p.key());
+        if (p.mode() == 'P') {
+          s.setInt(i++, permits);
+          s.setInt(i, maxPermits);
+        }
+        boolean isResultSet = s.execute();
+        Long token = null;
+        Long waitMs = null;
+        int resultSets = 0;
+        while (isResultSet || s.getUpdateCount() != -1) {
+          if (isResultSet) {
+            try (ResultSet rs = s.getResultSet()) {
+              // the second result set (after the key row's) is the decision
+              if (++resultSets == 2) {
+                if (!rs.next()) {
+                  throw new SQLException("the grant statement returned no row");
+                }
+                token = rs.getObject(1, Long.class);
+                waitMs = rs.getObject(2, Long.class);
+              }
+            }
+          }
+          isResultSet = s.getMoreResults();
+        }
+        if (resultSets != 2) {
+          throw new SQLException("the grant call returned " + resultSets + " result sets instead of 2");
+        }
+        if (token == null) {
+          return new Attempt(null, waitMs == null ? -1 : waitMs);
+        }
+        return new Attempt(new JdbcLease(this, p, holder, token, permits, sent), 0);
       }
     }
   }

@@ -11,7 +11,9 @@ import java.util.Map;
 /**
  * PostgreSQL (9.5 or newer: {@code ON CONFLICT}). The clock is {@code clock_timestamp()}, the time the
  * statement runs rather than the start of its transaction, so a grant made after waiting for a row lock
- * still gets its full term. Releases notify waiters with {@code pg_notify}, in the same statement.
+ * still gets its full term. Releases notify waiters with {@code pg_notify}, in the same statement. A grant
+ * is one call: pgjdbc sends the statements of a multi-statement {@code PreparedStatement} with one Sync,
+ * and the server runs the messages before a Sync as one implicit transaction.
  */
 final class PostgresDialect implements Dialect {
 
@@ -94,6 +96,11 @@ final class PostgresDialect implements Dialect {
     try (Statement s = c.createStatement()) {
       s.execute("SELECT pg_advisory_xact_lock(7734251901)");
     }
+  }
+
+  @Override
+  public boolean grantsInOneCall() {
+    return true;
   }
 
   @Override
