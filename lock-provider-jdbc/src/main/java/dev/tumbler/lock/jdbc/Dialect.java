@@ -56,6 +56,15 @@ interface Dialect {
    */
   List<String> lockTimeoutStates();
 
+  /**
+   * Whether {@code e} says that the connection is gone (beyond SQLState class {@code 08}, which every
+   * dialect treats so): the call is reported as the database being unreachable, and the service's own
+   * pool evicts the connection.
+   */
+  default boolean isConnectionLost(SQLException e) {
+    return false;
+  }
+
   /** Whether {@code e} says that a table or sequence does not exist. */
   boolean isMissingObject(SQLException e);
 

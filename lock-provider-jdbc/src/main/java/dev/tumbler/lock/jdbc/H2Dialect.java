@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * H2 2.x, in memory, embedded or in server mode. {@code CURRENT_TIMESTAMP} is the database's time (fixed
+ * H2 2.x, in memory, embedded or in server mode ({@code NETWORK_TIMEOUT} bounds a remote call). {@code CURRENT_TIMESTAMP} is the database's time (fixed
  * within a transaction). H2 has no notifications: waiters in this JVM are woken by its releases, others
  * re-check with a bounded backoff.
  */
@@ -64,6 +64,13 @@ final class H2Dialect implements Dialect {
   }
 
   @Override
+  public boolean isConnectionLost(SQLException e) {
+    // in server mode: CONNECTION_BROKEN_1, DATABASE_CALLED_AT_SHUTDOWN / closed, IO_EXCEPTION_2
+    int code = e.getErrorCode();
+    return code == 90067 || code == 90121 || code == 90028;
+  }
+
+  @Override
   public boolean isMissingObject(SQLException e) {
     return "42S02".equals(e.getSQLState()) || "42102".equals(e.getSQLState())
         || e.getErrorCode() == 42102 || e.getErrorCode() == 90036;
@@ -71,8 +78,11 @@ final class H2Dialect implements Dialect {
 
   @Override
   public Map<String, String> timeoutProperties(Duration timeout) {
-    // how long a statement waits for a row lock (the key row another client holds in its grant transaction)
-    return Map.of("LOCK_TIMEOUT", Long.toString(timeout.toMillis()));
+    // how long a statement waits for a row lock (the key row another client holds in its grant
+    // transaction); and, in server mode (jdbc:h2:tcp:), how long a reply may take before the call fails
+    // (a partition), a little above the lock wait, which ends a waiting statement first
+    long ms = timeout.toMillis();
+    return Map.of("LOCK_TIMEOUT", Long.toString(ms), "NETWORK_TIMEOUT", Long.toString(ms + 1000));
   }
 
   @Override

@@ -2,6 +2,7 @@ package dev.tumbler.lock.jdbc;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.SQLExceptionOverride;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.LockService;
@@ -115,6 +116,15 @@ public final class JdbcLockProvider implements LockProvider {
     hc.setValidationTimeout(Math.max(250, timeoutMs / 2));
     hc.setAutoCommit(true);
     hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+    Dialect dialect = config.dialect();
+    // HikariCP evicts a connection on SQLState class 08 only; H2 reports a broken connection otherwise
+    hc.setExceptionOverride(new SQLExceptionOverride() {
+      @java.lang.Override
+      public SQLExceptionOverride.Override adjudicate(SQLException e) {
+        return dialect.isConnectionLost(e) ? SQLExceptionOverride.Override.MUST_EVICT
+            : SQLExceptionOverride.Override.CONTINUE_EVICT;
+      }
+    });
     for (Map.Entry<String, String> e : config.dialect().timeoutProperties(config.timeout()).entrySet()) {
       hc.addDataSourceProperty(e.getKey(), e.getValue());
     }

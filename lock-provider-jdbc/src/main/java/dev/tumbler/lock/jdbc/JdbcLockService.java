@@ -596,7 +596,7 @@ final class JdbcLockService extends AbstractLockService {
       if (s instanceof SQLTransientConnectionException || s instanceof SQLRecoverableException
           || state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
               || state.equals("57P03"))
-          || isLockTimeout(s) || isClosed()) {
+          || isLockTimeout(s) || dialect.isConnectionLost(s) || isClosed()) {
         return new ServiceUnavailableException(where + " unreachable while " + what + ": " + s.getMessage(), s);
       }
       return new LockException(where + " refused " + what + ": " + s.getMessage()

@@ -2,30 +2,59 @@ package dev.tumbler.lock.jdbc;
 
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
-import dev.tumbler.lock.tck.FaultInjector;
-import dev.tumbler.lock.tck.TckTarget;
+import dev.tumbler.lock.tck.ProxiedTarget;
+import dev.tumbler.lock.tck.TcpProxy;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
+import org.h2.tools.Server;
 
 /**
- * The TCK's view of the JDBC provider on an in-memory H2 database of this JVM: every service opens its own
- * pool on it. Faults: paused renewals (an in-memory database has no connection to cut, and no server to crash).
+ * The TCK's view of the JDBC provider on H2 in server mode: an in-memory database of this JVM served by
+ * its own H2 TCP server ({@link Server}) on a free loopback port, and every service the TCK opens reaching
+ * it through its own {@link TcpProxy} ({@code jdbc:h2:tcp://proxy/mem:...}). Faults: cut a client off
+ * (blackhole its proxy; H2's {@code NETWORK_TIMEOUT} ends its calls) and pause its renewals.
+ *
+ * <p>Not {@code CRASH_BACKEND}: the database is in memory, so a real crash loses every row and the fencing
+ * sequence, and tokens would go back, which no deployment would accept; stopping only the TCP server while
+ * the JVM keeps the database would be an outage, not a crash, and is not offered as one.
  */
-final class H2Target implements TckTarget, FaultInjector {
-  private final String url;
+final class H2Target extends ProxiedTarget {
   private final Duration leaseTime;
+  private final String database;
+  private final Connection keeper;
+  private final Server server;
 
   H2Target(Duration leaseTime) {
     this.leaseTime = leaseTime;
-    this.url = "lock:jdbc:h2:mem:tck-" + UUID.randomUUID().toString().substring(0, 8)
-        + ";DB_CLOSE_DELAY=-1?createSchema=true&timeout=1s&leaseTime=" + leaseTime.toMillis() + "ms";
+    this.database = "tck-" + UUID.randomUUID().toString().substring(0, 8);
+    try {
+      // created here, in this JVM: the TCP server does not create databases for remote clients
+      this.keeper = DriverManager.getConnection("jdbc:h2:mem:" + database + ";DB_CLOSE_DELAY=-1");
+      this.server = Server.createTcpServer("-tcpPort", Integer.toString(EmbeddedPg.freePort())).start();
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot start the H2 TCP server for the TCK: " + e.getMessage(), e);
+    }
+  }
+
+  private String urlFor(String address) {
+    return "lock:jdbc:h2:tcp://" + address + "/mem:" + database + "?createSchema=true&timeout=1s&leaseTime="
+        + leaseTime.toMillis() + "ms";
   }
 
   @Override
-  public LockService open() {
-    return LockProviders.connect(url);
+  protected List<String> backend() {
+    return List.of("127.0.0.1:" + server.getPort());
+  }
+
+  @Override
+  protected LockService connect(List<String> addresses) {
+    return LockProviders.connect(urlFor(addresses.getFirst()));
   }
 
   @Override
@@ -35,16 +64,22 @@ final class H2Target implements TckTarget, FaultInjector {
 
   @Override
   public Optional<String> url() {
-    return Optional.of(url);
+    return Optional.of(urlFor(backend().getFirst()));
   }
 
   @Override
-  public Optional<FaultInjector> faults() {
-    return Optional.of(this);
-  }
-
-  @Override
-  public Set<Fault> supported() {
-    return Set.of(Fault.PAUSE_RENEWALS);
+  protected void closeBackend() {
+    server.stop();
+    try (Statement s = keeper.createStatement()) {
+      s.execute("SHUTDOWN");
+    } catch (SQLException e) {
+      // the database is gone with the JVM anyway
+    } finally {
+      try {
+        keeper.close();
+      } catch (SQLException ignored) {
+        // closed by SHUTDOWN
+      }
+    }
   }
 }
