@@ -1693,16 +1693,22 @@ public abstract class LockTck {
       for (int i = 0; i < 4; i++) {
         int id = i;
         LockService s = open();
+        // a service that has answered once is connected; how long that took says how long a request of it may take
+        // to reach the backend, on this machine and under its load now
+        long t0 = System.nanoTime();
+        held(s.lock(n + "-ready").tryAcquire(GRANT_WAIT), "a waiter's service did not answer").release();
+        long answer = System.nanoTime() - t0;
         jobs.add(start("fair-" + i, () -> {
           Lease l = held(s.lock(n).tryAcquire(GRANT_WAIT.multipliedBy(2)), "a waiter was never granted");
           order.add(id);
           l.release();
           return null;
         }));
-        // asked once its thread waits in tryAcquire: on a busy machine a thread started 200 ms after another may
-        // call first (agent on TCP granted [0, 1, 3, 2] under load); then 200 ms for its request to land
+        // it asked once its thread waits in tryAcquire (a thread started after another may call first on a busy
+        // machine); the next one asks after its request had several times what an answer took to arrive: a fixed
+        // 200 ms was too little beside three other test JVMs on two cores (native targets granted [0, 1, 3, 2])
         awaitBlocked(jobs.get(i));
-        Thread.sleep(200);
+        Thread.sleep(Math.min(2_000, Math.max(200, 4 * answer / 1_000_000)));
       }
       held.release();
       for (Job<Void> j : jobs) {
