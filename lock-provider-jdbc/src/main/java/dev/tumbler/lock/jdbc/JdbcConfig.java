@@ -31,6 +31,8 @@ import java.util.regex.Pattern;
  * @param password the password, if any
  * @param table the lock table; the others are named after it
  * @param createSchema whether to create missing tables on first use
+ * @param advisory whether grants are PostgreSQL session advisory locks ({@code mode=advisory}) rather
+ *     than lease rows ({@code mode=lease}, the default)
  * @param timeout the bound of one database call (connect, statement, row-lock wait)
  * @param recheck the longest a waiter sleeps without a notification before it asks again
  * @param pool HikariCP settings by their HikariCP names, validated
@@ -38,7 +40,7 @@ import java.util.regex.Pattern;
  * @param lease the common lease settings
  */
 record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String> user, Optional<String> password,
-    TableNames table, boolean createSchema, Duration timeout, Duration recheck, Map<String, String> pool,
+    TableNames table, boolean createSchema, boolean advisory, Duration timeout, Duration recheck, Map<String, String> pool,
     Map<String, String> driverProperties, LeaseSettings lease) {
 
   static final String DEFAULT_TABLE = "tumbler_locks";
@@ -53,7 +55,7 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
   static final Set<String> POOL_STRINGS = Set.of("poolName", "connectionTestQuery", "connectionInitSql",
       "schema", "catalog", "driverClassName");
   static final Set<String> POOL;
-  static final Set<String> OWN = Set.of("table", "createSchema", "timeout", "recheck", "user", "password");
+  static final Set<String> OWN = Set.of("table", "createSchema", "mode", "timeout", "recheck", "user", "password");
   static final Set<String> PARAMETERS;
 
   static {
@@ -145,6 +147,16 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
     }
     TableNames table = TableNames.of(url, url.string("table", DEFAULT_TABLE));
     boolean create = url.bool("createSchema", false);
+    String mode = url.string("mode", "lease");
+    if (!mode.equals("lease") && !mode.equals("advisory")) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'mode': '" + mode + "' is neither 'lease' "
+          + "(lock rows with a term, the default) nor 'advisory' (PostgreSQL session advisory locks)");
+    }
+    boolean advisory = mode.equals("advisory");
+    if (advisory && !(dialect instanceof PostgresDialect)) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'mode': 'advisory' takes PostgreSQL's session "
+          + "advisory locks, which " + dialect.name() + " does not have; use mode=lease");
+    }
     Duration timeout = url.duration("timeout", DEFAULT_TIMEOUT);
     if (timeout.toMillis() < 100 || timeout.toMillis() > Integer.MAX_VALUE) {
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'timeout': must be within [100ms, "
@@ -169,9 +181,18 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
       }
     }
     LeaseSettings lease = LeaseSettings.fromUrl(url);
+    if (advisory) {
+      for (String k : List.of("leaseTime", "renew")) {
+        if (url.parameters().containsKey(k)) {
+          throw new InvalidLockUrlException("lock URL " + url + ": parameter '" + k + "': mode=advisory has no lease "
+              + "term (a lock is held as long as its database session); drop '" + k + "'");
+        }
+      }
+      lease = LeaseSettings.unbounded(lease.namespace());
+    }
     Optional<String> user = url.user().or(() -> url.parameter("user"));
     Optional<String> password = url.password().or(() -> url.parameter("password"));
-    return new JdbcConfig(url, jdbcUrl, dialect, user, password, table, create, timeout, recheck,
+    return new JdbcConfig(url, jdbcUrl, dialect, user, password, table, create, advisory, timeout, recheck,
         Collections.unmodifiableMap(pool), Collections.unmodifiableMap(driver), lease);
   }
 

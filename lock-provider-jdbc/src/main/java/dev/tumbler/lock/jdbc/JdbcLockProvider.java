@@ -27,6 +27,8 @@ import javax.sql.DataSource;
  *
  * <p>Parameters: {@code leaseTime} (default 30s), {@code renew} ({@code auto}|{@code manual}),
  * {@code namespace}, {@code table} (default {@code tumbler_locks}), {@code createSchema} (default false),
+ * {@code mode} ({@code lease}, the default, or {@code advisory}: PostgreSQL session advisory locks, with
+ * fewer guarantees, see the README),
  * {@code timeout} (the bound of one database call, default 5s), {@code recheck} (the longest a waiter
  * sleeps without a notification, default 1s), {@code user}, {@code password}; HikariCP's pool settings
  * by their HikariCP names ({@code maximumPoolSize}, {@code minimumIdle}, {@code connectionTimeout},
@@ -93,7 +95,8 @@ public final class JdbcLockProvider implements LockProvider {
     }
     try {
       prepareSchema(config, ds);
-      ServiceInfo serviceInfo = new ServiceInfo("jdbc", VERSION, url.toString(), JdbcLockService.CAPABILITIES);
+      ServiceInfo serviceInfo = new ServiceInfo("jdbc", VERSION, url.toString(),
+          config.advisory() ? JdbcLockService.ADVISORY_CAPABILITIES : JdbcLockService.CAPABILITIES);
       return new JdbcLockService(config, serviceInfo, ds, pool, database, ticker);
     } catch (RuntimeException e) {
       if (pool != null) {

@@ -75,6 +75,9 @@ final class JdbcLockService extends AbstractLockService {
   static final Set<Capability> CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
       Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
       Capability.LEADER_ELECTION);
+  /** What {@code mode=advisory} keeps: no term on the server, so neither expiry nor lost-before-granted. */
+  static final Set<Capability> ADVISORY_CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
+      Capability.SEMAPHORE, Capability.FENCING, Capability.LEADER_ELECTION);
 
   private final JdbcConfig config;
   private final DataSource dataSource;
@@ -84,6 +87,8 @@ final class JdbcLockService extends AbstractLockService {
   private final AtomicLong sequence = new AtomicLong();
   private final Wakeups wakeups;
   private final Notifications notifications;
+  /** {@code mode=advisory}'s grants, or null in lease mode. */
+  private final Advisory advisory;
   private final long recheckNanos;
   private final long leaseNanos;
   /** Acquire attempts in progress (guarded by itself). */
@@ -115,14 +120,16 @@ final class JdbcLockService extends AbstractLockService {
     this.dialect = config.dialect();
     this.serviceId = randomId();
     this.recheckNanos = config.recheck().toNanos();
-    this.leaseNanos = config.lease().leaseTime().toNanos();
+    // how long a wait rides out an outage: a lease term; in advisory mode (no term) six call timeouts
+    this.leaseNanos = config.lease().expires() ? config.lease().leaseTime().toNanos() : 6 * config.timeout().toNanos();
     this.wakeups = new Wakeups(database);
     this.notifications = dialect.canNotify()
         ? new Notifications(dataSource, config.table().channel(), wakeups, config.recheck()) : null;
 
     JdbcConfig.TableNames t = config.table();
+    this.advisory = config.advisory() ? new Advisory(this, dataSource, config) : null;
     Dialect d = dialect;
-    long termMs = config.lease().leaseTime().toMillis();
+    long termMs = config.lease().expires() ? config.lease().leaseTime().toMillis() : 0; // (unused in advisory mode)
     this.lockKeySql = "SELECT lock_key FROM " + t.keys() + " WHERE lock_key = ? FOR UPDATE";
     this.insertKeySql = d.insertKeyIfAbsent(t.keys(), "lock_key");
     this.holdersSql = "SELECT mode, permits, " + d.millisUntil("expires_at") + " FROM " + t.holders() + " WHERE lock_key = ?";
@@ -178,6 +185,11 @@ final class JdbcLockService extends AbstractLockService {
     return serviceId;
   }
 
+  /** How many acquires of this service are asleep waiting for a release (for tests). */
+  int waitersAsleep() {
+    return wakeups.asleep();
+  }
+
   // ---- handles
 
   @Override
@@ -208,6 +220,14 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   private Optional<String> leaderOf(Primitive p) {
+    if (advisory != null) {
+      try {
+        return advisory.leaderOf(p);
+      } catch (SQLException e) {
+        LOG.debug("cannot look up the leader of '{}': {}", p.name(), e.toString());
+        return Optional.empty();
+      }
+    }
     try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(leaderSql)) {
       s.setString(1, p.key());
       try (ResultSet rs = s.executeQuery()) {
@@ -231,6 +251,9 @@ final class JdbcLockService extends AbstractLockService {
   protected void doClose() {
     if (notifications != null) {
       notifications.close();
+    }
+    if (advisory != null) {
+      advisory.close();
     }
     wakeups.close();
     // close() has interrupted every wait; let attempts in flight undo what they may have been granted
@@ -323,7 +346,7 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   /** The outcome of one attempt: a lease, or how long until a conflicting grant expires (-1: unknown). */
-  private record Attempt(JdbcLease lease, long waitMs) {}
+  private record Attempt(AbstractLease lease, long waitMs) {}
 
   private Attempt attempt(Primitive p, String owner, int permits, int maxPermits) throws InterruptedException {
     synchronized (inFlight) {
@@ -334,13 +357,14 @@ final class JdbcLockService extends AbstractLockService {
       long sent = ticker().read();
       Attempt a;
       try {
-        a = grant(p, holder, owner, permits, maxPermits, sent);
+        a = advisory != null ? new Attempt(advisory.tryGrant(p, owner, permits, maxPermits, sent), -1)
+            : grant(p, holder, owner, permits, maxPermits, sent);
       } catch (SQLException | RuntimeException e) {
         // the grant may have committed with its reply lost: give back whatever it may have granted, now,
         // with the interrupt status set aside, since it would fail the call
         boolean interrupted = Thread.interrupted();
-        if (!isLockTimeout(e)) {
-          releaseQuietly(p, holder);
+        if (!isLockTimeout(e) && advisory == null) {
+          releaseQuietly(p, holder); // (an advisory attempt discards its session, and with it any lock)
         }
         if (interrupted) {
           throw new InterruptedException();
@@ -352,7 +376,13 @@ final class JdbcLockService extends AbstractLockService {
         throw translate("acquiring " + p.describe(), e);
       }
       if (Thread.interrupted()) {
-        if (a.lease() != null) {
+        if (a.lease() instanceof AdvisoryLease l) {
+          try {
+            l.release();
+          } catch (RuntimeException e) {
+            LOG.debug("giving back an interrupted grant of {} failed: {}", p.describe(), e.toString());
+          }
+        } else if (a.lease() != null) {
           releaseQuietly(p, holder);
         }
         throw new InterruptedException();
@@ -570,6 +600,13 @@ final class JdbcLockService extends AbstractLockService {
 
   int availablePermits(Primitive p, int maxPermits) {
     checkOpen();
+    if (advisory != null) {
+      try {
+        return maxPermits - advisory.slotsHeld(p, maxPermits);
+      } catch (SQLException | RuntimeException e) {
+        throw translate("reading the permits of " + p.describe(), e);
+      }
+    }
     try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(availableSql)) {
       s.setString(1, p.key());
       try (ResultSet rs = s.executeQuery()) {

@@ -47,6 +47,10 @@ record Primitive(String what, String name, String key, char mode) {
     return new Primitive("semaphore", name, key(namespace, Kind.SEMAPHORE, name), 'P');
   }
 
+  boolean isElection() {
+    return key.charAt(0) == Kind.ELECTION.code;
+  }
+
   String describe() {
     return what + " '" + name + "'";
   }

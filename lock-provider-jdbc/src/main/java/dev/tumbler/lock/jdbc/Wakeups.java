@@ -68,6 +68,19 @@ final class Wakeups {
     return !waiters.isEmpty();
   }
 
+  /** How many of this service's waiters are asleep in {@link Waiter#awaitChange} (for tests and metrics). */
+  int asleep() {
+    int n = 0;
+    for (Set<Waiter> s : waiters.values()) {
+      for (Waiter w : s) {
+        if (w.asleep()) {
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
   void close() {
     Set<Wakeups> all = LOCAL.get(database);
     if (all != null) {
@@ -80,6 +93,11 @@ final class Wakeups {
   /** One waiting acquire: a version that every wake-up increments. */
   static final class Waiter {
     private long version;
+    private boolean asleep;
+
+    synchronized boolean asleep() {
+      return asleep;
+    }
 
     synchronized long version() {
       return version;
@@ -93,12 +111,17 @@ final class Wakeups {
     /** Waits until the version differs from {@code seen} or {@code nanos} have passed. */
     synchronized void awaitChange(long seen, long nanos) throws InterruptedException {
       long end = System.nanoTime() + nanos;
-      while (version == seen) {
-        long left = end - System.nanoTime();
-        if (left <= 0) {
-          return;
+      asleep = true;
+      try {
+        while (version == seen) {
+          long left = end - System.nanoTime();
+          if (left <= 0) {
+            return;
+          }
+          wait(Math.max(1, left / 1_000_000), 0);
         }
-        wait(Math.max(1, left / 1_000_000), 0);
+      } finally {
+        asleep = false;
       }
     }
   }

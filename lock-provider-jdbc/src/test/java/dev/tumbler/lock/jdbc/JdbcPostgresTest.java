@@ -109,6 +109,51 @@ class JdbcPostgresTest {
   }
 
   @Test
+  void waiterIsWokenByAnotherClientsNotification() throws Exception {
+    // a minute's recheck, term and maxWait: a waiter that were not woken by the release would sleep a minute
+    String slow = "/postgres?user=postgres&createSchema=true&timeout=1s&recheck=60s&leaseTime=60s&table=notify_locks";
+    // the holder reaches the server by another address, so the two are not the same database to this JVM
+    // and the release cannot wake the waiter in process: only PostgreSQL's notification can
+    try (LockService holder = LockProviders.connect("lock:jdbc:postgresql://localhost:" + pg.port() + slow);
+        LockService waiting = LockProviders.connect("lock:jdbc:postgresql://127.0.0.1:" + pg.port() + slow)) {
+      Lease held = holder.lock("job").acquire();
+      AtomicReference<Object> outcome = new AtomicReference<>();
+      Thread waiter = Thread.ofPlatform().start(() -> {
+        try {
+          outcome.set(waiting.lock("job").tryAcquire(Duration.ofSeconds(60)).orElse(null));
+        } catch (Throwable t) {
+          outcome.set(t);
+        }
+      });
+      long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      // the waiting service listens (it then wakes its waiters once, for releases it may have missed)...
+      while (!listening("notify_locks_released")) {
+        assertTrue(System.nanoTime() - until < 0, "the waiting service never listened: " + outcome.get());
+        Thread.sleep(10);
+      }
+      Thread.sleep(200);
+      // ...and its waiter is asleep again: only a notification can wake it before a minute has passed
+      while (((JdbcLockService) waiting).waitersAsleep() == 0) {
+        assertTrue(System.nanoTime() - until < 0, "the waiter never went to sleep in its wait: " + outcome.get());
+        Thread.sleep(10);
+      }
+      held.release();
+      waiter.join(Duration.ofSeconds(15));
+      assertTrue(outcome.get() instanceof Lease, "the waiter was not granted within 15 s of the release (recheck "
+          + "and maxWait 60 s): " + outcome.get());
+      ((Lease) outcome.get()).release();
+    }
+  }
+
+  private static boolean listening(String channel) throws Exception {
+    try (Connection c = pg.admin(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE query = 'LISTEN " + channel + "'")) {
+      rs.next();
+      return rs.getLong(1) > 0;
+    }
+  }
+
+  @Test
   void missingSchemaIsAnErrorNamingTheTable() throws Exception {
     LockException e = assertThrows(LockException.class, () -> LockProviders.connect(pg.lockUrl(pg.address())
         + "&table=absent_locks").close());

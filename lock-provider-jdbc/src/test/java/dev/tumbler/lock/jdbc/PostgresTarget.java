@@ -21,9 +21,16 @@ final class PostgresTarget extends ProxiedTarget {
   private final String params;
 
   PostgresTarget(EmbeddedPg pg, Duration leaseTime, String table) {
+    this(pg, leaseTime, table, "");
+  }
+
+  /** @param more further parameters, each as {@code &name=value} */
+  PostgresTarget(EmbeddedPg pg, Duration leaseTime, String table, String more) {
     this.pg = pg;
     this.leaseTime = leaseTime;
-    this.params = "&leaseTime=" + leaseTime.toMillis() + "ms&timeout=1s&recheck=500ms&createSchema=true&table=" + table;
+    // advisory mode has no lease term; leaseTime() then only scales the TCK's waits
+    this.params = (more.contains("mode=advisory") ? "" : "&leaseTime=" + leaseTime.toMillis() + "ms")
+        + "&timeout=1s&recheck=500ms&createSchema=true&table=" + table + more;
   }
 
   private String urlFor(String address) {
