@@ -103,6 +103,15 @@ interface Dialect {
    */
   String release(String table, String channel);
 
+  /**
+   * The statement by which a waiter leaves the line: deletes {@code WHERE lock_key = ? AND waiter = ?} from
+   * {@code queue}; where {@link #canNotify()}, it also publishes the key on {@code channel} (whoever was
+   * behind it may go now).
+   */
+  default String dequeue(String queue, String channel) {
+    return "DELETE FROM " + queue + " WHERE lock_key = ? AND waiter = ?";
+  }
+
   /** The dialect for a JDBC URL's subprotocol, or null when there is none. */
   static Dialect forSubprotocol(String subprotocol) {
     return switch (subprotocol) {

@@ -217,7 +217,8 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
   /**
    * The names of the provider's database objects, all derived from the lock table's: the holders table
    * itself, {@code <table>_keys} (one row per lock name, locked to serialize its grants),
-   * {@code <table>_meta} (the schema version) and the sequence {@code <table>_fence} (fencing tokens).
+   * {@code <table>_queue} (waiters in line), {@code <table>_meta} (the schema version) and the sequence
+   * {@code <table>_fence} (fencing tokens and waiters' tickets).
    *
    * @param holders the table of grants
    */
@@ -238,6 +239,10 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
 
     String meta() {
       return holders + "_meta";
+    }
+
+    String queue() {
+      return holders + "_queue";
     }
 
     String sequence() {

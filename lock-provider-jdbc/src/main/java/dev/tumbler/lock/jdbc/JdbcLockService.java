@@ -22,7 +22,9 @@ import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -44,9 +46,16 @@ import org.slf4j.LoggerFactory;
  * database's now plus the lease term. The token is drawn under the name's row lock, so the grants of a name
  * get increasing tokens in the order they commit; the sequence never goes back, whatever rows are deleted.
  * Where the dialect {@linkplain Dialect#grantsInOneCall() allows it} (PostgreSQL), the same steps are one
- * call of four statements run as one transaction, the decision to insert written in SQL (see
+ * call of five statements run as one transaction, the decision to insert written in SQL (see
  * {@link #oneCallGrantSql}); each statement reads what committed before it started, so the statements
  * after the row lock see every grant committed before it was taken.
+ *
+ * <h2>The line</h2>
+ * In lease mode grants are first come, first served: an acquire that is refused joins the name's line in
+ * {@code <table>_queue} in the refusing transaction (a ticket from the sequence), and a grant goes through
+ * only when no live waiter it must not pass is ahead of it (any earlier one; a read lock passes earlier
+ * read locks). Every attempt extends its place by a term, and a waiter looks again at least every
+ * {@code T/3}; one that gives up leaves the line and wakes the others. Advisory mode has no line.
  *
  * <h2>Leases</h2>
  * The client's side is the SPI's: renewed every {@code T/3} by the service's renewer, trusted until
@@ -61,6 +70,7 @@ import org.slf4j.LoggerFactory;
  * by itself, or until {@code recheck} has passed (on databases without notifications, a backoff that
  * doubles from {@value #FIRST_BACKOFF_MILLIS} ms up to {@code recheck}), whichever comes first — never past
  * their deadline. A wait rides out a database outage of up to one lease term, retrying every 100 ms.
+ * In line, a waiter also looks again at least every {@code T/3}, to keep its place.
  *
  * <p>Errors of the driver never reach callers raw: an unreachable database is a
  * {@link ServiceUnavailableException}, anything the database refuses a {@link LockException}, both naming
@@ -74,7 +84,7 @@ final class JdbcLockService extends AbstractLockService {
 
   static final Set<Capability> CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
       Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
-      Capability.LEADER_ELECTION);
+      Capability.FAIR, Capability.LEADER_ELECTION);
   /** What {@code mode=advisory} keeps: no term on the server, so neither expiry nor lost-before-granted. */
   static final Set<Capability> ADVISORY_CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
       Capability.SEMAPHORE, Capability.FENCING, Capability.LEADER_ELECTION);
@@ -91,7 +101,7 @@ final class JdbcLockService extends AbstractLockService {
   private final Advisory advisory;
   private final long recheckNanos;
   private final long leaseNanos;
-  /** Acquire attempts in progress (guarded by itself). */
+  /** Acquires in progress (guarded by itself). */
   private final int[] inFlight = new int[1];
 
   private final String lockKeySql;
@@ -103,8 +113,13 @@ final class JdbcLockService extends AbstractLockService {
   private final String releaseSql;
   private final String availableSql;
   private final String leaderSql;
+  private final String queueSql;
+  private final String deleteExpiredWaitersSql;
+  private final String enqueueSql;
+  private final String refreshWaiterSql;
+  private final String dequeueSql;
   /** The one-call grant per mode ({@code X}, {@code S}, {@code P}), or null where the dialect has none. */
-  private final Map<Character, String> oneCallGrantSql;
+  private final Map<Character, NamedSql> oneCallGrantSql;
 
   /**
    * @param dataSource where connections come from
@@ -143,36 +158,57 @@ final class JdbcLockService extends AbstractLockService {
     this.availableSql = "SELECT COALESCE(SUM(permits), 0) FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > "
         + d.now();
     this.leaderSql = "SELECT owner FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > " + d.now();
-    this.oneCallGrantSql = d.grantsInOneCall()
+    this.queueSql = "SELECT waiter, mode, ticket, " + d.millisUntil("expires_at") + " FROM " + t.queue() + " WHERE lock_key = ?";
+    this.deleteExpiredWaitersSql = "DELETE FROM " + t.queue() + " WHERE lock_key = ? AND expires_at <= " + d.now();
+    this.enqueueSql = "INSERT INTO " + t.queue() + " (lock_key, waiter, mode, permits, ticket, expires_at) VALUES (?, ?, ?, ?, "
+        + d.nextValue(t.sequence()) + ", " + d.nowPlusMillis(termMs) + ")";
+    this.refreshWaiterSql = "UPDATE " + t.queue() + " SET expires_at = " + d.nowPlusMillis(termMs)
+        + " WHERE lock_key = ? AND waiter = ?";
+    this.dequeueSql = d.dequeue(t.queue(), t.channel());
+    this.oneCallGrantSql = d.grantsInOneCall() && advisory == null
         ? Map.of('X', oneCallGrantSql(t, d, 'X', termMs), 'S', oneCallGrantSql(t, d, 'S', termMs),
             'P', oneCallGrantSql(t, d, 'P', termMs))
         : null;
   }
 
   /**
-   * The grant as one call of four statements, one transaction: create the name's key row if absent, lock
+   * The grant as one call of five statements, one transaction: create the name's key row if absent, lock
    * it ({@code FOR UPDATE}: grants and renewals of the name are serialized, and the token below is drawn
-   * under that lock), delete the name's expired holders, then, in one statement, insert the grant if the
-   * live holders leave room for it, and return its token (null when not granted) and the milliseconds
-   * until the first conflicting live holder expires (null when none). "Live" and "expired" are decided by
-   * the database clock. Parameters: the key four times, then holder, mode, permits, owner, the key, and for
-   * permits also permits and the maximum.
+   * under that lock), delete the name's expired holders and expired waiters, then, in one statement,
+   * decide: granted when the live holders leave room and no live waiter this request must not pass is
+   * ahead of it in line; then insert the grant and leave the line, or else join the line (a ticket from the
+   * sequence) or keep its place there (its expiry extended). It returns the token (null when not
+   * granted), and the milliseconds until the first conflicting live holder expires (null when none).
+   * "Live" and "expired" are decided by the database clock.
    */
-  static String oneCallGrantSql(JdbcConfig.TableNames t, Dialect d, char mode, long termMs) {
+  static NamedSql oneCallGrantSql(JdbcConfig.TableNames t, Dialect d, char mode, long termMs) {
     String conflicting = mode == 'S' ? " WHERE mode <> 'S'" : "";
     String grantable = mode == 'P'
-        ? "(SELECT COALESCE(SUM(permits), 0) FROM live) + ? <= ?"
+        ? "(SELECT COALESCE(SUM(permits), 0) FROM live) + :permits <= :max"
         : "NOT EXISTS (SELECT 1 FROM live" + conflicting + ")";
-    return d.insertKeyIfAbsent(t.keys(), "lock_key") + ";\n"
-        + "SELECT lock_key FROM " + t.keys() + " WHERE lock_key = ? FOR UPDATE;\n"
-        + "DELETE FROM " + t.holders() + " WHERE lock_key = ? AND expires_at <= " + d.now() + ";\n"
+    return NamedSql.of(d.insertKeyIfAbsent(t.keys(), "lock_key").replace("?", ":key") + ";\n"
+        + "SELECT lock_key FROM " + t.keys() + " WHERE lock_key = :key FOR UPDATE;\n"
+        + "DELETE FROM " + t.holders() + " WHERE lock_key = :key AND expires_at <= " + d.now() + ";\n"
+        + "DELETE FROM " + t.queue() + " WHERE lock_key = :key AND expires_at <= " + d.now() + ";\n"
         + "WITH live AS (SELECT mode, permits, expires_at FROM " + t.holders()
-        + " WHERE lock_key = ? AND expires_at > " + d.now() + "),\n"
+        + " WHERE lock_key = :key AND expires_at > " + d.now() + "),\n"
+        + " me AS (SELECT ticket FROM " + t.queue() + " WHERE lock_key = :key AND waiter = :waiter),\n"
+        + " ahead AS (SELECT 1 FROM " + t.queue() + " WHERE lock_key = :key AND waiter <> :waiter"
+        + (mode == 'S' ? " AND mode <> 'S'" : "")
+        + " AND ticket < COALESCE((SELECT ticket FROM me), " + Long.MAX_VALUE + ")),\n"
+        + " ok AS (SELECT (" + grantable + ") AND NOT EXISTS (SELECT 1 FROM ahead) AS g),\n"
         + " ins AS (INSERT INTO " + t.holders()
         + " (lock_key, holder, mode, permits, token, owner, acquired_at, expires_at)"
-        + " SELECT lock_key, ?, ?, ?, " + d.nextValue(t.sequence()) + ", ?, " + d.now() + ", " + d.nowPlusMillis(termMs)
-        + " FROM " + t.keys() + " WHERE lock_key = ? AND " + grantable + " RETURNING token)\n"
-        + "SELECT (SELECT token FROM ins), (SELECT MIN(" + d.millisUntil("expires_at") + ") FROM live" + conflicting + ")";
+        + " SELECT lock_key, :holder, :mode, :permits, " + d.nextValue(t.sequence()) + ", :owner, " + d.now() + ", "
+        + d.nowPlusMillis(termMs) + " FROM " + t.keys() + " WHERE lock_key = :key AND (SELECT g FROM ok) RETURNING token),\n"
+        + " gone AS (DELETE FROM " + t.queue() + " WHERE lock_key = :key AND waiter = :waiter AND (SELECT g FROM ok)"
+        + " RETURNING 1),\n"
+        + " kept AS (UPDATE " + t.queue() + " SET expires_at = " + d.nowPlusMillis(termMs)
+        + " WHERE lock_key = :key AND waiter = :waiter AND NOT (SELECT g FROM ok) RETURNING 1),\n"
+        + " joined AS (INSERT INTO " + t.queue() + " (lock_key, waiter, mode, permits, ticket, expires_at)"
+        + " SELECT :key, :waiter, :mode, :permits, " + d.nextValue(t.sequence()) + ", " + d.nowPlusMillis(termMs)
+        + " WHERE NOT (SELECT g FROM ok) AND NOT EXISTS (SELECT 1 FROM me) RETURNING 1)\n"
+        + "SELECT (SELECT token FROM ins), (SELECT MIN(" + d.millisUntil("expires_at") + ") FROM live" + conflicting + ")");
   }
 
   static String randomId() {
@@ -256,8 +292,8 @@ final class JdbcLockService extends AbstractLockService {
       advisory.close();
     }
     wakeups.close();
-    // close() has interrupted every wait; let attempts in flight undo what they may have been granted
-    // before the pool goes away (bounded: each undo is one call within the timeout)
+    // close() has interrupted every wait; let acquires in flight undo what they may have been granted, and
+    // leave their lines, before the pool goes away (bounded: each undo is one call within the timeout)
     long until = System.nanoTime() + 2 * config.timeout().toNanos();
     synchronized (inFlight) {
       while (inFlight[0] > 0 && until - System.nanoTime() > 0) {
@@ -292,12 +328,21 @@ final class JdbcLockService extends AbstractLockService {
     Wakeups.Waiter waiter = null;
     long outageStart = 0;
     long backoff = TimeUnit.MILLISECONDS.toNanos(FIRST_BACKOFF_MILLIS);
+    // this acquire's place in the name's line (lease mode): joined by its first attempt that is not granted
+    String waiterId = advisory == null ? serviceId + ":w" + sequence.incrementAndGet() : null;
+    boolean inLine = false;
+    AbstractLease granted = null;
+    // counted until it has undone what it must (an uncertain grant, its place in line): close() waits for it
+    synchronized (inFlight) {
+      inFlight[0]++;
+    }
     try {
       while (true) {
         long seen = waiter == null ? 0 : waiter.version();
         Attempt a;
         try {
-          a = attempt(p, owner, permits, maxPermits);
+          a = attempt(p, owner, waiterId, permits, maxPermits);
+          inLine = waiterId != null;
           outageStart = 0;
         } catch (ServiceUnavailableException e) {
           long now = ticker().read();
@@ -312,7 +357,8 @@ final class JdbcLockService extends AbstractLockService {
           continue;
         }
         if (a.lease() != null) {
-          return a.lease();
+          granted = a.lease(); // (the grant left the line in its own transaction)
+          return granted;
         }
         if (deadline.isExpired()) {
           return null;
@@ -336,59 +382,19 @@ final class JdbcLockService extends AbstractLockService {
           // the holder's grant expires by itself then, with no release: look again right after
           wait = Math.min(wait, TimeUnit.MILLISECONDS.toNanos(a.waitMs() + 1));
         }
+        if (inLine) {
+          // each attempt extends the place in line for a term: look again well within it
+          wait = Math.min(wait, leaseNanos / 3);
+        }
         waiter.awaitChange(seen, wait);
       }
     } finally {
       if (waiter != null) {
         wakeups.unregister(p.key(), waiter);
       }
-    }
-  }
-
-  /** The outcome of one attempt: a lease, or how long until a conflicting grant expires (-1: unknown). */
-  private record Attempt(AbstractLease lease, long waitMs) {}
-
-  private Attempt attempt(Primitive p, String owner, int permits, int maxPermits) throws InterruptedException {
-    synchronized (inFlight) {
-      inFlight[0]++;
-    }
-    try {
-      String holder = serviceId + ":" + sequence.incrementAndGet();
-      long sent = ticker().read();
-      Attempt a;
-      try {
-        a = advisory != null ? new Attempt(advisory.tryGrant(p, owner, permits, maxPermits, sent), -1)
-            : grant(p, holder, owner, permits, maxPermits, sent);
-      } catch (SQLException | RuntimeException e) {
-        // the grant may have committed with its reply lost: give back whatever it may have granted, now,
-        // with the interrupt status set aside, since it would fail the call
-        boolean interrupted = Thread.interrupted();
-        if (!isLockTimeout(e) && advisory == null) {
-          releaseQuietly(p, holder); // (an advisory attempt discards its session, and with it any lock)
-        }
-        if (interrupted) {
-          throw new InterruptedException();
-        }
-        if (isLockTimeout(e)) {
-          // another client holds the name's row lock too long (cut off inside its transaction): not granted now
-          return new Attempt(null, FIRST_BACKOFF_MILLIS);
-        }
-        throw translate("acquiring " + p.describe(), e);
+      if (inLine && granted == null) {
+        leaveLine(p, waiterId);
       }
-      if (Thread.interrupted()) {
-        if (a.lease() instanceof AdvisoryLease l) {
-          try {
-            l.release();
-          } catch (RuntimeException e) {
-            LOG.debug("giving back an interrupted grant of {} failed: {}", p.describe(), e.toString());
-          }
-        } else if (a.lease() != null) {
-          releaseQuietly(p, holder);
-        }
-        throw new InterruptedException();
-      }
-      return a;
-    } finally {
       synchronized (inFlight) {
         if (--inFlight[0] == 0) {
           inFlight.notifyAll();
@@ -397,10 +403,69 @@ final class JdbcLockService extends AbstractLockService {
     }
   }
 
-  private Attempt grant(Primitive p, String holder, String owner, int permits, int maxPermits, long sent)
-      throws SQLException {
+  /** Gives up a place in line (the deadline passed, an interrupt, an error), waking whoever was behind it. */
+  private void leaveLine(Primitive p, String waiterId) {
+    boolean interrupted = Thread.interrupted();
+    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(dequeueSql)) {
+      s.setString(1, p.key());
+      s.setString(2, waiterId);
+      s.execute();
+    } catch (SQLException | RuntimeException e) {
+      LOG.debug("leaving the line of {} failed; the place expires in the database: {}", p.describe(), e.toString());
+    } finally {
+      wakeups.local(p.key());
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** The outcome of one attempt: a lease, or how long until a conflicting grant expires (-1: unknown). */
+  private record Attempt(AbstractLease lease, long waitMs) {}
+
+  private Attempt attempt(Primitive p, String owner, String waiterId, int permits, int maxPermits)
+      throws InterruptedException {
+    String holder = serviceId + ":" + sequence.incrementAndGet();
+    long sent = ticker().read();
+    Attempt a;
+    try {
+      a = advisory != null ? new Attempt(advisory.tryGrant(p, owner, permits, maxPermits, sent), -1)
+          : grant(p, holder, waiterId, owner, permits, maxPermits, sent);
+    } catch (SQLException | RuntimeException e) {
+      // the grant may have committed with its reply lost: give back whatever it may have granted, now,
+      // with the interrupt status set aside, since it would fail the call
+      boolean interrupted = Thread.interrupted();
+      if (!isLockTimeout(e) && advisory == null) {
+        releaseQuietly(p, holder); // (an advisory attempt discards its session, and with it any lock)
+      }
+      if (interrupted) {
+        throw new InterruptedException();
+      }
+      if (isLockTimeout(e)) {
+        // another client holds the name's row lock too long (cut off inside its transaction): not granted now
+        return new Attempt(null, FIRST_BACKOFF_MILLIS);
+      }
+      throw translate("acquiring " + p.describe(), e);
+    }
+    if (Thread.interrupted()) {
+      if (a.lease() instanceof AdvisoryLease l) {
+        try {
+          l.release();
+        } catch (RuntimeException e) {
+          LOG.debug("giving back an interrupted grant of {} failed: {}", p.describe(), e.toString());
+        }
+      } else if (a.lease() != null) {
+        releaseQuietly(p, holder);
+      }
+      throw new InterruptedException();
+    }
+    return a;
+  }
+
+  private Attempt grant(Primitive p, String holder, String waiterId, String owner, int permits, int maxPermits,
+      long sent) throws SQLException {
     if (oneCallGrantSql != null) {
-      return grantInOneCall(p, holder, owner, permits, maxPermits, sent);
+      return grantInOneCall(p, holder, waiterId, owner, permits, maxPermits, sent);
     }
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
@@ -449,9 +514,32 @@ final class JdbcLockService extends AbstractLockService {
             s.executeUpdate();
           }
         }
-        if (conflict) {
+        Line line = line(c, p, waiterId);
+        if (conflict || line.ahead()) {
+          if (line.ticket() == null) {
+            try (PreparedStatement s = c.prepareStatement(enqueueSql)) {
+              s.setString(1, p.key());
+              s.setString(2, waiterId);
+              s.setString(3, String.valueOf(p.mode()));
+              s.setInt(4, permits);
+              s.executeUpdate();
+            }
+          } else {
+            try (PreparedStatement s = c.prepareStatement(refreshWaiterSql)) {
+              s.setString(1, p.key());
+              s.setString(2, waiterId);
+              s.executeUpdate();
+            }
+          }
           c.commit();
-          return new Attempt(null, waitMs == Long.MAX_VALUE ? -1 : waitMs);
+          return new Attempt(null, conflict && waitMs != Long.MAX_VALUE ? waitMs : -1);
+        }
+        if (line.ticket() != null) {
+          try (PreparedStatement s = c.prepareStatement(dequeueSql)) {
+            s.setString(1, p.key());
+            s.setString(2, waiterId);
+            s.execute();
+          }
         }
         long token;
         try (PreparedStatement s = c.prepareStatement(insertSql)) {
@@ -476,29 +564,18 @@ final class JdbcLockService extends AbstractLockService {
     }
   }
 
-  private Attempt grantInOneCall(Primitive p, String holder, String owner, int permits, int maxPermits, long sent)
-      throws SQLException {
+  private Attempt grantInOneCall(Primitive p, String holder, String waiterId, String owner, int permits,
+      int maxPermits, long sent) throws SQLException {
+    NamedSql sql = oneCallGrantSql.get(p.mode());
     try (Connection c = dataSource.getConnection()) {
       if (!c.getAutoCommit()) {
         // the statements must commit together when the call ends (an application's pool may hand out
         // connections in manual-commit mode; the pool resets it when the connection comes back)
         c.setAutoCommit(true);
       }
-      try (PreparedStatement s = c.prepareStatement(oneCallGrantSql.get(p.mode()))) {
-        int i = 1;
-        s.setString(i++, p.key());
-        s.setString(i++, p.key());
-        s.setString(i++, p.key());
-        s.setString(i++, p.key());
-        s.setString(i++, holder);
-        s.setString(i++, String.valueOf(p.mode()));
-        s.setInt(i++, permits);
-        s.setString(i++, owner);
-        s.setString(i++, p.key());
-        if (p.mode() == 'P') {
-          s.setInt(i++, permits);
-          s.setInt(i, maxPermits);
-        }
+      try (PreparedStatement s = c.prepareStatement(sql.sql())) {
+        sql.bind(s, Map.of("key", p.key(), "waiter", waiterId, "holder", holder, "mode", String.valueOf(p.mode()),
+            "permits", permits, "owner", owner, "max", maxPermits));
         boolean isResultSet = s.execute();
         Long token = null;
         Long waitMs = null;
@@ -528,6 +605,47 @@ final class JdbcLockService extends AbstractLockService {
       }
     }
   }
+
+  /**
+   * This waiter's ticket in the name's line (null when it is not in line), and whether a live waiter it
+   * must not pass is ahead of it: any earlier one (every earlier one, if it has no ticket yet), except that a
+   * read lock passes earlier read locks. Deletes expired waiters. Inside the grant's transaction.
+   */
+  private Line line(Connection c, Primitive p, String waiterId) throws SQLException {
+    Long mine = null;
+    boolean expired = false;
+    List<long[]> others = new ArrayList<>(); // {ticket, blocks (1/0)}
+    try (PreparedStatement s = c.prepareStatement(queueSql)) {
+      s.setString(1, p.key());
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          if (rs.getLong(4) <= 0) {
+            expired = true;
+          } else if (rs.getString(1).equals(waiterId)) {
+            mine = rs.getLong(3);
+          } else {
+            boolean blocks = p.mode() != 'S' || rs.getString(2).charAt(0) != 'S';
+            others.add(new long[] {rs.getLong(3), blocks ? 1 : 0});
+          }
+        }
+      }
+    }
+    if (expired) {
+      try (PreparedStatement s = c.prepareStatement(deleteExpiredWaitersSql)) {
+        s.setString(1, p.key());
+        s.executeUpdate();
+      }
+    }
+    boolean ahead = false;
+    for (long[] o : others) {
+      if (o[1] == 1 && (mine == null || o[0] < mine)) {
+        ahead = true;
+      }
+    }
+    return new Line(mine, ahead);
+  }
+
+  private record Line(Long ticket, boolean ahead) {}
 
   /** Locks the name's row in the keys table, creating it first if needed. */
   private void lockKey(Connection c, String key) throws SQLException {

@@ -6,8 +6,8 @@ import dev.tumbler.lock.spi.Deadline;
 
 /**
  * A counting semaphore in the lock table: each grant is a row holding its permits until it is released
- * or expires by the database clock, so the permits of a crashed holder come back when its lease ends. Not
- * fair. Every handle checks the limit it was created with, so all handles of one name should agree on
+ * or expires by the database clock, so the permits of a crashed holder come back when its lease ends. In
+ * lease mode its waiters are served strictly in line (in advisory mode, not fair). Every handle checks the limit it was created with, so all handles of one name should agree on
  * {@code maxPermits}. Thread safe.
  */
 final class JdbcSemaphore extends AbstractSemaphore {

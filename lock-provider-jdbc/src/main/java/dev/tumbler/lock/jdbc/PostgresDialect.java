@@ -109,6 +109,12 @@ final class PostgresDialect implements Dialect {
   }
 
   @Override
+  public String dequeue(String queue, String channel) {
+    return "WITH d AS (DELETE FROM " + queue + " WHERE lock_key = ? AND waiter = ? RETURNING lock_key) "
+        + "SELECT pg_notify('" + channel + "', lock_key) FROM d";
+  }
+
+  @Override
   public String release(String table, String channel) {
     return "WITH d AS (DELETE FROM " + table + " WHERE lock_key = ? AND holder = ? RETURNING lock_key) "
         + "SELECT pg_notify('" + channel + "', lock_key) FROM d";

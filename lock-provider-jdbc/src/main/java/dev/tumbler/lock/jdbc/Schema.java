@@ -17,6 +17,9 @@ import java.util.List;
  *       leadership term), with its fencing token and its expiry by the database clock;
  *   <li>{@code <table>_keys}: one row per lock name, never deleted by the provider; every grant and renewal
  *       of a name locks it first, so they are serialized per name;
+ *   <li>{@code <table>_queue}: one row per waiting acquire, with its place in line (a ticket from the
+ *       fencing sequence) and an expiry by the database clock that each of its attempts extends; a grant
+ *       goes to no one while a live waiter that it must not pass is ahead of it (since version 2);
  *   <li>{@code <table>_meta}: {@code schema_version}, so that a later release can migrate;
  *   <li>{@code <table>_fence}: the sequence fencing tokens are drawn from, under the name's row lock. It
  *       never goes back: not when rows are deleted, not across restarts.
@@ -24,7 +27,7 @@ import java.util.List;
  */
 final class Schema {
   /** The schema version this provider writes and reads. */
-  static final int VERSION = 1;
+  static final int VERSION = 2;
 
   private Schema() {}
 
@@ -44,7 +47,20 @@ final class Schema {
             + "acquired_at " + ts + " NOT NULL, "
             + "expires_at " + ts + " NOT NULL, "
             + "PRIMARY KEY (lock_key, holder))",
-        d.createSequence(t.sequence()));
+        d.createSequence(t.sequence()),
+        queueDdl(d, t));
+  }
+
+  /** The waiters' table, new in version 2: all that migrating from version 1 creates. */
+  static String queueDdl(Dialect d, JdbcConfig.TableNames t) {
+    return "CREATE TABLE IF NOT EXISTS " + t.queue() + " ("
+        + "lock_key VARCHAR(600) NOT NULL, "
+        + "waiter VARCHAR(64) NOT NULL, "
+        + "mode CHAR(1) NOT NULL, "
+        + "permits INTEGER NOT NULL, "
+        + "ticket BIGINT NOT NULL, "
+        + "expires_at " + d.timestampType() + " NOT NULL, "
+        + "PRIMARY KEY (lock_key, waiter))";
   }
 
   /**
@@ -63,11 +79,16 @@ final class Schema {
       throw new LockException("the lock table " + t.holders() + " has no schema version row in " + t.meta()
           + ": create the schema with the DDL in the lock-provider-jdbc README, or connect with createSchema=true");
     }
+    if (version == 1) {
+      throw new LockException("the lock table " + t.holders() + " has schema version 1; this provider reads version "
+          + VERSION + ", which adds the table " + t.queue() + ": connect once with createSchema=true, or run the "
+          + "migration in the lock-provider-jdbc README");
+    }
     if (version != VERSION) {
       throw new LockException("the lock table " + t.holders() + " has schema version " + version
           + "; this provider reads version " + VERSION);
     }
-    for (String table : List.of(t.keys(), t.holders())) {
+    for (String table : List.of(t.keys(), t.holders(), t.queue())) {
       try (Statement s = c.createStatement()) {
         s.executeQuery("SELECT 1 FROM " + table + " WHERE 1 = 0").close();
       } catch (SQLException e) {
@@ -120,6 +141,12 @@ final class Schema {
           try (PreparedStatement i = c.prepareStatement("INSERT INTO " + t.meta() + " (setting, setting_value) VALUES ('schema_version', ?)")) {
             i.setString(1, Integer.toString(VERSION));
             i.executeUpdate();
+          }
+        } else if (rs.getString(1).trim().equals("1")) {
+          // version 1 to 2: the waiters' table, created above with the rest
+          try (PreparedStatement u = c.prepareStatement("UPDATE " + t.meta() + " SET setting_value = ? WHERE setting = 'schema_version'")) {
+            u.setString(1, Integer.toString(VERSION));
+            u.executeUpdate();
           }
         }
       }

@@ -154,6 +154,48 @@ class JdbcPostgresTest {
   }
 
   @Test
+  void waiterThatGivesUpLeavesTheLine() throws Exception {
+    try (LockService a = connect("line_locks", ""); LockService b = connect("line_locks", "");
+        LockService c = connect("line_locks", "")) {
+      Lease held = a.lock("job").acquire();
+      assertTrue(b.lock("job").tryAcquire(Duration.ofMillis(300)).isEmpty(), "a held lock was granted");
+      assertEquals(0, count("SELECT COUNT(*) FROM line_locks_queue"), "a waiter that gave up kept its place in line");
+      held.release();
+      // nobody is ahead in line: a try without waiting gets the lock at once
+      c.lock("job").tryAcquire(Duration.ZERO).orElseThrow(
+          () -> new AssertionError("a waiter that gave up still held up the line")).release();
+    }
+  }
+
+  @Test
+  void schemaVersion1IsMigratedOnlyWhenAsked() throws Exception {
+    sql("DROP TABLE IF EXISTS v1_locks, v1_locks_keys, v1_locks_meta, v1_locks_queue", "DROP SEQUENCE IF EXISTS v1_locks_fence",
+        "CREATE TABLE v1_locks_meta (setting VARCHAR(64) NOT NULL PRIMARY KEY, setting_value VARCHAR(256) NOT NULL)",
+        "INSERT INTO v1_locks_meta (setting, setting_value) VALUES ('schema_version', '1')",
+        "CREATE TABLE v1_locks_keys (lock_key VARCHAR(600) NOT NULL PRIMARY KEY)",
+        "CREATE TABLE v1_locks (lock_key VARCHAR(600) NOT NULL, holder VARCHAR(64) NOT NULL, mode CHAR(1) NOT NULL, "
+            + "permits INTEGER NOT NULL, token BIGINT NOT NULL, owner VARCHAR(300) NOT NULL, "
+            + "acquired_at TIMESTAMP WITH TIME ZONE NOT NULL, expires_at TIMESTAMP WITH TIME ZONE NOT NULL, "
+            + "PRIMARY KEY (lock_key, holder))",
+        "CREATE SEQUENCE v1_locks_fence START WITH 1 NO CYCLE");
+    LockException e = assertThrows(LockException.class, () -> LockProviders.connect(pg.lockUrl(pg.address())
+        + "&table=v1_locks").close());
+    assertTrue(e.getMessage().contains("version 1") && e.getMessage().contains("v1_locks_queue")
+        && e.getMessage().contains("createSchema=true"), "the error does not say what to migrate, and how: " + e.getMessage());
+    try (LockService s = connect("v1_locks", "")) {
+      s.lock("after-migration").acquire().release();
+    }
+    assertEquals(2, count("SELECT CAST(setting_value AS INTEGER) FROM v1_locks_meta WHERE setting = 'schema_version'"));
+  }
+
+  private static long count(String query) throws Exception {
+    try (Connection c = pg.admin(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(query)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  @Test
   void missingSchemaIsAnErrorNamingTheTable() throws Exception {
     LockException e = assertThrows(LockException.class, () -> LockProviders.connect(pg.lockUrl(pg.address())
         + "&table=absent_locks").close());
