@@ -36,6 +36,30 @@ class RunCommandTest {
   }
 
   @Test
+  void theJdbcProviderShipsWithItsDrivers() throws Exception {
+    assertTrue(run("providers").out().contains("jdbc"), "the CLI does not list the JDBC provider");
+    String url = "lock:jdbc:h2:mem:cli-run;DB_CLOSE_DELAY=-1?createSchema=true&leaseTime=5s";
+    try (LockService other = LockProviders.connect(url)) {
+      CompletableFuture<Result> job = CompletableFuture.supplyAsync(
+          () -> run("run", "--url", url, "--lock", "nightly", "--", "sh", "-c", "sleep 1; exit 4"));
+      // while the command runs, the lock is taken in the database
+      boolean seenTaken = false;
+      while (!job.isDone() && !seenTaken) {
+        seenTaken = other.lock("nightly").tryAcquire(Duration.ZERO).map(l -> {
+          l.release();
+          return false;
+        }).orElse(true);
+        Thread.sleep(20);
+      }
+      Result r = job.get();
+      assertEquals(4, r.code(), r.toString());
+      assertTrue(seenTaken, "the lock was never seen taken while the command ran");
+      other.lock("nightly").tryAcquire(Duration.ZERO).orElseThrow(
+          () -> new AssertionError("the lock stayed taken after the command")).release();
+    }
+  }
+
+  @Test
   void theCommandRunsWhileTheLockIsHeld() throws Exception {
     Path marker = dir.resolve("held");
     // the command's options are its own, with or without "--"
