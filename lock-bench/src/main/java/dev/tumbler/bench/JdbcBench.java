@@ -36,6 +36,8 @@ import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
  *   <li><b>uncontended</b>: one thread acquires and releases a free lock, again and again. Tumbler: a
  *       30 s lease renewed in the background, with a fencing token; ShedLock: {@code lockAtMostFor} 30 s,
  *       {@code lockAtLeastFor} 0, its {@code shedlock} table created as its documentation gives it.
+ *   <li><b>the same, mode=advisory</b>: Tumbler's PostgreSQL session advisory locks (one statement per
+ *       grant, with the fencing token; no expiry, no lost-before-granted), against ShedLock again.
  * </ul>
  *
  * Both sides use a HikariCP pool of the same size on the same server; a third line times one
@@ -77,7 +79,9 @@ public final class JdbcBench {
       String jdbc = "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
       try (HikariDataSource shedPool = pool(jdbc, "shedlock"); HikariDataSource rawPool = pool(jdbc, "raw");
           LockService tumbler = LockProviders.connect("lock:jdbc:postgresql://127.0.0.1:" + port
-              + "/postgres?user=postgres&createSchema=true&maximumPoolSize=10")) {
+              + "/postgres?user=postgres&createSchema=true&maximumPoolSize=10");
+          LockService advisory = LockProviders.connect("lock:jdbc:postgresql://127.0.0.1:" + port
+              + "/postgres?user=postgres&createSchema=true&maximumPoolSize=10&mode=advisory")) {
         createShedLockTable(shedPool);
         String version = serverVersion(rawPool);
         System.out.printf(Locale.ROOT, "PostgreSQL %s on 127.0.0.1:%d (embedded, fsync=off), %d rounds of %d "
@@ -97,6 +101,10 @@ public final class JdbcBench {
         double[][] r = compare(rounds, () -> timeLoop(t, iterations), () -> timeLoop(s, iterations),
             () -> timeLoop(ping, iterations));
         report("uncontended acquire+release", r, iterations);
+        Lock advisoryLock = advisory.lock("uncontended-advisory");
+        Side a = () -> advisoryLock.acquire().release();
+        r = compare(rounds, () -> timeLoop(a, iterations), () -> timeLoop(s, iterations), () -> timeLoop(ping, iterations));
+        report("the same, mode=advisory", r, iterations);
       }
     }
   }

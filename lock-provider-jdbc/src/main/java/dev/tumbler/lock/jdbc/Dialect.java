@@ -99,9 +99,12 @@ interface Dialect {
 
   /**
    * The release statement: deletes the row {@code WHERE lock_key = ? AND holder = ?}; where
-   * {@link #canNotify()}, it also publishes the key on {@code channel} when it deleted a row.
+   * {@link #canNotify()}, it also publishes the key on {@code channel} when it deleted a row and a live
+   * waiter is in the name's line in {@code queue} (a refused acquire joins the line in the transaction that
+   * refused it, so a waiter that saw this holder is in line unless its refusal was still committing while
+   * this statement ran; it then looks again within {@code recheck}).
    */
-  String release(String table, String channel);
+  String release(String table, String queue, String channel);
 
   /**
    * The statement by which a waiter leaves the line: deletes {@code WHERE lock_key = ? AND waiter = ?} from

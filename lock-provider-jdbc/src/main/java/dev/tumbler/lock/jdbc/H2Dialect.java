@@ -86,7 +86,7 @@ final class H2Dialect implements Dialect {
   }
 
   @Override
-  public String release(String table, String channel) {
+  public String release(String table, String queue, String channel) {
     return "DELETE FROM " + table + " WHERE lock_key = ? AND holder = ?";
   }
 }

@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * database's now plus the lease term. The token is drawn under the name's row lock, so the grants of a name
  * get increasing tokens in the order they commit; the sequence never goes back, whatever rows are deleted.
  * Where the dialect {@linkplain Dialect#grantsInOneCall() allows it} (PostgreSQL), the same steps are one
- * call of five statements run as one transaction, the decision to insert written in SQL (see
+ * call of three statements run as one transaction, the decision to insert written in SQL (see
  * {@link #oneCallGrantSql}); each statement reads what committed before it started, so the statements
  * after the row lock see every grant committed before it was taken.
  *
@@ -154,7 +154,7 @@ final class JdbcLockService extends AbstractLockService {
         + d.nextValue(t.sequence()) + ", ?, " + d.now() + ", " + d.nowPlusMillis(termMs) + ")", "token");
     this.renewSql = "UPDATE " + t.holders() + " SET expires_at = " + d.nowPlusMillis(termMs)
         + " WHERE lock_key = ? AND holder = ? AND expires_at > " + d.now();
-    this.releaseSql = d.release(t.holders(), t.channel());
+    this.releaseSql = d.release(t.holders(), t.queue(), t.channel());
     this.availableSql = "SELECT COALESCE(SUM(permits), 0) FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > "
         + d.now();
     this.leaderSql = "SELECT owner FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > " + d.now();
@@ -172,9 +172,9 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   /**
-   * The grant as one call of five statements, one transaction: create the name's key row if absent, lock
+   * The grant as one call of three statements, one transaction: create the name's key row if absent, lock
    * it ({@code FOR UPDATE}: grants and renewals of the name are serialized, and the token below is drawn
-   * under that lock), delete the name's expired holders and expired waiters, then, in one statement,
+   * under that lock), then, in one statement, delete the name's expired holders and expired waiters, and
    * decide: granted when the live holders leave room and no live waiter this request must not pass is
    * ahead of it in line; then insert the grant and leave the line, or else join the line (a ticket from the
    * sequence) or keep its place there (its expiry extended). It returns the token (null when not
@@ -186,28 +186,34 @@ final class JdbcLockService extends AbstractLockService {
     String grantable = mode == 'P'
         ? "(SELECT COALESCE(SUM(permits), 0) FROM live) + :permits <= :max"
         : "NOT EXISTS (SELECT 1 FROM live" + conflicting + ")";
+    String now = d.now();
     return NamedSql.of(d.insertKeyIfAbsent(t.keys(), "lock_key").replace("?", ":key") + ";\n"
         + "SELECT lock_key FROM " + t.keys() + " WHERE lock_key = :key FOR UPDATE;\n"
-        + "DELETE FROM " + t.holders() + " WHERE lock_key = :key AND expires_at <= " + d.now() + ";\n"
-        + "DELETE FROM " + t.queue() + " WHERE lock_key = :key AND expires_at <= " + d.now() + ";\n"
-        + "WITH live AS (SELECT mode, permits, expires_at FROM " + t.holders()
-        + " WHERE lock_key = :key AND expires_at > " + d.now() + "),\n"
-        + " me AS (SELECT ticket FROM " + t.queue() + " WHERE lock_key = :key AND waiter = :waiter),\n"
-        + " ahead AS (SELECT 1 FROM " + t.queue() + " WHERE lock_key = :key AND waiter <> :waiter"
+        // expired holders and waiters go in the same statement: "live" and "expired" never meet, so the
+        // decision (which reads the statement's snapshot) need not see their deletion
+        + "WITH gone_holders AS (DELETE FROM " + t.holders() + " WHERE lock_key = :key AND expires_at <= " + now + "),\n"
+        + " gone_waiters AS (DELETE FROM " + t.queue() + " WHERE lock_key = :key AND expires_at <= " + now + "),\n"
+        + " live AS (SELECT mode, permits, expires_at FROM " + t.holders()
+        + " WHERE lock_key = :key AND expires_at > " + now + "),\n"
+        + " me AS (SELECT ticket FROM " + t.queue() + " WHERE lock_key = :key AND waiter = :waiter AND expires_at > "
+        + now + "),\n"
+        + " ahead AS (SELECT 1 FROM " + t.queue() + " WHERE lock_key = :key AND waiter <> :waiter AND expires_at > " + now
         + (mode == 'S' ? " AND mode <> 'S'" : "")
         + " AND ticket < COALESCE((SELECT ticket FROM me), " + Long.MAX_VALUE + ")),\n"
         + " ok AS (SELECT (" + grantable + ") AND NOT EXISTS (SELECT 1 FROM ahead) AS g),\n"
         + " ins AS (INSERT INTO " + t.holders()
         + " (lock_key, holder, mode, permits, token, owner, acquired_at, expires_at)"
-        + " SELECT lock_key, :holder, :mode, :permits, " + d.nextValue(t.sequence()) + ", :owner, " + d.now() + ", "
+        + " SELECT lock_key, :holder, :mode, :permits, " + d.nextValue(t.sequence()) + ", :owner, " + now + ", "
         + d.nowPlusMillis(termMs) + " FROM " + t.keys() + " WHERE lock_key = :key AND (SELECT g FROM ok) RETURNING token),\n"
-        + " gone AS (DELETE FROM " + t.queue() + " WHERE lock_key = :key AND waiter = :waiter AND (SELECT g FROM ok)"
+        + " left_line AS (DELETE FROM " + t.queue() + " WHERE lock_key = :key AND waiter = :waiter AND (SELECT g FROM ok)"
         + " RETURNING 1),\n"
         + " kept AS (UPDATE " + t.queue() + " SET expires_at = " + d.nowPlusMillis(termMs)
-        + " WHERE lock_key = :key AND waiter = :waiter AND NOT (SELECT g FROM ok) RETURNING 1),\n"
+        + " WHERE lock_key = :key AND waiter = :waiter AND expires_at > " + now + " AND NOT (SELECT g FROM ok) RETURNING 1),\n"
         + " joined AS (INSERT INTO " + t.queue() + " (lock_key, waiter, mode, permits, ticket, expires_at)"
         + " SELECT :key, :waiter, :mode, :permits, " + d.nextValue(t.sequence()) + ", " + d.nowPlusMillis(termMs)
-        + " WHERE NOT (SELECT g FROM ok) AND NOT EXISTS (SELECT 1 FROM me) RETURNING 1)\n"
+        // (a waiter whose place expired rejoins at its next attempt, after this statement deleted the place)
+        + " WHERE NOT (SELECT g FROM ok) AND NOT EXISTS (SELECT 1 FROM " + t.queue()
+        + " WHERE lock_key = :key AND waiter = :waiter) RETURNING 1)\n"
         + "SELECT (SELECT token FROM ins), (SELECT MIN(" + d.millisUntil("expires_at") + ") FROM live" + conflicting + ")");
   }
 
