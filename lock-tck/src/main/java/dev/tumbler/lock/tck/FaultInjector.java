@@ -19,6 +19,8 @@ public interface FaultInjector {
     PAUSE_RENEWALS,
     /** {@link #crashBackend} and {@link #restartBackend}. */
     CRASH_BACKEND,
+    /** {@link #endSessions} and {@link #allowSessions}: the backend ends a client's sessions. */
+    END_SESSIONS,
     /** {@link #crashMinority} and {@link #restartMinority}: a node of a replicated backend crashes and restarts. */
     CRASH_MINORITY,
     /** {@link #partitionMinority} and {@link #healMinority}: a node of a replicated backend is cut off. */
@@ -52,6 +54,21 @@ public interface FaultInjector {
   /** Undoes {@link #pauseRenewals}. */
   default void resumeRenewals(LockService client) {
     client.unwrap(LeaseRenewer.class).resume();
+  }
+
+  /**
+   * Has the backend end every session or connection of {@code client} and refuse it new ones until
+   * {@link #allowSessions}, as an administrator or a failover does ({@code pg_terminate_backend} with the
+   * login revoked; a ZooKeeper session expired; Redis {@code CLIENT KILL}). The client's process and network
+   * are fine: it is told by the backend, not cut off.
+   */
+  default void endSessions(LockService client) {
+    throw new UnsupportedOperationException("endSessions");
+  }
+
+  /** Undoes {@link #endSessions}: the client may open sessions again. */
+  default void allowSessions(LockService client) {
+    throw new UnsupportedOperationException("allowSessions");
   }
 
   /** Stops the whole backend (every server), as a crash would. */

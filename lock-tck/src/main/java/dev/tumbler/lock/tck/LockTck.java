@@ -415,6 +415,7 @@ public abstract class LockTck {
     switch (how) {
       case CUT_OFF_CLIENT -> f.cutOff(s);
       case PAUSE_RENEWALS -> f.pauseRenewals(s);
+      case END_SESSIONS -> f.endSessions(s);
       default -> throw new IllegalArgumentException(how.name());
     }
   }
@@ -424,6 +425,7 @@ public abstract class LockTck {
     switch (how) {
       case CUT_OFF_CLIENT -> f.heal(s);
       case PAUSE_RENEWALS -> f.resumeRenewals(s);
+      case END_SESSIONS -> f.allowSessions(s);
       default -> throw new IllegalArgumentException(how.name());
     }
   }
@@ -1253,6 +1255,13 @@ public abstract class LockTck {
     @DisplayName("a holder whose renewals pause is told it lost the lock before another client is granted it")
     void lostBeforeOthersGrantedWhenPaused() throws Exception {
       lostBeforeOthersGranted(FaultInjector.Fault.PAUSE_RENEWALS);
+    }
+
+    @Test
+    @Requires(value = Capability.LOST_NOTIFICATION, faults = FaultInjector.Fault.END_SESSIONS)
+    @DisplayName("a holder whose sessions the backend ends is told it lost the lock before another client is granted it")
+    void lostBeforeOthersGrantedWhenSessionsEnd() throws Exception {
+      lostBeforeOthersGranted(FaultInjector.Fault.END_SESSIONS);
     }
 
     @Test
@@ -2555,6 +2564,32 @@ public abstract class LockTck {
       }
       held(a.lock(name("healed")).tryAcquire(GRANT_WAIT.plus(leaseTime().multipliedBy(2))),
           "the healed client cannot lock again").release();
+    }
+
+    @Test
+    @Requires(faults = FaultInjector.Fault.END_SESSIONS)
+    @DisplayName("the lock of a holder whose sessions the backend ended becomes available to others; the holder hears")
+    void lockFreedAfterHolderSessionsEnd() throws Exception {
+      LockService a = open();
+      LockService b = open();
+      String n = name("sessions-ended");
+      Lease la = a.lock(n).acquire();
+      isolate(FaultInjector.Fault.END_SESSIONS, a);
+      try {
+        Lease lb = held(b.lock(n).tryAcquire(expiryBound()), "the lock was never granted after the backend ended its "
+            + "holder's sessions");
+        if (declares(Capability.FENCING)) {
+          assertTrue(lb.fencingToken() > la.fencingToken(), "the new grant's token is not above the ended holder's");
+        }
+        // told before the grant (LOST_NOTIFICATION) or after it, but told: the client is not cut off
+        eventually(expiryBound(), "the holder whose sessions ended was never told it lost the lock", () -> !la.isValid());
+        lb.release();
+      } finally {
+        restore(FaultInjector.Fault.END_SESSIONS, a);
+      }
+      la.release();
+      held(a.lock(name("sessions-back")).tryAcquire(GRANT_WAIT.plus(expiryBound())),
+          "the client cannot lock again once it may open sessions").release();
     }
 
     @Test
