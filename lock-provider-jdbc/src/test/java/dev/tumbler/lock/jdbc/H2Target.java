@@ -10,15 +10,21 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.h2.tools.Server;
 
 /**
  * The TCK's view of the JDBC provider on H2 in server mode: an in-memory database of this JVM served by
  * its own H2 TCP server ({@link Server}) on a free loopback port, and every service the TCK opens reaching
  * it through its own {@link TcpProxy} ({@code jdbc:h2:tcp://proxy/mem:...}). Faults: cut a client off
- * (blackhole its proxy; H2's {@code NETWORK_TIMEOUT} ends its calls) and pause its renewals.
+ * (blackhole its proxy; H2's {@code NETWORK_TIMEOUT} ends its calls), pause its renewals, and end its
+ * sessions (each client is a user of its own: {@code ABORT_SESSION} on that user's sessions, with its
+ * password changed until allowed again).
  *
  * <p>Not {@code CRASH_BACKEND}: the database is in memory, so a real crash loses every row and the fencing
  * sequence, and tokens would go back, which no deployment would accept; stopping only the TCP server while
@@ -29,6 +35,8 @@ final class H2Target extends ProxiedTarget {
   private final String database;
   private final Connection keeper;
   private final Server server;
+  private final AtomicInteger users = new AtomicInteger();
+  private final Map<LockService, String> userOf = new ConcurrentHashMap<>();
 
   H2Target(Duration leaseTime) {
     this.leaseTime = leaseTime;
@@ -54,7 +62,38 @@ final class H2Target extends ProxiedTarget {
 
   @Override
   protected LockService connect(List<String> addresses) {
-    return LockProviders.connect(urlFor(addresses.getFirst()));
+    String user = "TCK_CLIENT_" + users.incrementAndGet();
+    keeper("CREATE USER " + user + " PASSWORD 'tck' ADMIN");
+    LockService s = LockProviders.connect(urlFor(addresses.getFirst()) + "&user=" + user + "&password=tck");
+    userOf.put(s, user);
+    return s;
+  }
+
+  @Override
+  public Set<Fault> supported() {
+    return Set.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS, Fault.END_SESSIONS);
+  }
+
+  @Override
+  public void endSessions(LockService client) {
+    String user = userOf.get(client);
+    keeper("ALTER USER " + user + " SET PASSWORD 'refused'",
+        "SELECT ABORT_SESSION(SESSION_ID) FROM INFORMATION_SCHEMA.SESSIONS WHERE USER_NAME = '" + user + "'");
+  }
+
+  @Override
+  public void allowSessions(LockService client) {
+    keeper("ALTER USER " + userOf.get(client) + " SET PASSWORD 'tck'");
+  }
+
+  private void keeper(String... statements) {
+    try (Statement st = keeper.createStatement()) {
+      for (String sql : statements) {
+        st.execute(sql);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("H2 refused " + List.of(statements) + ": " + e.getMessage(), e);
+    }
   }
 
   @Override
