@@ -177,7 +177,8 @@ final class JdbcLockService extends AbstractLockService {
    * under that lock), then, in one statement, delete the name's expired holders and expired waiters, and
    * decide: granted when the live holders leave room and no live waiter this request must not pass is
    * ahead of it in line; then insert the grant and leave the line, or else join the line (a ticket from the
-   * sequence) or keep its place there (its expiry extended). It returns the token (null when not
+   * sequence; not when {@code :join} is false, for a try that will not wait) or keep its place there (its
+   * expiry extended). It returns the token (null when not
    * granted), and the milliseconds until the first conflicting live holder expires (null when none).
    * "Live" and "expired" are decided by the database clock.
    */
@@ -212,7 +213,7 @@ final class JdbcLockService extends AbstractLockService {
         + " joined AS (INSERT INTO " + t.queue() + " (lock_key, waiter, mode, permits, ticket, expires_at)"
         + " SELECT :key, :waiter, :mode, :permits, " + d.nextValue(t.sequence()) + ", " + d.nowPlusMillis(termMs)
         // (a waiter whose place expired rejoins at its next attempt, after this statement deleted the place)
-        + " WHERE NOT (SELECT g FROM ok) AND NOT EXISTS (SELECT 1 FROM " + t.queue()
+        + " WHERE :join AND NOT (SELECT g FROM ok) AND NOT EXISTS (SELECT 1 FROM " + t.queue()
         + " WHERE lock_key = :key AND waiter = :waiter) RETURNING 1)\n"
         + "SELECT (SELECT token FROM ins), (SELECT MIN(" + d.millisUntil("expires_at") + ") FROM live" + conflicting + ")");
   }
@@ -347,8 +348,10 @@ final class JdbcLockService extends AbstractLockService {
         long seen = waiter == null ? 0 : waiter.version();
         Attempt a;
         try {
-          a = attempt(p, owner, waiterId, permits, maxPermits);
-          inLine = waiterId != null;
+          // a try that will not wait takes no place in line (a held lock's tryAcquire(0) writes nothing)
+          boolean join = waiterId != null && !deadline.isExpired();
+          a = attempt(p, owner, waiterId, join, permits, maxPermits);
+          inLine |= join;
           outageStart = 0;
         } catch (ServiceUnavailableException e) {
           long now = ticker().read();
@@ -429,14 +432,14 @@ final class JdbcLockService extends AbstractLockService {
   /** The outcome of one attempt: a lease, or how long until a conflicting grant expires (-1: unknown). */
   private record Attempt(AbstractLease lease, long waitMs) {}
 
-  private Attempt attempt(Primitive p, String owner, String waiterId, int permits, int maxPermits)
+  private Attempt attempt(Primitive p, String owner, String waiterId, boolean join, int permits, int maxPermits)
       throws InterruptedException {
     String holder = serviceId + ":" + sequence.incrementAndGet();
     long sent = ticker().read();
     Attempt a;
     try {
       a = advisory != null ? new Attempt(advisory.tryGrant(p, owner, permits, maxPermits, sent), -1)
-          : grant(p, holder, waiterId, owner, permits, maxPermits, sent);
+          : grant(p, holder, waiterId, join, owner, permits, maxPermits, sent);
     } catch (SQLException | RuntimeException e) {
       // the grant may have committed with its reply lost: give back whatever it may have granted, now,
       // with the interrupt status set aside, since it would fail the call
@@ -468,10 +471,10 @@ final class JdbcLockService extends AbstractLockService {
     return a;
   }
 
-  private Attempt grant(Primitive p, String holder, String waiterId, String owner, int permits, int maxPermits,
-      long sent) throws SQLException {
+  private Attempt grant(Primitive p, String holder, String waiterId, boolean join, String owner, int permits,
+      int maxPermits, long sent) throws SQLException {
     if (oneCallGrantSql != null) {
-      return grantInOneCall(p, holder, waiterId, owner, permits, maxPermits, sent);
+      return grantInOneCall(p, holder, waiterId, join, owner, permits, maxPermits, sent);
     }
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
@@ -523,12 +526,14 @@ final class JdbcLockService extends AbstractLockService {
         Line line = line(c, p, waiterId);
         if (conflict || line.ahead()) {
           if (line.ticket() == null) {
-            try (PreparedStatement s = c.prepareStatement(enqueueSql)) {
-              s.setString(1, p.key());
-              s.setString(2, waiterId);
-              s.setString(3, String.valueOf(p.mode()));
-              s.setInt(4, permits);
-              s.executeUpdate();
+            if (join) {
+              try (PreparedStatement s = c.prepareStatement(enqueueSql)) {
+                s.setString(1, p.key());
+                s.setString(2, waiterId);
+                s.setString(3, String.valueOf(p.mode()));
+                s.setInt(4, permits);
+                s.executeUpdate();
+              }
             }
           } else {
             try (PreparedStatement s = c.prepareStatement(refreshWaiterSql)) {
@@ -570,8 +575,8 @@ final class JdbcLockService extends AbstractLockService {
     }
   }
 
-  private Attempt grantInOneCall(Primitive p, String holder, String waiterId, String owner, int permits,
-      int maxPermits, long sent) throws SQLException {
+  private Attempt grantInOneCall(Primitive p, String holder, String waiterId, boolean join, String owner,
+      int permits, int maxPermits, long sent) throws SQLException {
     NamedSql sql = oneCallGrantSql.get(p.mode());
     try (Connection c = dataSource.getConnection()) {
       if (!c.getAutoCommit()) {
@@ -581,7 +586,7 @@ final class JdbcLockService extends AbstractLockService {
       }
       try (PreparedStatement s = c.prepareStatement(sql.sql())) {
         sql.bind(s, Map.of("key", p.key(), "waiter", waiterId, "holder", holder, "mode", String.valueOf(p.mode()),
-            "permits", permits, "owner", owner, "max", maxPermits));
+            "permits", permits, "owner", owner, "max", maxPermits, "join", join));
         boolean isResultSet = s.execute();
         Long token = null;
         Long waitMs = null;

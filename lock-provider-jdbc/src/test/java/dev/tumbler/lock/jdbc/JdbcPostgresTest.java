@@ -158,6 +158,10 @@ class JdbcPostgresTest {
     try (LockService a = connect("line_locks", ""); LockService b = connect("line_locks", "");
         LockService c = connect("line_locks", "")) {
       Lease held = a.lock("job").acquire();
+      // a try that will not wait writes nothing: no place in line, no ticket drawn
+      long drawn = count("SELECT last_value FROM line_locks_fence");
+      assertTrue(b.lock("job").tryAcquire(Duration.ZERO).isEmpty(), "a held lock was granted");
+      assertEquals(drawn, count("SELECT last_value FROM line_locks_fence"), "a try without waiting took a ticket");
       assertTrue(b.lock("job").tryAcquire(Duration.ofMillis(300)).isEmpty(), "a held lock was granted");
       assertEquals(0, count("SELECT COUNT(*) FROM line_locks_queue"), "a waiter that gave up kept its place in line");
       held.release();
