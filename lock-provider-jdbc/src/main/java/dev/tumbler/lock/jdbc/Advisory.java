@@ -251,7 +251,7 @@ final class Advisory {
       }
       if (failed != null) {
         drop(s, "giving back " + p.describe() + " failed: " + failed.getMessage(), failed);
-        if (!(failed instanceof SQLException se && sessionEnded(se))) {
+        if (!(failed instanceof SQLException se && JdbcLockService.sessionEnded(se))) {
           throw service.translate("releasing " + p.describe(), failed);
         }
         // the session, and with it the lock, is gone already
@@ -495,12 +495,6 @@ final class Advisory {
       }
       throw e;
     }
-  }
-
-  private static boolean sessionEnded(SQLException e) {
-    String state = e.getSQLState();
-    return state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
-        || state.equals("57P03"));
   }
 
   /** Takes the connection out of the pool for good, so that no lock it may hold is handed on. */

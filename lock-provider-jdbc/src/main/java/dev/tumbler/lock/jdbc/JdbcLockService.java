@@ -751,6 +751,16 @@ final class JdbcLockService extends AbstractLockService {
     return e instanceof SQLException s && s.getSQLState() != null && dialect.lockTimeoutStates().contains(s.getSQLState());
   }
 
+  /**
+   * Whether {@code e} says the database session is gone: SQLState class {@code 08} (connection exception) or
+   * {@code 57P01}-{@code 57P03} (the server terminated or is shutting down the session).
+   */
+  static boolean sessionEnded(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
+        || state.equals("57P03"));
+  }
+
   /** The driver's exceptions as Tumbler's, naming the operation and the database (never a password). */
   LockException translate(String what, Exception e) {
     if (e instanceof LockException le) {
@@ -760,8 +770,7 @@ final class JdbcLockService extends AbstractLockService {
     if (e instanceof SQLException s) {
       String state = s.getSQLState();
       if (s instanceof SQLTransientConnectionException || s instanceof SQLRecoverableException
-          || state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
-              || state.equals("57P03"))
+          || sessionEnded(s)
           || isLockTimeout(s) || dialect.isConnectionLost(s) || isClosed()) {
         return new ServiceUnavailableException(where + " unreachable while " + what + ": " + s.getMessage(), s);
       }
