@@ -68,6 +68,18 @@ final class RedisKeys {
     return List.of(b + ":h", b + ":p", b + ":fence");
   }
 
+  /**
+   * {@code keys} of a primitive with its waiters' line inserted before the fencing counter (which stays last):
+   * the line is a sorted set {@code <base>:q}, and each waiter's own key is {@code <base>:q:<owner>}, in the
+   * same hash slot.
+   */
+  List<String> withLine(List<String> keys, Kind kind, String name) {
+    List<String> out = new java.util.ArrayList<>(keys.subList(0, keys.size() - 1));
+    out.add(base(kind, name) + ":q");
+    out.add(keys.getLast());
+    return List.copyOf(out);
+  }
+
   /** The channel releases of this primitive are published on. */
   String channel(Kind kind, String name) {
     return base(kind, name);

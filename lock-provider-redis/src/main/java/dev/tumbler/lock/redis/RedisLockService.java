@@ -59,7 +59,7 @@ final class RedisLockService extends AbstractLockService {
 
   static final Set<Capability> SINGLE_CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
       Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
-      Capability.LEADER_ELECTION);
+      Capability.LEADER_ELECTION, Capability.FAIR);
   /**
    * No semaphore: permits counted separately on each master do not add up to a bound over a majority.
    * FAULT_TOLERANT: grants, renewals and releases go on while a minority of masters is down.
@@ -69,6 +69,8 @@ final class RedisLockService extends AbstractLockService {
       Capability.FAULT_TOLERANT);
 
   private final RedisConfig config;
+  /** Whether primitives queue their waiters in a line (every mode with one server deciding; not Redlock). */
+  private final boolean fair;
   private final Backend backend;
   private final RedisKeys keys;
   private final String clientId;
@@ -76,6 +78,8 @@ final class RedisLockService extends AbstractLockService {
   private final String ttlMs;
   private final long recheckNanos;
   private final long leaseNanos;
+  /** How long a waiter's place in a line lasts without a new attempt: three rechecks and a call's timeout. */
+  private final String liveMs;
   /** Acquire attempts in progress (guarded by itself). */
   private final int[] inFlight = new int[1];
   private static final long OUTAGE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -94,6 +98,8 @@ final class RedisLockService extends AbstractLockService {
     this.ttlMs = Long.toString(config.lease().leaseTime().toMillis());
     this.recheckNanos = config.recheck().toNanos();
     this.leaseNanos = config.lease().leaseTime().toNanos();
+    this.liveMs = Long.toString(3 * config.recheck().toMillis() + config.timeout().toMillis());
+    this.fair = config.mode() != RedisConfig.Mode.REDLOCK;
   }
 
   static String randomId() {
@@ -110,24 +116,24 @@ final class RedisLockService extends AbstractLockService {
 
   @Override
   protected Lock createLock(String name) {
-    return new RedisLock(this, name, Primitive.mutex(keys, RedisKeys.Kind.MUTEX, name), clientId);
+    return new RedisLock(this, name, Primitive.mutex(keys, RedisKeys.Kind.MUTEX, name, fair), clientId);
   }
 
   @Override
   protected ReadWriteLock createReadWriteLock(String name) {
-    return new SimpleReadWriteLock(name, new RedisLock(this, name, Primitive.read(keys, name), clientId),
-        new RedisLock(this, name, Primitive.write(keys, name), clientId));
+    return new SimpleReadWriteLock(name, new RedisLock(this, name, Primitive.read(keys, name, fair), clientId),
+        new RedisLock(this, name, Primitive.write(keys, name, fair), clientId));
   }
 
   @Override
   protected Semaphore createSemaphore(String name, int maxPermits) {
-    return new RedisSemaphore(this, name, maxPermits, Primitive.semaphore(keys, name));
+    return new RedisSemaphore(this, name, maxPermits, Primitive.semaphore(keys, name, fair));
   }
 
   @Override
   protected LeaderElection createElection(String name) {
     String candidate = clientId + "." + sequence.incrementAndGet();
-    Primitive p = Primitive.mutex(keys, RedisKeys.Kind.ELECTION, name);
+    Primitive p = Primitive.mutex(keys, RedisKeys.Kind.ELECTION, name, fair);
     RedisLock lock = new RedisLock(this, name, p, candidate);
     return new LockElection(this, name, lock, candidate, () -> leaderOf(p));
   }
@@ -182,18 +188,32 @@ final class RedisLockService extends AbstractLockService {
    * left, an unreachable server is retried every 100 ms, for at most one lease term in a row; then, or at
    * the deadline, the {@link ServiceUnavailableException} is thrown.
    *
+   * <p>Fair primitives: an attempt that will wait joins the line (and each later attempt keeps the place
+   * alive); the release that frees the lock for this waiter grants it here and publishes the grant, so the
+   * wait ends when that message arrives, without another round trip. A wait that ends without a lease
+   * leaves the line, giving back a grant that may have been handed to it meanwhile.
+   *
    * @return the lease, not yet registered; null if the deadline passed
    */
   AbstractLease acquire(Primitive p, String label, int permits, List<String> extraArgs, Deadline deadline)
       throws InterruptedException {
+    // fair: one owner for the whole wait, its place in line; unfair (Redlock): a fresh one per attempt, so that
+    // each undo of a partial grant is a release of its own to the waiters that hear it
+    String owner = newOwner(label);
     Waiter waiter = null;
     long outageStart = 0;
+    boolean joined = false;
+    AbstractLease lease = null;
+    synchronized (inFlight) {
+      inFlight[0]++;
+    }
     try {
       while (true) {
         long seen = waiter == null ? 0 : waiter.version();
+        boolean join = p.fair() && !deadline.isExpired();
         Attempt a;
         try {
-          a = attempt(p, label, permits, extraArgs);
+          a = attempt(p, p.fair() ? owner : null, label, permits, extraArgs, join);
           outageStart = 0;
         } catch (ServiceUnavailableException e) {
           // a wait rides out a short outage (a server restart, a failover): it retries until its deadline,
@@ -210,13 +230,15 @@ final class RedisLockService extends AbstractLockService {
           continue;
         }
         if (a.lease() != null) {
-          return a.lease();
+          lease = a.lease();
+          return lease;
         }
+        joined |= join;
         if (deadline.isExpired()) {
           return null;
         }
         if (waiter == null) {
-          waiter = new Waiter();
+          waiter = new Waiter(owner);
           backend.register(p.channel(), waiter);
           waiter.awaitConfirmed(backend.confirmationsNeeded(), Math.min(deadline.remainingNanos(), recheckNanos));
           continue; // a release may have come before the subscription: look again at once
@@ -227,58 +249,77 @@ final class RedisLockService extends AbstractLockService {
           wait = Math.min(wait, TimeUnit.MILLISECONDS.toNanos(a.waitMs() + 1));
         }
         waiter.awaitChange(seen, wait);
+        long token = waiter.handedToken();
+        if (token >= 0) {
+          // handed over by a release after our last attempt was sent: its term started after that
+          lease = new RedisLease(this, p, owner, token, permits, a.sentNanos());
+          return lease;
+        }
       }
     } finally {
       if (waiter != null) {
         backend.unregister(p.channel(), waiter);
       }
-    }
-  }
-
-  private record Attempt(RedisLease lease, long waitMs) {}
-
-  private Attempt attempt(Primitive p, String label, int permits, List<String> extraArgs) throws InterruptedException {
-    synchronized (inFlight) {
-      inFlight[0]++;
-    }
-    try {
-      for (int tries = 1; ; tries++) {
-        String owner = label + "|" + clientId + ":" + sequence.incrementAndGet();
-        List<String> args = new ArrayList<>(2 + extraArgs.size());
-        args.add(owner);
-        args.add(ttlMs);
-        args.addAll(extraArgs);
-        long sent = ticker().read();
-        Backend.Grant g;
-        try {
-          g = backend.acquire(p, args);
-        } catch (RuntimeException e) {
-          // The script may have run and its reply been lost (a timeout, or an interrupt that closed the
-          // socket): give back whatever it may have granted, now, before this thread leaves — with the
-          // interrupt status set aside, since it would close the next socket too.
-          boolean interrupted = Thread.interrupted();
-          releaseQuietly(p, owner);
-          if (interrupted) {
-            throw new InterruptedException();
-          }
-          if (tries == 1 && e instanceof JedisConnectionException) {
-            // most often a pooled connection that died quietly (server restart, idle timeout): one more
-            // try on a fresh one, with a fresh owner
-            continue;
-          }
-          throw translate("acquiring " + p.describe(), e);
+      if (lease == null && joined) {
+        // leave the line; a grant handed to us meanwhile goes to the next waiter
+        boolean interrupted = Thread.interrupted();
+        releaseQuietly(p, owner);
+        if (interrupted) {
+          Thread.currentThread().interrupt();
         }
-        if (!g.granted()) {
-          return new Attempt(null, g.waitMs());
-        }
-        return new Attempt(new RedisLease(this, p, owner, g.token(), permits, sent), 0);
       }
-    } finally {
       synchronized (inFlight) {
         if (--inFlight[0] == 0) {
           inFlight.notifyAll();
         }
       }
+    }
+  }
+
+  private record Attempt(RedisLease lease, long waitMs, long sentNanos) {}
+
+  private String newOwner(String label) {
+    return label + "|" + clientId + ":" + sequence.incrementAndGet();
+  }
+
+  /** @param fixedOwner the owner to ask with, or null for a fresh one per try */
+  private Attempt attempt(Primitive p, String fixedOwner, String label, int permits, List<String> extraArgs,
+      boolean join) throws InterruptedException {
+    for (int tries = 1; ; tries++) {
+      String owner = fixedOwner != null ? fixedOwner : newOwner(label);
+      List<String> args = new ArrayList<>(4 + extraArgs.size());
+      args.add(owner);
+      args.add(ttlMs);
+      if (p.fair()) {
+        args.add(join ? liveMs : "0");
+        args.add(p.channel());
+      }
+      args.addAll(extraArgs);
+      long sent = ticker().read();
+      Backend.Grant g;
+      try {
+        g = backend.acquire(p, args);
+      } catch (RuntimeException e) {
+        // The script may have run and its reply been lost (a timeout, or an interrupt that closed the
+        // socket): give back whatever it may have granted, now, before this thread leaves — with the
+        // interrupt status set aside, since it would close the next socket too.
+        boolean interrupted = Thread.interrupted();
+        releaseQuietly(p, owner);
+        if (interrupted) {
+          throw new InterruptedException();
+        }
+        if (tries == 1 && e instanceof JedisConnectionException) {
+          // most often a pooled connection that died quietly (server restart, idle timeout): one more try
+          // on a fresh one (a fair wait keeps its owner: the release above took back what the first try may
+          // have been granted, and the fair scripts take back a grant of this owner whose answer was lost)
+          continue;
+        }
+        throw translate("acquiring " + p.describe(), e);
+      }
+      if (!g.granted()) {
+        return new Attempt(null, g.waitMs(), sent);
+      }
+      return new Attempt(new RedisLease(this, p, owner, g.token(), permits, sent), 0, sent);
     }
   }
 

@@ -8,9 +8,9 @@ import java.util.List;
 /**
  * A counting semaphore on Redis with expirable permits: each grant is a holder entry scored by its
  * expiry (server time) plus its permit count; every acquire first drops the entries whose time has
- * passed, so the permits of a crashed holder come back when its lease ends. Not fair: a waiter for many
- * permits can be overtaken by waiters for few. Every handle checks the limit it was created with, so all
- * handles of one name should agree on {@code maxPermits}. Thread safe.
+ * passed, so the permits of a crashed holder come back when its lease ends. Fair on one server: waiters
+ * are granted strictly in the order they asked (see {@link Scripts}). Every handle checks the limit it was
+ * created with, so all handles of one name should agree on {@code maxPermits}. Thread safe.
  */
 final class RedisSemaphore extends AbstractSemaphore {
   private final RedisLockService service;

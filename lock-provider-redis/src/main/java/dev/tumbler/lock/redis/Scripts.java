@@ -202,6 +202,242 @@ final class Scripts {
       return free
       """);
 
+  // ---- fair (FIFO) variants, one server only. The line of a primitive is a sorted set Q (owner -> ticket, in
+  // arrival order); each waiter in it has its own key Q:<owner>, in the same hash slot, that expires unless the
+  // waiter asks again in time ('x<ttl>' exclusive, 'r<ttl>' shared, 's<ttl>:<permits>:<max>' permits). A waiter
+  // whose key is gone (it died or gave up) is skipped. When the primitive becomes free for the line's first, the
+  // script that freed it grants it there at once ("hands" it): the grant is written as the waiter asked for it,
+  // its token is kept under the waiter's key for the grant's term, and "grant <owner> <token>" is published on
+  // the channel, so the waiter's acquire returns when that message arrives; if it is lost, the waiter's next
+  // look finds the token under its key. Acquire: ARGV = owner, ttlMs, liveMs (0: do not join the line),
+  // channel, [permits, maxPermits]. Release (also: leave the line): ARGV = owner, channel.
+
+  private static final String LINE = """
+      local function wkey(o) return Q .. ':' .. o end
+      -- the first live waiter and its entry; drops dead ones on the way
+      local function nextLive()
+        while true do
+          local first = redis.call('ZRANGE', Q, 0, 0)[1]
+          if not first then return nil end
+          local v = redis.call('GET', wkey(first))
+          if v then return first, v end
+          redis.call('ZREM', Q, first)
+        end
+      end
+      local function hand(o, ttl)
+        local tok = string.format('%d', fence(F))
+        redis.call('SET', wkey(o), tok, 'PX', ttl)
+        redis.call('ZREM', Q, o)
+        redis.call('PUBLISH', CH, 'grant ' .. o .. ' ' .. tok)
+      end
+      -- the token of a grant handed to o, if any (the entry of a waiter is not a number)
+      local function handed(o)
+        return tonumber(redis.call('GET', wkey(o)) or '')
+      end
+      local function join(o, entry, live)
+        if not redis.call('ZSCORE', Q, o) then
+          local last = redis.call('ZRANGE', Q, -1, -1, 'WITHSCORES')
+          redis.call('ZADD', Q, last[2] and tonumber(last[2]) + 1 or 1, o)
+        end
+        redis.call('SET', wkey(o), entry, 'PX', live)
+        if redis.call('PTTL', Q) < tonumber(live) then redis.call('PEXPIRE', Q, live) end
+      end
+      """;
+
+  // exclusive holder W, optional readers R (sorted set owner -> expiry ms): a mutex, or a read/write lock
+  private static final String RW_LINE = """
+      local function readers(now)
+        if not R then return 0 end
+        redis.call('ZREMRANGEBYSCORE', R, '-inf', now)
+        return redis.call('ZCARD', R)
+      end
+      local function addReader(o, ttl, now)
+        redis.call('ZADD', R, now + tonumber(ttl), o)
+        keepUntilLast(R)
+      end
+      -- grants the lock to the line's first while it is free for them: one writer, or every reader up to the next writer
+      local function grantHeads(now)
+        while redis.call('EXISTS', W) == 0 do
+          local head, v = nextLive()
+          if not head then return end
+          local ttl = string.sub(v, 2)
+          if string.sub(v, 1, 1) == 'x' then
+            if readers(now) > 0 then return end
+            redis.call('SET', W, head, 'PX', ttl)
+            hand(head, ttl)
+            return
+          end
+          addReader(head, ttl, now)
+          hand(head, ttl)
+        end
+      end
+      """;
+
+  private static final String MUTEX_LAYOUT = "local W, R, Q, F, CH = KEYS[1], false, KEYS[2], KEYS[3], ARGV[4] or ARGV[2]\n";
+  private static final String RW_LAYOUT = "local W, R, Q, F, CH = KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[4] or ARGV[2]\n";
+
+  private static final String WRITE_ACQUIRE_BODY = """
+      local o, ttl = ARGV[1], ARGV[2]
+      if not R and redis.call('EXISTS', Q) == 0 and redis.call('SET', W, o, 'NX', 'PX', ttl) then
+        return {1, fence(F)}
+      end
+      local now = nowms()
+      -- a grant of this owner whose answer was lost: give it back and decide again
+      if not handed(o) and redis.call('GET', W) == o then redis.call('DEL', W) end
+      grantHeads(now)
+      local t = handed(o)
+      if t then
+        if redis.call('GET', W) == o then
+          redis.call('PEXPIRE', W, ttl)
+          redis.call('PEXPIRE', wkey(o), ttl)
+          return {1, t}
+        end
+        redis.call('DEL', wkey(o))
+      end
+      if redis.call('EXISTS', W) == 0 and readers(now) == 0 and not nextLive() then
+        redis.call('SET', W, o, 'PX', ttl)
+        return {1, fence(F)}
+      end
+      if ARGV[3] ~= '0' then join(o, 'x' .. ttl, ARGV[3]) end
+      local pttl = redis.call('PTTL', W)
+      if pttl >= 0 then return {0, pttl} end
+      if R then
+        local last = redis.call('ZRANGE', R, -1, -1, 'WITHSCORES')
+        if last[2] then return {0, tonumber(last[2]) - now} end
+      end
+      return {0, -1}
+      """;
+
+  private static final String WRITE_RELEASE_BODY = """
+      local o = ARGV[1]
+      local mine = redis.call('GET', W) == o
+      if mine then
+        redis.call('DEL', W)
+        if redis.call('EXISTS', Q) == 0 then return 1 end
+      end
+      redis.call('ZREM', Q, o)
+      redis.call('DEL', wkey(o))
+      grantHeads(nowms())
+      if mine then return 1 end
+      return 0
+      """;
+
+  /** Fair mutex: {@code KEYS = holder, line, fence}. */
+  static final Script FAIR_MUTEX_ACQUIRE = Script.of("fair-mutex-acquire",
+      MUTEX_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
+
+  static final Script FAIR_MUTEX_RELEASE = Script.of("fair-mutex-release",
+      MUTEX_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
+
+  /** Fair read/write lock: {@code KEYS = writer, readers, line, fence}; renewals as in the unfair layout. */
+  static final Script FAIR_WRITE_ACQUIRE = Script.of("fair-write-acquire",
+      RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
+
+  static final Script FAIR_WRITE_RELEASE = Script.of("fair-write-release",
+      RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
+
+  static final Script FAIR_READ_ACQUIRE = Script.of("fair-read-acquire", RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + """
+      local o, ttl = ARGV[1], ARGV[2]
+      local now = nowms()
+      -- a grant of this owner whose answer was lost: give it back and decide again
+      if not handed(o) then redis.call('ZREM', R, o) end
+      grantHeads(now)
+      local t = handed(o)
+      if t then
+        local s = redis.call('ZSCORE', R, o)
+        if s and tonumber(s) > now then
+          addReader(o, ttl, now)
+          redis.call('PEXPIRE', wkey(o), ttl)
+          return {1, t}
+        end
+        redis.call('DEL', wkey(o))
+      end
+      if redis.call('EXISTS', W) == 0 and not nextLive() then
+        addReader(o, ttl, now)
+        return {1, fence(F)}
+      end
+      if ARGV[3] ~= '0' then join(o, 'r' .. ttl, ARGV[3]) end
+      local pttl = redis.call('PTTL', W)
+      if pttl >= 0 then return {0, pttl} end
+      return {0, -1}
+      """);
+
+  static final Script FAIR_READ_RELEASE = Script.of("fair-read-release", RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + """
+      local o = ARGV[1]
+      local removed = redis.call('ZREM', R, o)
+      if redis.call('EXISTS', Q) == 0 then return removed end
+      redis.call('ZREM', Q, o)
+      redis.call('DEL', wkey(o))
+      grantHeads(nowms())
+      return removed
+      """);
+
+  private static final String SEM_LAYOUT = "local H, P, Q, F, CH = KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[4] or ARGV[2]\n";
+
+  private static final String SEM_LINE = """
+      -- grants permits to the line's first while they fit, strictly in order
+      local function grantHeads(now)
+        local used = clean(now)
+        while true do
+          local head, v = nextLive()
+          if not head then return end
+          local ttl, n, max = string.match(v, '^s(%d+):(%d+):(%d+)$')
+          n = tonumber(n)
+          if used + n > tonumber(max) then return end
+          redis.call('ZADD', H, now + tonumber(ttl), head)
+          redis.call('HSET', P, head, n)
+          keepUntilLast(H, P)
+          hand(head, ttl)
+          used = used + n
+        end
+      end
+      """;
+
+  /** Fair semaphore: {@code KEYS = holders, permits, line, fence}, {@code ARGV[5..6] = permits, maxPermits}. */
+  static final Script FAIR_SEMAPHORE_ACQUIRE = Script.of("fair-semaphore-acquire",
+      SEM_LAYOUT + FENCE + NOW_MS + SEM_CLEAN + LINE + SEM_LINE + """
+      local o, ttl = ARGV[1], ARGV[2]
+      local want, max = tonumber(ARGV[5]), tonumber(ARGV[6])
+      local now = nowms()
+      -- a grant of this owner whose answer was lost: give it back and decide again
+      if not handed(o) and redis.call('ZREM', H, o) == 1 then redis.call('HDEL', P, o) end
+      grantHeads(now)
+      local t = handed(o)
+      if t then
+        local s = redis.call('ZSCORE', H, o)
+        if s and tonumber(s) > now then
+          redis.call('ZADD', H, now + tonumber(ttl), o)
+          keepUntilLast(H, P)
+          redis.call('PEXPIRE', wkey(o), ttl)
+          return {1, t}
+        end
+        redis.call('DEL', wkey(o))
+      end
+      local used = clean(now)
+      if used + want <= max and not nextLive() then
+        redis.call('ZADD', H, now + tonumber(ttl), o)
+        redis.call('HSET', P, o, want)
+        keepUntilLast(H, P)
+        return {1, fence(F)}
+      end
+      if ARGV[3] ~= '0' then join(o, 's' .. ttl .. ':' .. want .. ':' .. ARGV[6], ARGV[3]) end
+      local first = redis.call('ZRANGE', H, 0, 0, 'WITHSCORES')
+      if first[2] then return {0, tonumber(first[2]) - now} end
+      return {0, -1}
+      """);
+
+  static final Script FAIR_SEMAPHORE_RELEASE = Script.of("fair-semaphore-release",
+      SEM_LAYOUT + FENCE + NOW_MS + SEM_CLEAN + LINE + SEM_LINE + """
+      local o = ARGV[1]
+      local removed = redis.call('ZREM', H, o)
+      redis.call('HDEL', P, o)
+      if redis.call('EXISTS', Q) == 0 then return removed end
+      redis.call('ZREM', Q, o)
+      redis.call('DEL', wkey(o))
+      grantHeads(nowms())
+      return removed
+      """);
+
   // ---- Redlock: raises a node's fencing counter to the token granted over the majority
 
   /** {@code KEYS = fence}, {@code ARGV = token}: the counter becomes at least {@code token}. */

@@ -11,11 +11,21 @@ import java.util.concurrent.locks.ReentrantLock;
  * subscription is confirmed. Thread safe.
  */
 final class Waiter {
+  /** How a fair release announces a hand-off: {@code grant <owner> <token>}. */
+  static final String GRANT = "grant ";
+
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
+  private final String owner;
   private long version;
   private int confirmations;
   private String lastEvent;
+  private long handedToken = -1;
+
+  /** @param owner the owner value this waiter asks with: a hand-off to it is a grant, to anyone else no news */
+  Waiter(String owner) {
+    this.owner = owner;
+  }
 
   /** A release (or a possible loss of one) happened. */
   void signal() {
@@ -27,9 +37,25 @@ final class Waiter {
    * release heard from several Redlock masters wakes the waiter once. Null always wakes.
    */
   void signal(String event) {
+    long token = -1;
+    if (event != null && event.startsWith(GRANT)) {
+      // the lock went from one holder to the next: news only for that next one
+      int space = event.lastIndexOf(' ');
+      if (space <= GRANT.length() || !event.regionMatches(GRANT.length(), owner, 0, owner.length())
+          || space != GRANT.length() + owner.length()) {
+        return;
+      }
+      try {
+        token = Long.parseLong(event, space + 1, event.length(), 10);
+      } catch (NumberFormatException e) {
+        return;
+      }
+    }
     lock.lock();
     try {
-      if (event != null && event.equals(lastEvent)) {
+      if (token >= 0) {
+        handedToken = token;
+      } else if (event != null && event.equals(lastEvent)) {
         return;
       }
       lastEvent = event;
@@ -46,6 +72,16 @@ final class Waiter {
     try {
       confirmations++;
       changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The token of the grant a release handed to this waiter, or -1. */
+  long handedToken() {
+    lock.lock();
+    try {
+      return handedToken;
     } finally {
       lock.unlock();
     }

@@ -1,0 +1,221 @@
+package dev.tumbler.lock.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/**
+ * FIFO hand-off on one server: the release script grants the lock to the first live waiter in line and
+ * publishes the grant, so the waiter needs no round trip of its own. The services here look again only every
+ * 60 s ({@code recheck}), so a grant within the test's bounds came from a hand-off.
+ */
+class RedisFairTest {
+  static EmbeddedRedis redis;
+  static final Duration LONG = Duration.ofSeconds(20);
+
+  @BeforeAll
+  static void start() {
+    redis = EmbeddedRedis.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    redis.close();
+  }
+
+  static LockService open() {
+    return LockProviders.connect("lock:redis://" + redis.address() + "?leaseTime=30s&recheck=60s");
+  }
+
+  static String line(RedisKeys.Kind kind, String name) {
+    return new RedisKeys("").base(kind, name) + ":q";
+  }
+
+  static long inLine(String line) {
+    try (Jedis j = redis.client()) {
+      return j.zcard(line);
+    }
+  }
+
+  static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long until = System.nanoTime() + LONG.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - until > 0) {
+        fail("not within " + LONG + ": " + what);
+      }
+      Thread.sleep(10);
+    }
+  }
+
+  /** Starts an acquire in the background and waits until it stands in {@code line} at place {@code place}. */
+  static CompletableFuture<Lease> queue(String line, long place, ThrowingSupplier acquire) throws InterruptedException {
+    CompletableFuture<Lease> f = CompletableFuture.supplyAsync(() -> {
+      try {
+        return acquire.get().orElseThrow(() -> new AssertionError("a waiter was never granted"));
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    await("a waiter joined the line", () -> inLine(line) >= place);
+    return f;
+  }
+
+  interface ThrowingSupplier {
+    Optional<Lease> get() throws InterruptedException;
+  }
+
+  static long scriptCalls() {
+    try (Jedis j = redis.client()) {
+      long calls = 0;
+      for (String l : j.info("commandstats").split("\r\n")) {
+        if (l.startsWith("cmdstat_evalsha:") || l.startsWith("cmdstat_eval:")) {
+          String c = l.substring(l.indexOf("calls=") + 6);
+          calls += Long.parseLong(c.substring(0, c.indexOf(',')));
+        }
+      }
+      return calls;
+    }
+  }
+
+  @Test
+  void oneServerDeclaresFair() {
+    try (LockService s = open()) {
+      assertTrue(s.info().capabilities().contains(Capability.FAIR));
+    }
+  }
+
+  @Test
+  void theNextHolderIsGrantedWithoutAskingAgain() throws Exception {
+    try (LockService a = open(); LockService b = open(); Jedis j = redis.client()) {
+      String n = "pushed";
+      // every script this test runs is loaded once, so each call below counts once
+      a.lock("warm").acquire().release();
+      Lease held = a.lock(n).acquire();
+      CompletableFuture<Lease> waiting = queue(line(RedisKeys.Kind.MUTEX, n), 1, () -> b.lock(n).tryAcquire(LONG));
+      String channel = new RedisKeys("").channel(RedisKeys.Kind.MUTEX, n);
+      await("the waiter subscribed", () -> j.pubsubNumSub(channel).getOrDefault(channel, 0L) >= 1);
+      // the waiter looks once more after its subscription is confirmed; then it only listens
+      long calls = scriptCalls();
+      while (true) {
+        Thread.sleep(300);
+        long now = scriptCalls();
+        if (now == calls) {
+          break;
+        }
+        calls = now;
+      }
+      held.release();
+      Lease next = waiting.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      assertEquals(calls + 1, scriptCalls(), "only the release ran on the server between the release and the grant");
+      assertTrue(next.fencingToken() > held.fencingToken());
+      assertTrue(next.isValid());
+      next.release();
+      assertFalse(j.exists(line(RedisKeys.Kind.MUTEX, n)));
+    }
+  }
+
+  @Test
+  void deadAndDepartedWaitersAreSkipped() throws Exception {
+    try (LockService a = open(); LockService b = open(); LockService c = open(); Jedis j = redis.client()) {
+      String n = "skipped";
+      String line = line(RedisKeys.Kind.MUTEX, n);
+      Lease held = a.lock(n).acquire();
+      // a waiter whose process died: its place is there, its own key expired
+      j.zadd(line, 1, "dead|x:1");
+      j.psetex(line + ":dead|x:2", 1, "x30000");
+      j.zadd(line, 2, "dead|x:2");
+      // a waiter that gave up: it leaves the line
+      assertTrue(b.lock(n).tryAcquire(Duration.ofMillis(300)).isEmpty());
+      assertEquals(2, inLine(line), "the waiter that gave up left the line");
+      CompletableFuture<Lease> waiting = queue(line, 3, () -> c.lock(n).tryAcquire(LONG));
+      held.release();
+      Lease next = waiting.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      assertTrue(next.isValid());
+      assertEquals(0, inLine(line));
+      next.release();
+    }
+  }
+
+  @Test
+  void aTryThatWillNotWaitTakesNoPlace() throws Exception {
+    try (LockService a = open(); LockService b = open(); Jedis j = redis.client()) {
+      Lease held = a.lock("no-place").acquire();
+      assertTrue(b.lock("no-place").tryAcquire(Duration.ZERO).isEmpty());
+      assertFalse(j.exists(line(RedisKeys.Kind.MUTEX, "no-place")));
+      held.release();
+    }
+  }
+
+  @Test
+  void readersBehindAWaitingWriterWaitAndLeadingReadersGoTogether() throws Exception {
+    try (LockService a = open(); LockService b = open(); LockService c = open(); LockService d = open();
+        LockService e = open()) {
+      String n = "rw";
+      String line = line(RedisKeys.Kind.READ_WRITE, n);
+      Lease writing = a.readWriteLock(n).writeLock().acquire();
+      List<String> order = Collections.synchronizedList(new ArrayList<>());
+      CompletableFuture<Lease> r1 = queue(line, 1, () -> b.readWriteLock(n).readLock().tryAcquire(LONG));
+      CompletableFuture<Lease> r2 = queue(line, 2, () -> c.readWriteLock(n).readLock().tryAcquire(LONG));
+      CompletableFuture<Lease> w = queue(line, 3, () -> d.readWriteLock(n).writeLock().tryAcquire(LONG));
+      CompletableFuture<Lease> r3 = queue(line, 4, () -> e.readWriteLock(n).readLock().tryAcquire(LONG));
+      w.thenRun(() -> order.add("w"));
+      r3.thenRun(() -> order.add("r3"));
+      writing.release();
+      // both leading readers hold at once; the writer and the reader behind it still wait
+      Lease l1 = r1.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      Lease l2 = r2.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      assertTrue(l1.isValid() && l2.isValid());
+      Thread.sleep(300);
+      assertFalse(w.isDone(), "a writer was granted beside readers");
+      assertFalse(r3.isDone(), "a reader overtook the writer ahead of it");
+      l1.release();
+      l2.release();
+      Lease lw = w.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      Thread.sleep(300);
+      assertFalse(r3.isDone(), "a reader was granted beside the writer");
+      lw.release();
+      r3.get(LONG.toSeconds(), TimeUnit.SECONDS).release();
+      assertEquals(List.of("w", "r3"), order);
+      assertEquals(0, inLine(line));
+    }
+  }
+
+  @Test
+  void aSmallRequestDoesNotOvertakeABigOne() throws Exception {
+    try (LockService a = open(); LockService b = open(); LockService c = open()) {
+      String n = "sem";
+      String line = line(RedisKeys.Kind.SEMAPHORE, n);
+      Lease two = a.semaphore(n, 3).acquire(2);
+      CompletableFuture<Lease> big = queue(line, 1, () -> b.semaphore(n, 3).tryAcquire(3, LONG));
+      CompletableFuture<Lease> small = queue(line, 2, () -> c.semaphore(n, 3).tryAcquire(1, LONG));
+      Thread.sleep(300);
+      assertFalse(small.isDone(), "one permit was free, but a bigger request asked first");
+      two.release();
+      Lease all = big.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      assertEquals(3, all.permits());
+      Thread.sleep(300);
+      assertFalse(small.isDone());
+      all.release();
+      small.get(LONG.toSeconds(), TimeUnit.SECONDS).release();
+      assertEquals(0, inLine(line));
+    }
+  }
+}
