@@ -19,8 +19,7 @@ import org.apache.curator.test.TestingServer;
 
 /**
  * Tumbler's ZooKeeper provider against raw Curator {@link InterProcessMutex}, on one in-process ZooKeeper
- * server, in the same run, printed as ratios (Tumbler time / Curator time; 1.00 means equal, above 1
- * means Tumbler is slower).
+ * server, printed as ratios (Tumbler time / Curator time; 1.00 means equal, above 1 means Tumbler is slower).
  *
  * <ul>
  *   <li><b>uncontended</b>: one client acquires and releases a free lock, again and again;
@@ -28,9 +27,15 @@ import org.apache.curator.test.TestingServer;
  *       passes from one to the other through ZooKeeper's watch notification.
  * </ul>
  *
- * Rounds alternate which side runs first, and each round gives one ratio; the result is the median of
- * those ratios (with quartiles, and the ratio of the totals), so drift of a shared machine hits both
- * sides alike. Absolute times on a shared machine are noise; the ratio is the result. Not a test: run it with {@code lock-bench/run ZooKeeperBench [rounds] [iterations]}.
+ * Each scenario is measured in several runs (5 by default), one after the other in this JVM, on the same
+ * sessions and locks, after one warm-up per scenario that no run counts. A run is many short rounds that
+ * alternate which side goes first; each round gives one ratio, and the run's result is the median of those
+ * ratios (printed with quartiles, and with the ratio of the run's totals), so drift of a shared machine
+ * hits both sides alike. After its runs, each scenario prints the spread of the run results: min, median
+ * and max, of the median round ratios and of the ratios of totals. One run says little on a shared
+ * machine: its result moves by several percent from one run to the next, which is why the spread is
+ * printed. Absolute times are noise; the ratio is the result. Not a test: run it with
+ * {@code lock-bench/run ZooKeeperBench [rounds] [iterations] [runs]} (defaults 400, 10 and 5).
  */
 public final class ZooKeeperBench {
 
@@ -50,19 +55,23 @@ public final class ZooKeeperBench {
     // many short rounds, alternating which side goes first: load from other processes hits both sides alike
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 400;
     int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 10;
+    int runs = args.length > 2 ? Integer.parseInt(args[2]) : 5;
+    if (rounds < 1 || iterations < 1 || runs < 1) {
+      throw new IllegalArgumentException("rounds, iterations and runs must be at least 1: " + Arrays.toString(args));
+    }
     InstanceSpec spec = new InstanceSpec(null, -1, -1, -1, true, -1, -1, -1, null, "127.0.0.1");
     try (TestingServer server = new TestingServer(spec, true)) {
       String connect = server.getConnectString();
       String url = "lock:zookeeper://" + connect + "/bench?sessionTimeout=20s";
-      System.out.printf(Locale.ROOT, "ZooKeeper %s, %d rounds of %d iterations per side, after %d warm-up rounds%n",
-          connect, rounds, iterations, warmUp(rounds));
+      System.out.printf(Locale.ROOT, "ZooKeeper %s; each scenario: %d warm-up rounds, then %d runs (one JVM, the same "
+          + "sessions) of %d rounds of %d iterations per side%n", connect, warmUp(rounds), runs, rounds, iterations);
 
       // ---- uncontended
       try (LockService tumbler = LockProviders.connect(url); CuratorFramework curator = curator(connect)) {
         Side t = tumblerSide(tumbler.lock("uncontended"));
         Side c = curatorSide(new InterProcessMutex(curator, "/bench-curator/uncontended"));
-        double[][] r = compare(rounds, () -> timeLoop(t, iterations), () -> timeLoop(c, iterations));
-        report("uncontended acquire+release", r, iterations);
+        measure("uncontended acquire+release", runs, rounds, iterations, () -> timeLoop(t, iterations),
+            () -> timeLoop(c, iterations));
       }
 
       // ---- contended hand-off between two sessions
@@ -71,10 +80,32 @@ public final class ZooKeeperBench {
         Side[] tumbler = {tumblerSide(t1.lock("handoff")), tumblerSide(t2.lock("handoff"))};
         Side[] raw = {curatorSide(new InterProcessMutex(c1, "/bench-curator/handoff")),
             curatorSide(new InterProcessMutex(c2, "/bench-curator/handoff"))};
-        double[][] r = compare(rounds, () -> timePair(tumbler, iterations), () -> timePair(raw, iterations));
-        report("contended hand-off (2 clients)", r, 2 * iterations);
+        measure("contended hand-off (2 clients)", runs, rounds, 2 * iterations, () -> timePair(tumbler, iterations),
+            () -> timePair(raw, iterations));
       }
     }
+  }
+
+  /** One scenario: the warm-up, then {@code runs} runs of {@code rounds} rounds, each reported, then their spread. */
+  private static void measure(String what, int runs, int rounds, int opsPerRound, Timed tumbler, Timed curator)
+      throws Exception {
+    System.out.println(what);
+    compare(warmUp(rounds), tumbler, curator);
+    double[] medians = new double[runs];
+    double[] totals = new double[runs];
+    for (int run = 0; run < runs; run++) {
+      Run r = Run.of(compare(rounds, tumbler, curator), opsPerRound);
+      medians[run] = r.medianRatio();
+      totals[run] = r.totalRatio();
+      System.out.printf(Locale.ROOT, "  run %d  tumbler %7.1f us/op  curator %7.1f us/op  ratio of totals %.3f  "
+          + "median round ratio %.3f  (quartiles %.3f-%.3f)%n", run + 1, r.tumblerMicros(), r.curatorMicros(),
+          r.totalRatio(), r.medianRatio(), r.lowerQuartile(), r.upperQuartile());
+    }
+    Arrays.sort(medians);
+    Arrays.sort(totals);
+    System.out.printf(Locale.ROOT, "  over %d runs: median round ratio min %.3f  median %.3f  max %.3f;  "
+        + "ratio of totals min %.3f  median %.3f  max %.3f%n", runs, medians[0], median(medians),
+        medians[runs - 1], totals[0], median(totals), totals[runs - 1]);
   }
 
   private static Side tumblerSide(Lock lock) {
@@ -103,11 +134,10 @@ public final class ZooKeeperBench {
     long nanos() throws Exception;
   }
 
-  /** Per round: {tumblerNanos, curatorNanos}; warm-up rounds left out. */
+  /** Per round: {tumblerNanos, curatorNanos}. */
   private static double[][] compare(int rounds, Timed tumbler, Timed curator) throws Exception {
-    List<double[]> out = new ArrayList<>();
-    int warmUp = warmUp(rounds);
-    for (int round = 0; round < rounds + warmUp; round++) {
+    double[][] out = new double[rounds][];
+    for (int round = 0; round < rounds; round++) {
       long t;
       long c;
       if (round % 2 == 0) {
@@ -117,11 +147,9 @@ public final class ZooKeeperBench {
         c = curator.nanos();
         t = tumbler.nanos();
       }
-      if (round >= warmUp) {
-        out.add(new double[] {t, c});
-      }
+      out[round] = new double[] {t, c};
     }
-    return out.toArray(new double[0][]);
+    return out;
   }
 
   private static int warmUp(int rounds) {
@@ -171,20 +199,22 @@ public final class ZooKeeperBench {
     return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 
-  private static void report(String what, double[][] rounds, int opsPerRound) {
-    double[] ratio = new double[rounds.length];
-    double sumT = 0;
-    double sumC = 0;
-    for (int i = 0; i < rounds.length; i++) {
-      sumT += rounds[i][0];
-      sumC += rounds[i][1];
-      ratio[i] = rounds[i][0] / rounds[i][1];
+  /** One run's result: mean times per operation, the ratio of the totals and the spread of the round ratios. */
+  private record Run(double tumblerMicros, double curatorMicros, double totalRatio, double medianRatio,
+      double lowerQuartile, double upperQuartile) {
+
+    static Run of(double[][] rounds, int opsPerRound) {
+      double[] ratio = new double[rounds.length];
+      double sumT = 0;
+      double sumC = 0;
+      for (int i = 0; i < rounds.length; i++) {
+        sumT += rounds[i][0];
+        sumC += rounds[i][1];
+        ratio[i] = rounds[i][0] / rounds[i][1];
+      }
+      Arrays.sort(ratio);
+      return new Run(sumT / rounds.length / opsPerRound / 1000.0, sumC / rounds.length / opsPerRound / 1000.0,
+          sumT / sumC, median(ratio), ratio[ratio.length / 4], ratio[(3 * ratio.length) / 4]);
     }
-    Arrays.sort(ratio);
-    double mt = sumT / rounds.length / opsPerRound / 1000.0;
-    double mc = sumC / rounds.length / opsPerRound / 1000.0;
-    System.out.printf(Locale.ROOT, "%-32s tumbler %7.1f us/op  curator %7.1f us/op  ratio of totals %.3f  "
-        + "median round ratio %.3f  (quartiles %.3f-%.3f)%n", what, mt, mc, sumT / sumC, median(ratio),
-        ratio[ratio.length / 4], ratio[(3 * ratio.length) / 4]);
   }
 }

@@ -58,4 +58,15 @@ class QueueDriverTest {
     // a marker that happens to end in "w" is not mistaken for the tag
     assertFalse(QueueDriver.isWrite("_c_a-mw-r-lock-0000000007"));
   }
+
+  @Test
+  void markerIsMatchedWithItsDelimiters() {
+    assertTrue(ZooKeeperLockService.carries("ab12-w-lock-0000000001", "ab12"), "at the start");
+    assertTrue(ZooKeeperLockService.carries("_c_a1-ab12-w-lock-0000000001", "ab12"), "after a protection prefix");
+    assertTrue(ZooKeeperLockService.carries("ab1ab12-x-ab12-p2-lock-0000000001", "ab12"), "a later occurrence");
+    assertFalse(ZooKeeperLockService.carries("ab123-w-lock-0000000001", "ab12"), "a longer marker");
+    assertFalse(ZooKeeperLockService.carries("xab12-w-lock-0000000001", "ab12"), "no '-' before it");
+    assertFalse(ZooKeeperLockService.carries("_c_a1-ab12", "ab12"), "no '-' after it");
+    assertFalse(ZooKeeperLockService.carries("_c_a1-m1-w-lock-0000000001", "m"), "a marker that is a prefix of another");
+  }
 }
