@@ -81,6 +81,11 @@ final class EmbeddedSentinels implements AutoCloseable {
         + "?mode=sentinel&master=" + MASTER + "&" + params;
   }
 
+  /** The primary and its replica (which is which changes with a failover: see {@link #primary()}). */
+  List<RedisProcess> servers() {
+    return servers;
+  }
+
   /** The server the sentinels name as primary now. */
   RedisProcess primary() {
     for (RedisProcess s : sentinels) {
