@@ -70,9 +70,32 @@ final class RedisProcess implements AutoCloseable {
     return process != null && process.isAlive();
   }
 
-  /** Starts the process again (after {@link #kill}) from its file, and waits until it answers. */
+  /**
+   * Starts the process again (after {@link #kill}) from its file, and waits until it answers; tries again
+   * a few times when the port lingers after a kill.
+   */
   synchronized void restart() {
     kill();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        launch();
+        return;
+      } catch (IllegalStateException e) {
+        kill();
+        if (attempt == 5) {
+          throw e;
+        }
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+  }
+
+  private void launch() {
     List<String> cmd = new ArrayList<>(List.of(binary().toString(), conf.toAbsolutePath().toString()));
     if (sentinel) {
       cmd.add("--sentinel");
