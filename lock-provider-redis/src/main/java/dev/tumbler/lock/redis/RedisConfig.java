@@ -6,6 +6,7 @@ import dev.tumbler.lock.spi.LockUrl;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 
@@ -131,7 +132,7 @@ record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String
       for (String p : List.of("master", "sentinelUser", "sentinelPassword")) {
         if (url.parameter(p).isPresent()) {
           throw new InvalidLockUrlException("lock URL " + url + ": parameter '" + p + "' applies to mode=sentinel only; "
-              + "this is mode=" + mode.name().toLowerCase(java.util.Locale.ROOT));
+              + "this is mode=" + mode.name().toLowerCase(Locale.ROOT));
         }
       }
     }

@@ -1,5 +1,6 @@
 package dev.tumbler.lock.redis;
 
+import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ProviderInfo;
 import dev.tumbler.lock.ServiceInfo;
@@ -10,12 +11,16 @@ import dev.tumbler.lock.spi.Ticker;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Properties;
 import java.util.Set;
+import java.util.function.Supplier;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * The Redis provider: {@code lock:redis://[user:password@]host[:port][/db][?parameters]} for one server,
@@ -132,15 +137,15 @@ public final class RedisLockProvider implements LockProvider {
    * Connects a cluster or sentinel client (which finds the topology, and fails when nobody answers) and
    * checks the node that holds the keys answers; the client's errors become Tumbler's, naming the redacted URL.
    */
-  private static RedisNode replicated(RedisConfig config, java.util.function.Supplier<RedisNode> connect) {
+  private static RedisNode replicated(RedisConfig config, Supplier<RedisNode> connect) {
     RedisNode node;
     try {
       node = connect.get();
-    } catch (redis.clients.jedis.exceptions.JedisDataException e) {
-      throw new dev.tumbler.lock.LockException("Redis refused the connection for " + config.url() + ": " + e.getMessage(), e);
-    } catch (redis.clients.jedis.exceptions.JedisException e) {
+    } catch (JedisDataException e) {
+      throw new LockException("Redis refused the connection for " + config.url() + ": " + e.getMessage(), e);
+    } catch (JedisException e) {
       throw new ServiceUnavailableException("cannot reach Redis " + config.hosts() + " (mode="
-          + config.mode().name().toLowerCase(java.util.Locale.ROOT) + ") for " + config.url() + ": " + e.getMessage(), e);
+          + config.mode().name().toLowerCase(Locale.ROOT) + ") for " + config.url() + ": " + e.getMessage(), e);
     }
     try {
       checkReachable(config, List.of(node));
