@@ -9,19 +9,23 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 
 /**
- * Where the scripts run: one server ({@link Single}) or a majority of independent masters
- * ({@link Redlock}). Methods throw the client's {@link JedisException} (or
+ * Where the scripts run: one server ({@link Single}), a majority of independent masters
+ * ({@link Redlock}), or a server that can fail over to a replica ({@link Replicated}: Redis Cluster, a
+ * primary watched by sentinels). Methods throw the client's {@link JedisException} (or
  * {@link ServiceUnavailableException} for a missing quorum); the lock layer turns them into
  * {@code LockException}s naming the lock. Thread safe.
  */
@@ -419,6 +423,83 @@ abstract sealed class Backend implements AutoCloseable {
     public void close() {
       super.close();
       calls.shutdownNow();
+    }
+  }
+
+  /**
+   * Redis Cluster ({@code mode=cluster}) or a primary watched by sentinels ({@code mode=sentinel}): one
+   * logical server per lock, as in {@link Single} (every lock's keys share a hash slot, so each script
+   * runs on one master), reached through a client that follows the topology (see {@link RedisNode}).
+   *
+   * <p><b>Failover.</b> Replication is asynchronous: a primary may acknowledge a grant, renewal or
+   * counter increment and fail before its replica has it. Nothing here can stop the promoted replica from
+   * granting a lock that was held (the holder's next renewal is refused and it is told, {@code REVOKED}),
+   * but fencing tokens stay increasing: every script that draws a token (acquires, and the releases of fair
+   * primitives, which hand the lock on) runs as {@link Scripts#clockFloored}, so each token is at least the granting server's clock in microseconds. Answers a server gives while the
+   * topology changes ({@code CLUSTERDOWN}, {@code TRYAGAIN}, {@code MASTERDOWN}, {@code READONLY},
+   * {@code LOADING}) are {@link ServiceUnavailableException}s, so waits ride them out like an outage.
+   */
+  static final class Replicated extends Backend {
+    private static final Pattern TRANSIENT =
+        Pattern.compile("^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|LOADING)\\b.*", Pattern.DOTALL);
+
+    private final RedisNode node;
+    private final Map<Scripts.Script, Scripts.Script> floored = new ConcurrentHashMap<>();
+
+    Replicated(RedisNode node) {
+      this.node = node;
+    }
+
+    @Override
+    List<RedisNode> nodes() {
+      return List.of(node);
+    }
+
+    @Override
+    int confirmationsNeeded() {
+      return 1;
+    }
+
+    private Object call(Scripts.Script script, List<String> keys, List<String> args, boolean idempotent) {
+      try {
+        return node.eval(script, keys, args, idempotent);
+      } catch (JedisDataException e) {
+        if (e.getMessage() != null && TRANSIENT.matcher(e.getMessage()).matches()) {
+          throw new ServiceUnavailableException("Redis " + node + " is changing its topology: " + e.getMessage(), e);
+        }
+        throw e;
+      }
+    }
+
+    @Override
+    Grant acquire(Primitive p, List<String> args) {
+      return parseGrant(call(floored(p.acquire()), p.keys(), args, false));
+    }
+
+    @Override
+    boolean renew(Scripts.Script script, List<String> keys, List<String> args) {
+      return ((Long) call(script, keys, args, true)) == 1L;
+    }
+
+    @Override
+    void release(Scripts.Script script, List<String> keys, List<String> args) {
+      // a fair release hands the lock on, drawing the next holder's token
+      call(floored(script), keys, args, true);
+    }
+
+    /** {@code script} with its tokens floored at the server's clock, if it draws any. */
+    private Scripts.Script floored(Scripts.Script script) {
+      return floored.computeIfAbsent(script, s -> Scripts.drawsTokens(s) ? Scripts.clockFloored(s) : s);
+    }
+
+    @Override
+    Object read(Scripts.Script script, List<String> keys, List<String> args) {
+      return call(script, keys, args, true);
+    }
+
+    @Override
+    String holder(List<String> keys) {
+      return call(Scripts.HOLDER, keys, List.of(), true) instanceof String s ? s : null;
     }
   }
 }

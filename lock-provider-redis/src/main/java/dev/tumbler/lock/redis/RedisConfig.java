@@ -6,36 +6,54 @@ import dev.tumbler.lock.spi.LockUrl;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 
 /**
  * The settings of one Redis lock service, read from its URL:
- * {@code lock:redis://[user:password@]host[:port][,host[:port]...][/db][?parameters]}.
+ * {@code lock:redis://[user:password@]host[:port][,host[:port]...][/db][?parameters]}. The hosts are the
+ * server ({@code mode=single}), the independent masters ({@code mode=redlock}), seed nodes of a Redis
+ * Cluster ({@code mode=cluster}) or the sentinels ({@code mode=sentinel&master=<name>}).
+ *
+ * <p>Authentication: the user info (or the {@code user} and {@code password} properties) is for the
+ * servers that hold the keys: the single server, the masters, the cluster's nodes, the primary and
+ * replicas that sentinels watch. Sentinels are separate processes with their own ACLs, often none; they
+ * take {@code sentinelUser} and {@code sentinelPassword} (redacted like every parameter whose name holds
+ * {@code password}), and no credentials when those are absent.
  *
  * <p>Validated when read: every problem is an {@link InvalidLockUrlException} naming the parameter; the
  * password is kept here only and never shown ({@link #toString()} omits it). Immutable.
  *
  * @param url the URL, for messages (its {@code toString()} is redacted)
- * @param hosts the servers: one in {@link Mode#SINGLE}, at least three in {@link Mode#REDLOCK}
+ * @param hosts the servers: one in {@link Mode#SINGLE}, at least three in {@link Mode#REDLOCK}, seed nodes
+ *     in {@link Mode#CLUSTER}, the sentinels in {@link Mode#SENTINEL}
  * @param user the ACL user, if any
  * @param password the password, if any
  * @param database the logical database ({@code /db} path), 0 by default
  * @param tls whether to connect with TLS
- * @param mode one server, or independent masters with Redlock
+ * @param mode one server, independent masters with Redlock, a cluster, or a primary found by sentinels
  * @param timeout connect and socket timeout of one call
  * @param recheck the longest a waiter sleeps without a notification before it asks again
  * @param lease the common lease settings (term, renewal, namespace)
+ * @param master the name the sentinels monitor the primary under ({@link Mode#SENTINEL} only)
+ * @param sentinelUser the sentinels' ACL user, if any ({@link Mode#SENTINEL} only)
+ * @param sentinelPassword the sentinels' password, if any ({@link Mode#SENTINEL} only)
  */
 record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String> user, Optional<String> password,
-    int database, boolean tls, Mode mode, Duration timeout, Duration recheck, LeaseSettings lease) {
+    int database, boolean tls, Mode mode, Duration timeout, Duration recheck, LeaseSettings lease,
+    Optional<String> master, Optional<String> sentinelUser, Optional<String> sentinelPassword) {
 
   /** How the service uses its servers. */
   enum Mode {
     /** One Redis server (or a primary with replicas behind one address, or a cluster node: see the README). */
     SINGLE,
     /** Several independent masters; a grant needs a majority of them (Redlock). */
-    REDLOCK
+    REDLOCK,
+    /** A Redis Cluster, found from seed nodes; each lock lives on the master of its hash slot. */
+    CLUSTER,
+    /** A primary (with replicas) that sentinels watch and fail over; found through the sentinels. */
+    SENTINEL
   }
 
   static final int DEFAULT_PORT = 6379;
@@ -47,7 +65,7 @@ record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String
 
   static {
     Set<String> p = new HashSet<>(LeaseSettings.PARAMETERS);
-    p.addAll(List.of("tls", "mode", "timeout", "recheck"));
+    p.addAll(List.of("tls", "mode", "timeout", "recheck", "master", "sentinelUser", "sentinelPassword"));
     PARAMETERS = Set.copyOf(p);
   }
 
@@ -65,7 +83,8 @@ record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String
   static RedisConfig from(LockUrl url) {
     if (!url.isHierarchical()) {
       throw new InvalidLockUrlException("lock URL " + url + ": the Redis provider needs hosts, as in "
-          + "lock:redis://localhost:6379 or lock:redis://h1,h2,h3?mode=redlock");
+          + "lock:redis://localhost:6379, lock:redis://h1,h2,h3?mode=redlock, lock:redis://h1,h2,h3?mode=cluster or "
+          + "lock:redis://s1,s2,s3?mode=sentinel&master=mymaster");
     }
     url.requireKnownParameters(PARAMETERS);
     if (url.hosts().isEmpty()) {
@@ -83,7 +102,7 @@ record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String
     Mode mode = url.enumValue("mode", Mode.class, Mode.SINGLE);
     if (mode == Mode.SINGLE && hosts.size() != 1) {
       throw new InvalidLockUrlException("lock URL " + url + ": " + hosts.size() + " hosts need mode=redlock "
-          + "(independent masters); mode=single takes one host");
+          + "(independent masters), mode=cluster (seed nodes) or mode=sentinel (sentinels); mode=single takes one host");
     }
     if (mode == Mode.REDLOCK && hosts.size() < 3) {
       throw new InvalidLockUrlException("lock URL " + url + ": mode=redlock needs at least 3 independent masters, got "
@@ -98,6 +117,28 @@ record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String
       }
       db = Integer.parseInt(d);
     }
+    if (mode == Mode.CLUSTER && db != 0) {
+      throw new InvalidLockUrlException("lock URL " + url + ": mode=cluster has only database 0; got the path '" + path + "'");
+    }
+    Optional<String> master = url.parameter("master");
+    Optional<String> sentinelUser = url.parameter("sentinelUser");
+    Optional<String> sentinelPassword = url.parameter("sentinelPassword");
+    if (mode == Mode.SENTINEL) {
+      if (master.isEmpty() || master.get().isBlank()) {
+        throw new InvalidLockUrlException("lock URL " + url + ": mode=sentinel needs parameter 'master', the name the "
+            + "sentinels monitor the primary under (as in master=mymaster)");
+      }
+    } else {
+      for (String p : List.of("master", "sentinelUser", "sentinelPassword")) {
+        if (url.parameter(p).isPresent()) {
+          throw new InvalidLockUrlException("lock URL " + url + ": parameter '" + p + "' applies to mode=sentinel only; "
+              + "this is mode=" + mode.name().toLowerCase(Locale.ROOT));
+        }
+      }
+    }
+    if (sentinelPassword.isPresent() && sentinelPassword.get().isEmpty()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'sentinelPassword' is empty");
+    }
     boolean tls = url.bool("tls", false);
     Duration timeout = url.duration("timeout", DEFAULT_TIMEOUT);
     if (timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
@@ -109,6 +150,7 @@ record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'recheck': at least 10ms: " + recheck);
     }
     LeaseSettings lease = LeaseSettings.fromUrl(url);
-    return new RedisConfig(url, hosts, url.user(), url.password(), db, tls, mode, timeout, recheck, lease);
+    return new RedisConfig(url, hosts, url.user(), url.password(), db, tls, mode, timeout, recheck, lease,
+        master.map(String::trim), sentinelUser, sentinelPassword);
   }
 }

@@ -1,5 +1,6 @@
 package dev.tumbler.lock.redis;
 
+import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ProviderInfo;
 import dev.tumbler.lock.ServiceInfo;
@@ -10,19 +11,28 @@ import dev.tumbler.lock.spi.Ticker;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Properties;
 import java.util.Set;
+import java.util.function.Supplier;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * The Redis provider: {@code lock:redis://[user:password@]host[:port][/db][?parameters]} for one server,
- * {@code lock:redis://h1,h2,h3[?...]&mode=redlock} for independent masters. Built on Jedis.
+ * {@code lock:redis://h1,h2,h3[?...]&mode=redlock} for independent masters,
+ * {@code lock:redis://h1,h2,h3?mode=cluster} for a Redis Cluster (seed nodes) and
+ * {@code lock:redis://s1,s2,s3[/db]?mode=sentinel&master=<name>} for a primary watched by sentinels. Built
+ * on Jedis.
  *
  * <p>Parameters: {@code leaseTime} (default 30s), {@code renew} ({@code auto}|{@code manual}),
- * {@code namespace}, {@code tls} (default false), {@code mode} ({@code single}|{@code redlock}),
+ * {@code namespace}, {@code tls} (default false), {@code mode}
+ * ({@code single}|{@code redlock}|{@code cluster}|{@code sentinel}), {@code master}, {@code sentinelUser}
+ * and {@code sentinelPassword} (sentinel mode only),
  * {@code timeout} (connect and per-call socket timeout, default 2s), {@code recheck} (the longest a
  * waiter sleeps without a release notification, default 1s). Anything else is an error. See the module
  * README for what the provider guarantees, and what Redis cannot.
@@ -44,7 +54,8 @@ public final class RedisLockProvider implements LockProvider {
     all.addAll(RedisLockService.SINGLE_CAPABILITIES);
     all.addAll(RedisLockService.REDLOCK_CAPABILITIES);
     return new ProviderInfo("redis", "Tumbler Redis provider (Jedis)", VERSION,
-        "locks, read/write locks, semaphores and elections on one Redis server, or Redlock over independent masters",
+        "locks, read/write locks, semaphores and elections on one Redis server, Redis Cluster or a "
+            + "sentinel-watched primary, or Redlock over independent masters",
         all);
   }
 
@@ -71,24 +82,78 @@ public final class RedisLockProvider implements LockProvider {
 
     String clientId = RedisLockService.randomId();
     RedisKeys keys = new RedisKeys(config.lease().namespace());
+    Backend backend = switch (config.mode()) {
+      case SINGLE, REDLOCK -> independentServers(config, clientConfig, keys.controlChannel(clientId), ticker);
+      case CLUSTER -> new Backend.Replicated(replicated(config, () -> RedisNode.cluster(addresses(config), clientConfig,
+          config.timeout(), keys.controlChannel(clientId), config.recheck())));
+      case SENTINEL -> new Backend.Replicated(replicated(config, () -> RedisNode.sentinel(config.master().orElseThrow(),
+          addresses(config), clientConfig, sentinelConfig(config, timeoutMs), config.timeout(),
+          keys.controlChannel(clientId), config.recheck())));
+    };
+    Set<dev.tumbler.lock.Capability> caps = switch (config.mode()) {
+      case SINGLE -> RedisLockService.SINGLE_CAPABILITIES;
+      case REDLOCK -> RedisLockService.REDLOCK_CAPABILITIES;
+      case CLUSTER, SENTINEL -> RedisLockService.REPLICATED_CAPABILITIES;
+    };
+    ServiceInfo serviceInfo = new ServiceInfo("redis", VERSION, url.toString(), caps);
+    return new RedisLockService(config, serviceInfo, backend, keys, clientId, ticker);
+  }
+
+  private static Backend independentServers(RedisConfig config, JedisClientConfig clientConfig, String controlChannel,
+      Ticker ticker) {
     List<RedisNode> nodes = new ArrayList<>();
     try {
-      for (LockUrl.HostAndPort h : config.hosts()) {
-        nodes.add(new RedisNode(new HostAndPort(h.host(), h.port()), clientConfig, config.timeout(),
-            keys.controlChannel(clientId), config.recheck()));
+      for (HostAndPort h : addresses(config)) {
+        nodes.add(new RedisNode(h, clientConfig, config.timeout(), controlChannel, config.recheck()));
       }
       checkReachable(config, nodes);
     } catch (RuntimeException e) {
       nodes.forEach(RedisNode::close);
       throw e;
     }
-    Backend backend = config.mode() == RedisConfig.Mode.SINGLE
+    return config.mode() == RedisConfig.Mode.SINGLE
         ? new Backend.Single(nodes.getFirst())
         : new Backend.Redlock(nodes, config.lease(), ticker, config.timeout());
-    Set<dev.tumbler.lock.Capability> caps = config.mode() == RedisConfig.Mode.SINGLE
-        ? RedisLockService.SINGLE_CAPABILITIES : RedisLockService.REDLOCK_CAPABILITIES;
-    ServiceInfo serviceInfo = new ServiceInfo("redis", VERSION, url.toString(), caps);
-    return new RedisLockService(config, serviceInfo, backend, keys, clientId, ticker);
+  }
+
+  private static List<HostAndPort> addresses(RedisConfig config) {
+    return config.hosts().stream().map(h -> new HostAndPort(h.host(), h.port())).toList();
+  }
+
+  /** The sentinels' own credentials ({@code sentinelUser}, {@code sentinelPassword}), never the data nodes'. */
+  private static JedisClientConfig sentinelConfig(RedisConfig config, int timeoutMs) {
+    DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
+        .connectionTimeoutMillis(timeoutMs)
+        .socketTimeoutMillis(timeoutMs)
+        .ssl(config.tls())
+        .clientName("tumbler")
+        .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+    config.sentinelUser().ifPresent(b::user);
+    config.sentinelPassword().ifPresent(b::password);
+    return b.build();
+  }
+
+  /**
+   * Connects a cluster or sentinel client (which finds the topology, and fails when nobody answers) and
+   * checks the node that holds the keys answers; the client's errors become Tumbler's, naming the redacted URL.
+   */
+  private static RedisNode replicated(RedisConfig config, Supplier<RedisNode> connect) {
+    RedisNode node;
+    try {
+      node = connect.get();
+    } catch (JedisDataException e) {
+      throw new LockException("Redis refused the connection for " + config.url() + ": " + e.getMessage(), e);
+    } catch (JedisException e) {
+      throw new ServiceUnavailableException("cannot reach Redis " + config.hosts() + " (mode="
+          + config.mode().name().toLowerCase(Locale.ROOT) + ") for " + config.url() + ": " + e.getMessage(), e);
+    }
+    try {
+      checkReachable(config, List.of(node));
+    } catch (RuntimeException e) {
+      node.close();
+      throw e;
+    }
+    return node;
   }
 
   /** One server must answer; in Redlock mode, a majority. */

@@ -33,7 +33,8 @@ import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 
 /**
- * A lock service on one Redis server or, with {@code mode=redlock}, on a majority of independent masters.
+ * A lock service on one Redis server, on a majority of independent masters ({@code mode=redlock}), on a
+ * Redis Cluster ({@code mode=cluster}) or on a primary watched by sentinels ({@code mode=sentinel}).
  *
  * <p>Every grant, renewal and release is one Lua script (one round trip on one server). Waiting threads
  * do not poll: they subscribe to the lock's release channel (see {@link WakeupHub}), retry when a
@@ -67,6 +68,12 @@ final class RedisLockService extends AbstractLockService {
   static final Set<Capability> REDLOCK_CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
       Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION, Capability.LEADER_ELECTION,
       Capability.FAULT_TOLERANT);
+  /**
+   * Cluster and sentinel modes: what one server offers. Not FAULT_TOLERANT, although they go on after a
+   * failover: replication is asynchronous, so a failover can lose a grant and the promoted replica can
+   * grant a held lock again; only fencing tokens stay increasing (floored at the server's clock).
+   */
+  static final Set<Capability> REPLICATED_CAPABILITIES = SINGLE_CAPABILITIES;
 
   private final RedisConfig config;
   /** Whether primitives queue their waiters in a line (every mode with one server deciding; not Redlock). */
@@ -153,7 +160,7 @@ final class RedisLockService extends AbstractLockService {
 
   @Override
   protected Object unwrapProvider(Class<?> type) {
-    if (config.mode() == RedisConfig.Mode.SINGLE) {
+    if (config.mode() != RedisConfig.Mode.REDLOCK) {
       UnifiedJedis jedis = backend.nodes().getFirst().jedis();
       if (type.isInstance(jedis)) {
         return jedis;

@@ -1,26 +1,107 @@
 package dev.tumbler.lock.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import redis.clients.jedis.CommandObjects;
+import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.JedisSentineled;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
+import redis.clients.jedis.providers.SentineledConnectionProvider;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
- * One Redis server: a pool of command connections ({@link JedisPooled}) and the {@link WakeupHub} of
- * its release channels. Scripts run with EVALSHA and fall back to EVAL once when the server does not
- * know the script (after a restart or SCRIPT FLUSH), which also caches it again. Thread safe.
+ * One Redis server, as the lock layer sees it: a pool of command connections and the {@link WakeupHub} of
+ * its release channels. The server is a standalone one ({@link JedisPooled}), a Redis Cluster
+ * ({@link JedisCluster}: each script goes to the master of its keys' slot) or a primary found through
+ * sentinels ({@link JedisSentineled}: the pool moves to the new primary after a failover). Scripts run with
+ * EVALSHA and fall back to EVAL once when the server does not know the script (after a restart, a failover
+ * or SCRIPT FLUSH), which also caches it again. Thread safe.
  */
 final class RedisNode implements AutoCloseable {
-  private final HostAndPort address;
-  private final JedisPooled jedis;
+  private static final CommandObjects COMMANDS = new CommandObjects();
+  /** Calls of the cluster client: the first, and one more after a connection failure or a redirection. */
+  private static final int CLUSTER_ATTEMPTS = 3;
+
+  private final String description;
+  private final UnifiedJedis jedis;
   private final WakeupHub hub;
 
   RedisNode(HostAndPort address, JedisClientConfig config, Duration timeout, String controlChannel, Duration heartbeat) {
-    this.address = address;
+    this(address.toString(), new JedisPooled(pool(timeout), address, config),
+        new WakeupHub(address, config, controlChannel, heartbeat));
+  }
+
+  private RedisNode(String description, UnifiedJedis jedis, WakeupHub hub) {
+    this.description = description;
+    this.jedis = jedis;
+    this.hub = hub;
+  }
+
+  /**
+   * A Redis Cluster found from {@code seeds}. Its hub listens on any node (a PUBLISH reaches every node's
+   * subscribers over the cluster bus) and moves to the next known node when its connection breaks.
+   *
+   * @throws redis.clients.jedis.exceptions.JedisException if no seed answers
+   */
+  static RedisNode cluster(List<HostAndPort> seeds, JedisClientConfig config, Duration timeout, String controlChannel,
+      Duration heartbeat) {
+    JedisCluster cluster = new JedisCluster(new LinkedHashSet<>(seeds), config, CLUSTER_ATTEMPTS, timeout, pool(timeout));
+    AtomicInteger next = new AtomicInteger();
+    Supplier<HostAndPort> anyNode = () -> {
+      List<String> known = new ArrayList<>(cluster.getClusterNodes().keySet());
+      known.sort(null);
+      int i = Math.floorMod(next.getAndIncrement(), known.size() + seeds.size());
+      return i < known.size() ? HostAndPort.from(known.get(i)) : seeds.get(i - known.size());
+    };
+    String label = "cluster" + seeds;
+    return new RedisNode(label, cluster, new WakeupHub(anyNode, label, config, controlChannel, heartbeat));
+  }
+
+  /**
+   * The primary the {@code sentinels} monitor as {@code master}. Its hub asks the sentinels for the
+   * current primary at every reconnect, so it follows a failover (and, while no sentinel answers, takes
+   * the primary the client last heard of).
+   *
+   * @param config for the primary and its replicas (user, password, database)
+   * @param sentinelConfig for the sentinels (their own user and password, if any)
+   * @throws redis.clients.jedis.exceptions.JedisException if no sentinel knows the primary
+   */
+  static RedisNode sentinel(String master, List<HostAndPort> sentinels, JedisClientConfig config,
+      JedisClientConfig sentinelConfig, Duration timeout, String controlChannel, Duration heartbeat) {
+    SentineledConnectionProvider provider = new SentineledConnectionProvider(master, config, pool(timeout),
+        new LinkedHashSet<>(sentinels), sentinelConfig);
+    JedisSentineled client = new JedisSentineled(provider);
+    Supplier<HostAndPort> primary = () -> {
+      for (HostAndPort s : sentinels) {
+        try (Jedis j = new Jedis(s, sentinelConfig)) {
+          List<String> a = j.sentinelGetMasterAddrByName(master);
+          if (a != null && a.size() == 2) {
+            return new HostAndPort(a.get(0), Integer.parseInt(a.get(1)));
+          }
+        } catch (RuntimeException e) {
+          // this sentinel is down or does not know the primary: ask the next
+        }
+      }
+      return provider.getCurrentMaster();
+    };
+    String label = "sentinel:" + master + sentinels;
+    return new RedisNode(label, client, new WakeupHub(primary, label, config, controlChannel, heartbeat));
+  }
+
+  private static ConnectionPoolConfig pool(Duration timeout) {
     ConnectionPoolConfig pool = new ConnectionPoolConfig();
     // waiters hold no connection while they wait, so a modest pool serves many threads
     pool.setMaxTotal(64);
@@ -29,11 +110,10 @@ final class RedisNode implements AutoCloseable {
     pool.setMaxWait(timeout);
     pool.setTestOnBorrow(false);
     pool.setJmxEnabled(false);
-    this.jedis = new JedisPooled(pool, address, config);
-    this.hub = new WakeupHub(address, config, controlChannel, heartbeat);
+    return pool;
   }
 
-  JedisPooled jedis() {
+  UnifiedJedis jedis() {
     return jedis;
   }
 
@@ -48,6 +128,9 @@ final class RedisNode implements AutoCloseable {
    * as it may have been granted before the reply was lost (see {@link RedisLockService}).
    */
   Object eval(Scripts.Script script, List<String> keys, List<String> args, boolean idempotent) {
+    if (!idempotent && jedis instanceof JedisCluster cluster) {
+      return evalOnceOnSlot(cluster, script, keys, args);
+    }
     try {
       return evalOnce(script, keys, args);
     } catch (JedisConnectionException e) {
@@ -66,8 +149,40 @@ final class RedisNode implements AutoCloseable {
     }
   }
 
-  /** Checks the server answers; throws the client's exception otherwise. */
+  /**
+   * A script that must not run twice, on a cluster: on the connection of its slot's master, once. The
+   * cluster client's own retries would run an acquire again after a lost reply, with the same owner; the
+   * second run would be refused by the grant the first one made, and that grant would be nobody's until
+   * its term ends. A redirection (MOVED, ASK) means the script did not run: the slot map is refreshed
+   * (any keyed call through the cluster client follows the redirection and renews it) and it is tried again.
+   */
+  private static Object evalOnceOnSlot(JedisCluster cluster, Scripts.Script script, List<String> keys, List<String> args) {
+    int slot = JedisClusterCRC16.getSlot(keys.getFirst());
+    for (int redirects = 0; ; redirects++) {
+      try (Connection c = cluster.getConnectionFromSlot(slot)) {
+        try {
+          return c.executeCommand(COMMANDS.evalsha(script.sha(), keys, args));
+        } catch (JedisNoScriptException e) {
+          return c.executeCommand(COMMANDS.eval(script.source(), keys, args));
+        }
+      } catch (JedisRedirectionException e) {
+        if (redirects + 1 >= CLUSTER_ATTEMPTS) {
+          throw e;
+        }
+        cluster.pttl(keys.getFirst());
+      }
+    }
+  }
+
+  /**
+   * Checks the server answers; throws the client's exception otherwise. A cluster client has read the
+   * slot map from a node that answered when it was made (a PING would go to every node, and fail while
+   * one master is down before its replica took over).
+   */
   void ping() {
+    if (jedis instanceof JedisCluster) {
+      return;
+    }
     jedis.ping();
   }
 
@@ -79,6 +194,6 @@ final class RedisNode implements AutoCloseable {
 
   @Override
   public String toString() {
-    return address.toString();
+    return description;
   }
 }

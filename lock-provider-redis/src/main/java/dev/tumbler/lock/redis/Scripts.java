@@ -452,6 +452,46 @@ final class Scripts {
       return redis.call('GET', KEYS[1])
       """);
 
+  // ---- replicated modes (cluster, sentinel): tokens floored at the server's clock
+
+  /**
+   * {@link #FENCE} for a server that can fail over to an asynchronous replica: every token is at least
+   * the server's clock in microseconds ({@code TIME}), and one more than the counter. A promoted replica
+   * may have missed the last counter writes, but its clock has moved on since the last token the old
+   * primary granted (which was at most that primary's clock then, plus the grants within one microsecond),
+   * so its first token is larger — as long as the two servers' clocks differ by less than the time the
+   * failover took (seconds, against the milliseconds NTP keeps). Costs one {@code TIME} and one
+   * {@code SET} per grant; tokens stay below 2^53 (about 2^50.6 now).
+   */
+  private static final String FENCE_CLOCK_FLOORED = """
+      local function fence(k)
+        local tok = redis.call('INCR', k)
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+        if tok < now then tok = now end
+        redis.call('SET', k, string.format('%d', tok), 'PX', 86400000)
+        return tok
+      end
+      """;
+
+  /** Whether {@code script} draws fencing tokens (through {@link #FENCE}). */
+  static boolean drawsTokens(Script script) {
+    return script.source().contains(FENCE);
+  }
+
+  /**
+   * {@code acquire} with its fencing counter floored at the server's clock ({@link #FENCE_CLOCK_FLOORED}),
+   * for {@code mode=cluster} and {@code mode=sentinel}. Same keys, arguments and reply.
+   *
+   * @throws IllegalArgumentException if {@code acquire} does not draw its token through {@link #FENCE}
+   */
+  static Script clockFloored(Script acquire) {
+    if (!acquire.source().contains(FENCE)) {
+      throw new IllegalArgumentException("script " + acquire.name() + " draws no fencing token through fence()");
+    }
+    return Script.of(acquire.name() + "-clock-floored", acquire.source().replace(FENCE, FENCE_CLOCK_FLOORED));
+  }
+
   private static String sha1(String s) {
     try {
       return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(s.getBytes(StandardCharsets.UTF_8)));

@@ -7,6 +7,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Connection;
@@ -33,12 +34,19 @@ import redis.clients.jedis.JedisPubSub;
  * detects a connection that is silently dead (a partition): with no PONG for three beats, the hub drops
  * it and reconnects. Waiters never rely on the hub alone: they also re-check after a bounded time.
  *
+ * <h2>Whom it listens to</h2>
+ * The hub asks its address supplier where to connect each time it (re)connects: a fixed server; any node
+ * of a Redis Cluster (a plain PUBLISH reaches subscribers on every node over the cluster bus), rotating
+ * through the nodes so that a dead one is left behind; or the primary the sentinels name now, so that the
+ * hub follows a failover (PUBLISH on the primary also reaches subscribers on its replicas).
+ *
  * <p>Thread safe. Runs two virtual threads (reader, heartbeat) until {@link #close()}.
  */
 final class WakeupHub implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WakeupHub.class);
 
-  private final HostAndPort address;
+  private final Supplier<HostAndPort> address;
+  private final String label;
   private final JedisClientConfig config;
   private final String controlChannel;
   private final long heartbeatNanos;
@@ -47,6 +55,7 @@ final class WakeupHub implements AutoCloseable {
   private final Map<String, Channel> channels = new HashMap<>();
   private Subscriber current;
   private Connection connection;
+  private HostAndPort connectedTo;
   private boolean ready;
   private long lastPong;
   private volatile boolean closed;
@@ -61,12 +70,29 @@ final class WakeupHub implements AutoCloseable {
   }
 
   WakeupHub(HostAndPort address, JedisClientConfig config, String controlChannel, Duration heartbeat) {
+    this(() -> address, address.toString(), config, controlChannel, heartbeat);
+  }
+
+  /**
+   * @param address where to connect, asked at every (re)connect; may throw (then the hub retries with backoff)
+   * @param label names the hub in thread names and log lines
+   */
+  WakeupHub(Supplier<HostAndPort> address, String label, JedisClientConfig config, String controlChannel,
+      Duration heartbeat) {
     this.address = address;
+    this.label = label;
     this.config = config;
     this.controlChannel = controlChannel;
     this.heartbeatNanos = heartbeat.toNanos();
-    this.reader = Thread.ofVirtual().name("tumbler-redis-sub-" + address).start(this::readLoop);
-    this.heartbeat = Thread.ofVirtual().name("tumbler-redis-beat-" + address).start(this::beatLoop);
+    this.reader = Thread.ofVirtual().name("tumbler-redis-sub-" + label).start(this::readLoop);
+    this.heartbeat = Thread.ofVirtual().name("tumbler-redis-beat-" + label).start(this::beatLoop);
+  }
+
+  /** The server the subscriber connection is on now, or null between connections. */
+  HostAndPort connectedTo() {
+    synchronized (lock) {
+      return connectedTo;
+    }
   }
 
   /** Adds {@code w} to the waiters of {@code channel}, subscribing if it is the first. */
@@ -110,7 +136,7 @@ final class WakeupHub implements AutoCloseable {
       c.confirmed = false;
     } catch (RuntimeException e) {
       // the connection is breaking; the reader notices, signals everyone and resubscribes
-      LOG.debug("cannot {} {} on {}: {}", subscribe ? "subscribe" : "unsubscribe", channel, address, e.toString());
+      LOG.debug("cannot {} {} on {}: {}", subscribe ? "subscribe" : "unsubscribe", channel, connectedTo, e.toString());
       dropConnection();
     }
   }
@@ -132,14 +158,17 @@ final class WakeupHub implements AutoCloseable {
     while (!closed) {
       Connection conn = null;
       Subscriber sub = new Subscriber();
+      HostAndPort target = null;
       try {
-        conn = new Connection(address, config);
+        target = address.get();
+        conn = new Connection(target, config);
         synchronized (lock) {
           if (closed) {
             conn.close();
             return;
           }
           connection = conn;
+          connectedTo = target;
           current = sub;
           lastPong = System.nanoTime();
         }
@@ -147,7 +176,7 @@ final class WakeupHub implements AutoCloseable {
         sub.proceed(conn, controlChannel);
       } catch (RuntimeException e) {
         if (!closed) {
-          LOG.debug("subscriber connection to {} ended: {}", address, e.toString());
+          LOG.debug("subscriber connection to {} ({}) ended: {}", target, label, e.toString());
         }
       } finally {
         List<Waiter> toSignal = new ArrayList<>();
@@ -155,6 +184,7 @@ final class WakeupHub implements AutoCloseable {
           ready = false;
           current = null;
           connection = null;
+          connectedTo = null;
           channels.values().removeIf(c -> c.waiters.isEmpty());
           for (Channel c : channels.values()) {
             c.outstanding = 0;
@@ -196,7 +226,7 @@ final class WakeupHub implements AutoCloseable {
           continue;
         }
         if (System.nanoTime() - lastPong > 3 * heartbeatNanos) {
-          LOG.debug("no PONG from {} for {}ms; reconnecting the subscriber", address, 3 * heartbeatNanos / 1_000_000);
+          LOG.debug("no PONG from {} for {}ms; reconnecting the subscriber", connectedTo, 3 * heartbeatNanos / 1_000_000);
           dropConnection();
           continue;
         }

@@ -11,6 +11,7 @@ import dev.tumbler.lock.spi.LockUrl;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -101,6 +102,56 @@ class RedisKeysAndConfigTest {
         () -> config("lock:redis://u:topsecret@h?colour=blue"));
     assertTrue(e.getMessage().contains("colour"));
     assertFalse(e.getMessage().contains("topsecret"));
+  }
+
+  @Test
+  void clusterAndSentinelUrls() {
+    RedisConfig c = config("lock:redis://n1:7000,n2:7001?mode=cluster");
+    assertEquals(RedisConfig.Mode.CLUSTER, c.mode());
+    assertEquals(2, c.hosts().size());
+    assertEquals(RedisConfig.Mode.CLUSTER, config("lock:redis://n1:7000/0?mode=cluster").mode());
+
+    RedisConfig s = config("lock:redis://app:dataPw@s1:26379,s2:26379,s3:26379/2?mode=sentinel&master=orders"
+        + "&sentinelUser=watch&sentinelPassword=sentPw");
+    assertEquals(RedisConfig.Mode.SENTINEL, s.mode());
+    assertEquals("orders", s.master().orElseThrow());
+    assertEquals(2, s.database());
+    assertEquals("dataPw", s.password().orElseThrow());
+    assertEquals("watch", s.sentinelUser().orElseThrow());
+    assertEquals("sentPw", s.sentinelPassword().orElseThrow());
+    assertFalse(s.toString().contains("dataPw"), s.toString());
+    assertFalse(s.toString().contains("sentPw"), s.toString());
+    assertFalse(s.url().toString().contains("sentPw"), s.url().toString());
+  }
+
+  @Test
+  void badClusterAndSentinelUrls() {
+    Map<String, String> bad = Map.of(
+        "lock:redis://s1,s2?mode=sentinel", "master",
+        "lock:redis://s1?mode=sentinel&master=", "master",
+        "lock:redis://n1,n2/3?mode=cluster", "database 0",
+        "lock:redis://h?master=x", "master",
+        "lock:redis://n1?mode=cluster&sentinelUser=x", "sentinelUser",
+        "lock:redis://h?mode=galaxy", "mode",
+        "lock:redis://s1?mode=sentinel&master=m&sentinelPassword=", "sentinelPassword");
+    bad.forEach((url, named) -> {
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> config(url), url);
+      assertTrue(e.getMessage().contains(named), url + " -> " + e.getMessage());
+    });
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+        () -> config("lock:redis://u:topsecret@s1?mode=sentinel&sentinelPassword=alsosecret"));
+    assertFalse(e.getMessage().contains("topsecret") || e.getMessage().contains("alsosecret"), e.getMessage());
+  }
+
+  @Test
+  void clockFlooredScriptsDrawTheirTokenFromTheClock() {
+    for (Scripts.Script acquire : List.of(Scripts.MUTEX_ACQUIRE, Scripts.READ_ACQUIRE, Scripts.WRITE_ACQUIRE,
+        Scripts.SEMAPHORE_ACQUIRE)) {
+      Scripts.Script floored = Scripts.clockFloored(acquire);
+      assertNotEquals(acquire.sha(), floored.sha(), acquire.name());
+      assertTrue(floored.source().contains("if tok < now then tok = now end"), acquire.name());
+    }
+    assertThrows(IllegalArgumentException.class, () -> Scripts.clockFloored(Scripts.HOLDER));
   }
 
   @Test
