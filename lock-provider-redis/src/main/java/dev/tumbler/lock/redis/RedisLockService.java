@@ -285,8 +285,13 @@ final class RedisLockService extends AbstractLockService {
 
   private record Attempt(RedisLease lease, long waitMs, long sentNanos) {}
 
+  /**
+   * A fresh owner value: {@code <clientId>:<n>}, or {@code <label>|<clientId>:<n>} when the label says more
+   * than the client (an election's candidate id, which {@link #leaderOf} reads back).
+   */
   private String newOwner(String label) {
-    return label + "|" + clientId + ":" + sequence.incrementAndGet();
+    long n = sequence.incrementAndGet();
+    return label.equals(clientId) ? clientId + ":" + n : label + "|" + clientId + ":" + n;
   }
 
   /** @param fixedOwner the owner to ask with, or null for a fresh one per try */
@@ -299,7 +304,6 @@ final class RedisLockService extends AbstractLockService {
       args.add(ttlMs);
       if (p.fair()) {
         args.add(join ? liveMs : "0");
-        args.add(p.channel());
       }
       args.addAll(extraArgs);
       long sent = ticker().read();
@@ -348,7 +352,8 @@ final class RedisLockService extends AbstractLockService {
 
   void release(Primitive p, String owner) {
     try {
-      backend.release(p.release(), p.keys(), List.of(owner, p.channel()));
+      // a fair release publishes only a hand-off, on the channel its script derives from the line's key
+      backend.release(p.release(), p.keys(), p.fair() ? List.of(owner) : List.of(owner, p.channel()));
     } catch (RuntimeException e) {
       throw translate("releasing " + p.describe(), e);
     }

@@ -209,8 +209,9 @@ final class Scripts {
   // script that freed it grants it there at once ("hands" it): the grant is written as the waiter asked for it,
   // its token is kept under the waiter's key for the grant's term, and "grant <owner> <token>" is published on
   // the channel, so the waiter's acquire returns when that message arrives; if it is lost, the waiter's next
-  // look finds the token under its key. Acquire: ARGV = owner, ttlMs, liveMs (0: do not join the line),
-  // channel, [permits, maxPermits]. Release (also: leave the line): ARGV = owner, channel.
+  // look finds the token under its key. The channel is the line's key without its ':q'. Acquire: ARGV = owner,
+  // ttlMs, liveMs (0: do not join the line), [permits, maxPermits]. Release (also: leave the line): ARGV = owner.
+  // The common case — nobody in line — is decided before the line's functions are even defined.
 
   private static final String LINE = """
       local function wkey(o) return Q .. ':' .. o end
@@ -273,14 +274,35 @@ final class Scripts {
       end
       """;
 
-  private static final String MUTEX_LAYOUT = "local W, R, Q, F, CH = KEYS[1], false, KEYS[2], KEYS[3], ARGV[4] or ARGV[2]\n";
-  private static final String RW_LAYOUT = "local W, R, Q, F, CH = KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[4] or ARGV[2]\n";
+  private static final String MUTEX_LAYOUT = """
+      local W, R, Q, F = KEYS[1], false, KEYS[2], KEYS[3]
+      local CH = string.sub(Q, 1, -3)
+      """;
+  private static final String RW_LAYOUT = """
+      local W, R, Q, F = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+      local CH = string.sub(Q, 1, -3)
+      """;
+
+  // nobody in line and nobody holding: granted at once
+  private static final String WRITE_FAST = """
+      if redis.call('EXISTS', Q) == 0 and (not R or redis.call('EXISTS', R) == 0)
+          and redis.call('SET', W, ARGV[1], 'NX', 'PX', ARGV[2]) then
+        return {1, fence(F)}
+      end
+      """;
+
+  // the holder's release with nobody in line
+  private static final String WRITE_RELEASE_FAST = """
+      local mine = false
+      if redis.call('GET', W) == ARGV[1] then
+        redis.call('DEL', W)
+        if redis.call('EXISTS', Q) == 0 then return 1 end
+        mine = true
+      end
+      """;
 
   private static final String WRITE_ACQUIRE_BODY = """
       local o, ttl = ARGV[1], ARGV[2]
-      if not R and redis.call('EXISTS', Q) == 0 and redis.call('SET', W, o, 'NX', 'PX', ttl) then
-        return {1, fence(F)}
-      end
       local now = nowms()
       -- a grant of this owner whose answer was lost: give it back and decide again
       if not handed(o) and redis.call('GET', W) == o then redis.call('DEL', W) end
@@ -310,11 +332,6 @@ final class Scripts {
 
   private static final String WRITE_RELEASE_BODY = """
       local o = ARGV[1]
-      local mine = redis.call('GET', W) == o
-      if mine then
-        redis.call('DEL', W)
-        if redis.call('EXISTS', Q) == 0 then return 1 end
-      end
       redis.call('ZREM', Q, o)
       redis.call('DEL', wkey(o))
       grantHeads(nowms())
@@ -324,17 +341,17 @@ final class Scripts {
 
   /** Fair mutex: {@code KEYS = holder, line, fence}. */
   static final Script FAIR_MUTEX_ACQUIRE = Script.of("fair-mutex-acquire",
-      MUTEX_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
+      MUTEX_LAYOUT + FENCE + WRITE_FAST + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
 
   static final Script FAIR_MUTEX_RELEASE = Script.of("fair-mutex-release",
-      MUTEX_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
+      MUTEX_LAYOUT + WRITE_RELEASE_FAST + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
 
   /** Fair read/write lock: {@code KEYS = writer, readers, line, fence}; renewals as in the unfair layout. */
   static final Script FAIR_WRITE_ACQUIRE = Script.of("fair-write-acquire",
-      RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
+      RW_LAYOUT + FENCE + WRITE_FAST + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
 
   static final Script FAIR_WRITE_RELEASE = Script.of("fair-write-release",
-      RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
+      RW_LAYOUT + WRITE_RELEASE_FAST + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
 
   static final Script FAIR_READ_ACQUIRE = Script.of("fair-read-acquire", RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + """
       local o, ttl = ARGV[1], ARGV[2]
@@ -372,7 +389,10 @@ final class Scripts {
       return removed
       """);
 
-  private static final String SEM_LAYOUT = "local H, P, Q, F, CH = KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[4] or ARGV[2]\n";
+  private static final String SEM_LAYOUT = """
+      local H, P, Q, F = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+      local CH = string.sub(Q, 1, -3)
+      """;
 
   private static final String SEM_LINE = """
       -- grants permits to the line's first while they fit, strictly in order
@@ -393,11 +413,11 @@ final class Scripts {
       end
       """;
 
-  /** Fair semaphore: {@code KEYS = holders, permits, line, fence}, {@code ARGV[5..6] = permits, maxPermits}. */
+  /** Fair semaphore: {@code KEYS = holders, permits, line, fence}, {@code ARGV[4..5] = permits, maxPermits}. */
   static final Script FAIR_SEMAPHORE_ACQUIRE = Script.of("fair-semaphore-acquire",
       SEM_LAYOUT + FENCE + NOW_MS + SEM_CLEAN + LINE + SEM_LINE + """
       local o, ttl = ARGV[1], ARGV[2]
-      local want, max = tonumber(ARGV[5]), tonumber(ARGV[6])
+      local want, max = tonumber(ARGV[4]), tonumber(ARGV[5])
       local now = nowms()
       -- a grant of this owner whose answer was lost: give it back and decide again
       if not handed(o) and redis.call('ZREM', H, o) == 1 then redis.call('HDEL', P, o) end
@@ -420,7 +440,7 @@ final class Scripts {
         keepUntilLast(H, P)
         return {1, fence(F)}
       end
-      if ARGV[3] ~= '0' then join(o, 's' .. ttl .. ':' .. want .. ':' .. ARGV[6], ARGV[3]) end
+      if ARGV[3] ~= '0' then join(o, 's' .. ttl .. ':' .. want .. ':' .. ARGV[5], ARGV[3]) end
       local first = redis.call('ZRANGE', H, 0, 0, 'WITHSCORES')
       if first[2] then return {0, tonumber(first[2]) - now} end
       return {0, -1}
