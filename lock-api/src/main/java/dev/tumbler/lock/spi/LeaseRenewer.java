@@ -54,29 +54,42 @@ public final class LeaseRenewer implements AutoCloseable {
   public LeaseRenewer(Ticker ticker, String threadPrefix) {
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.threadPrefix = Objects.requireNonNull(threadPrefix, "threadPrefix");
+    warmUp();
   }
 
   /**
-   * A watched lease's schedule, and the two tasks the loop may start for it. The tasks and their thread
-   * names are made here, when the lease is watched, not when a renewal falls due: the first lambda and the
-   * first string concatenation of a call site cost a bootstrap that, on a busy machine, takes tens of
-   * milliseconds, and a renewal that is due has only {@code 5T/12} before the client's deadline.
+   * A watched lease's schedule. The tasks the loop may start for it, and their thread names, are made only
+   * when one falls due (most leases are released first); their call sites are run once when the renewer is
+   * made ({@link #warmUp}), since the first lambda and the first string concatenation of a call site cost a
+   * bootstrap that, on a busy machine, takes tens of milliseconds, and a renewal that is due has only
+   * {@code 5T/12} before the client's deadline.
    */
-  private final class Watch {
-    final String renewThread;
-    final String expireThread;
-    final Runnable renewal;
-    final Runnable expiry;
+  private static final class Watch {
     volatile long nextRenew;
     volatile boolean inFlight;
 
-    Watch(AbstractLease lease, long nextRenew) {
+    Watch(long nextRenew) {
       this.nextRenew = nextRenew;
-      this.renewThread = threadPrefix + "-renew-" + lease.name();
-      this.expireThread = threadPrefix + "-expire-" + lease.name();
-      this.renewal = () -> renew(lease, this);
-      this.expiry = lease::expire;
     }
+  }
+
+  private String threadName(String what, String lease) {
+    return threadPrefix + what + lease;
+  }
+
+  private Runnable renewal(AbstractLease lease, Watch w) {
+    return () -> renew(lease, w);
+  }
+
+  private static Runnable expiry(AbstractLease lease) {
+    return () -> lease.expire();
+  }
+
+  /** Bootstraps the call sites above, so that the first renewal that falls due does not pay for it. */
+  private void warmUp() {
+    threadName("-renew-", "");
+    renewal(null, null);
+    expiry(null);
   }
 
   /** Starts watching (and, with {@code renew=auto}, renewing) {@code lease} until it ends. */
@@ -85,7 +98,7 @@ public final class LeaseRenewer implements AutoCloseable {
     if (closed || !settings.expires()) {
       return;
     }
-    if (watched.putIfAbsent(lease, new Watch(lease, lease.lastSentNanos() + settings.renewIntervalNanos())) != null) {
+    if (watched.putIfAbsent(lease, new Watch(lease.lastSentNanos() + settings.renewIntervalNanos())) != null) {
       return;
     }
     long tick = tickFor(settings);
@@ -151,10 +164,10 @@ public final class LeaseRenewer implements AutoCloseable {
           watched.remove(lease, w);
         } else if (now - lease.validUntilNanos() >= 0) {
           watched.remove(lease, w);
-          Thread.ofVirtual().name(w.expireThread).start(w.expiry);
+          Thread.ofVirtual().name(threadName("-expire-", lease.name())).start(expiry(lease));
         } else if (!w.inFlight && !paused && settings.renew() == LeaseSettings.Renew.AUTO && now - w.nextRenew >= 0) {
           w.inFlight = true;
-          Thread.ofVirtual().name(w.renewThread).start(w.renewal);
+          Thread.ofVirtual().name(threadName("-renew-", lease.name())).start(renewal(lease, w));
         }
       }
       if (watched.isEmpty()) {
