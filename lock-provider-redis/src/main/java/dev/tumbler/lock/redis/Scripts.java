@@ -229,7 +229,7 @@ final class Scripts {
         local tok = string.format('%d', fence(F))
         redis.call('SET', wkey(o), tok, 'PX', ttl)
         redis.call('ZREM', Q, o)
-        redis.call('PUBLISH', CH, 'grant ' .. o .. ' ' .. tok)
+        redis.call('PUBLISH', string.sub(Q, 1, -3), 'grant ' .. o .. ' ' .. tok)
       end
       -- the token of a grant handed to o, if any (the entry of a waiter is not a number)
       local function handed(o)
@@ -276,11 +276,9 @@ final class Scripts {
 
   private static final String MUTEX_LAYOUT = """
       local W, R, Q, F = KEYS[1], false, KEYS[2], KEYS[3]
-      local CH = string.sub(Q, 1, -3)
       """;
   private static final String RW_LAYOUT = """
       local W, R, Q, F = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-      local CH = string.sub(Q, 1, -3)
       """;
 
   // nobody in line and nobody holding: granted at once
@@ -391,7 +389,6 @@ final class Scripts {
 
   private static final String SEM_LAYOUT = """
       local H, P, Q, F = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-      local CH = string.sub(Q, 1, -3)
       """;
 
   private static final String SEM_LINE = """
