@@ -89,8 +89,8 @@ abstract sealed class Backend implements AutoCloseable {
   }
 
   /** One server: every operation is one script call, one round trip. */
-  static final class Single extends Backend {
-    private final RedisNode node;
+  static sealed class Single extends Backend permits Replicated {
+    final RedisNode node;
 
     Single(RedisNode node) {
       this.node = node;
@@ -106,29 +106,34 @@ abstract sealed class Backend implements AutoCloseable {
       return 1;
     }
 
+    /** Runs {@code script} on the server. */
+    Object call(Scripts.Script script, List<String> keys, List<String> args, boolean idempotent) {
+      return node.eval(script, keys, args, idempotent);
+    }
+
     @Override
     Grant acquire(Primitive p, List<String> args) {
-      return parseGrant(node.eval(p.acquire(), p.keys(), args, false));
+      return parseGrant(call(p.acquire(), p.keys(), args, false));
     }
 
     @Override
     boolean renew(Scripts.Script script, List<String> keys, List<String> args) {
-      return ((Long) node.eval(script, keys, args, true)) == 1L;
+      return ((Long) call(script, keys, args, true)) == 1L;
     }
 
     @Override
     void release(Scripts.Script script, List<String> keys, List<String> args) {
-      node.eval(script, keys, args, true);
+      call(script, keys, args, true);
     }
 
     @Override
     Object read(Scripts.Script script, List<String> keys, List<String> args) {
-      return node.eval(script, keys, args, true);
+      return call(script, keys, args, true);
     }
 
     @Override
     String holder(List<String> keys) {
-      return node.eval(Scripts.HOLDER, keys, List.of(), true) instanceof String s ? s : null;
+      return call(Scripts.HOLDER, keys, List.of(), true) instanceof String s ? s : null;
     }
   }
 
@@ -439,67 +444,28 @@ abstract sealed class Backend implements AutoCloseable {
    * topology changes ({@code CLUSTERDOWN}, {@code TRYAGAIN}, {@code MASTERDOWN}, {@code READONLY},
    * {@code LOADING}) are {@link ServiceUnavailableException}s, so waits ride them out like an outage.
    */
-  static final class Replicated extends Backend {
+  static final class Replicated extends Single {
     private static final Pattern TRANSIENT =
         Pattern.compile("^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|LOADING)\\b.*", Pattern.DOTALL);
 
-    private final RedisNode node;
     private final Map<Scripts.Script, Scripts.Script> floored = new ConcurrentHashMap<>();
 
     Replicated(RedisNode node) {
-      this.node = node;
+      super(node);
     }
 
+    /** Runs {@code script}, its tokens floored at the server's clock if it draws any (acquires, fair releases). */
     @Override
-    List<RedisNode> nodes() {
-      return List.of(node);
-    }
-
-    @Override
-    int confirmationsNeeded() {
-      return 1;
-    }
-
-    private Object call(Scripts.Script script, List<String> keys, List<String> args, boolean idempotent) {
+    Object call(Scripts.Script script, List<String> keys, List<String> args, boolean idempotent) {
+      Scripts.Script run = floored.computeIfAbsent(script, s -> Scripts.drawsTokens(s) ? Scripts.clockFloored(s) : s);
       try {
-        return node.eval(script, keys, args, idempotent);
+        return node.eval(run, keys, args, idempotent);
       } catch (JedisDataException e) {
         if (e.getMessage() != null && TRANSIENT.matcher(e.getMessage()).matches()) {
           throw new ServiceUnavailableException("Redis " + node + " is changing its topology: " + e.getMessage(), e);
         }
         throw e;
       }
-    }
-
-    @Override
-    Grant acquire(Primitive p, List<String> args) {
-      return parseGrant(call(floored(p.acquire()), p.keys(), args, false));
-    }
-
-    @Override
-    boolean renew(Scripts.Script script, List<String> keys, List<String> args) {
-      return ((Long) call(script, keys, args, true)) == 1L;
-    }
-
-    @Override
-    void release(Scripts.Script script, List<String> keys, List<String> args) {
-      // a fair release hands the lock on, drawing the next holder's token
-      call(floored(script), keys, args, true);
-    }
-
-    /** {@code script} with its tokens floored at the server's clock, if it draws any. */
-    private Scripts.Script floored(Scripts.Script script) {
-      return floored.computeIfAbsent(script, s -> Scripts.drawsTokens(s) ? Scripts.clockFloored(s) : s);
-    }
-
-    @Override
-    Object read(Scripts.Script script, List<String> keys, List<String> args) {
-      return call(script, keys, args, true);
-    }
-
-    @Override
-    String holder(List<String> keys) {
-      return call(Scripts.HOLDER, keys, List.of(), true) instanceof String s ? s : null;
     }
   }
 }
