@@ -48,6 +48,14 @@ abstract sealed class Backend implements AutoCloseable {
   /** Runs {@code p}'s acquire script; {@code args} start with the owner value. */
   abstract Grant acquire(Primitive p, List<String> args);
 
+  /**
+   * The first attempt of an acquire, when the lock is most likely free: {@link #acquire} unless the backend
+   * has a cheaper way to grant a free lock. {@code args} as for {@link #acquire}.
+   */
+  Grant acquireFirst(Primitive p, List<String> args) {
+    return acquire(p, args);
+  }
+
   /** @return true if renewed, false if the grant is no longer ours */
   abstract boolean renew(Scripts.Script script, List<String> keys, List<String> args);
 
@@ -114,6 +122,39 @@ abstract sealed class Backend implements AutoCloseable {
     @Override
     Grant acquire(Primitive p, List<String> args) {
       return parseGrant(call(p.acquire(), p.keys(), args, false));
+    }
+
+    /**
+     * A fair mutex that nobody holds and nobody waits for is granted by three plain commands pipelined
+     * (SET NX PX, EXISTS of the line, INCR of the counter): a script call costs the server several times
+     * what they do. An INCR whose SET found the lock taken only skips a token; one that found the counter new
+     * seeds it as {@link Scripts#SEED_FENCE} says, before any grant can follow. A SET that passed a line of
+     * waiters (the lock had expired with waiters in line) is given back at once, which hands the lock to the
+     * line's first. When the lock was taken and the attempt may wait, the script decides (and joins the line).
+     */
+    @Override
+    Grant acquireFirst(Primitive p, List<String> args) {
+      if (p.acquire() != Scripts.FAIR_MUTEX_ACQUIRE || getClass() != Single.class) {
+        return acquire(p, args);
+      }
+      List<String> k = p.keys();
+      String owner = args.get(0);
+      List<Object> r = node.setIfFreePipelined(k.get(0), owner, args.get(1), k.get(1), k.get(2));
+      long token = (Long) r.get(2);
+      if (token == 1) {
+        token = (Long) call(Scripts.SEED_FENCE, List.of(k.get(2)), List.of(), true);
+      }
+      boolean set = r.get(0) != null;
+      if (set && (Long) r.get(1) == 0) {
+        return new Grant(true, token, 0);
+      }
+      if (set) {
+        call(p.release(), k, List.of(owner), true);
+      }
+      if ("0".equals(args.get(2))) {
+        return new Grant(false, 0, -1); // will not wait: no place in line, nothing more to ask
+      }
+      return acquire(p, args);
     }
 
     @Override

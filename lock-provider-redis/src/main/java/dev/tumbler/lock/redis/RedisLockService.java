@@ -220,7 +220,7 @@ final class RedisLockService extends AbstractLockService {
         boolean join = p.fair() && !deadline.isExpired();
         Attempt a;
         try {
-          a = attempt(p, p.fair() ? owner : null, label, permits, extraArgs, join);
+          a = attempt(p, p.fair() ? owner : null, label, permits, extraArgs, join, waiter == null);
           outageStart = 0;
         } catch (ServiceUnavailableException e) {
           // a wait rides out a short outage (a server restart, a failover): it retries until its deadline,
@@ -294,9 +294,12 @@ final class RedisLockService extends AbstractLockService {
     return label.equals(clientId) ? clientId + ":" + n : label + "|" + clientId + ":" + n;
   }
 
-  /** @param fixedOwner the owner to ask with, or null for a fresh one per try */
+  /**
+   * @param fixedOwner the owner to ask with, or null for a fresh one per try
+   * @param first whether this is the acquire's first attempt (the lock is most likely free)
+   */
   private Attempt attempt(Primitive p, String fixedOwner, String label, int permits, List<String> extraArgs,
-      boolean join) throws InterruptedException {
+      boolean join, boolean first) throws InterruptedException {
     for (int tries = 1; ; tries++) {
       String owner = fixedOwner != null ? fixedOwner : newOwner(label);
       List<String> args = new ArrayList<>(4 + extraArgs.size());
@@ -309,7 +312,7 @@ final class RedisLockService extends AbstractLockService {
       long sent = ticker().read();
       Backend.Grant g;
       try {
-        g = backend.acquire(p, args);
+        g = first && tries == 1 ? backend.acquireFirst(p, args) : backend.acquire(p, args);
       } catch (RuntimeException e) {
         // The script may have run and its reply been lost (a timeout, or an interrupt that closed the
         // socket): give back whatever it may have granted, now, before this thread leaves — with the

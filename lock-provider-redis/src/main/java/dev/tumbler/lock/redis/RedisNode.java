@@ -15,6 +15,7 @@ import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.JedisSentineled;
+import redis.clients.jedis.Protocol;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
@@ -171,6 +172,31 @@ final class RedisNode implements AutoCloseable {
         }
         cluster.pttl(keys.getFirst());
       }
+    }
+  }
+
+  /**
+   * {@code SET holder owner NX PX ttlMs}, {@code EXISTS line} and {@code INCR fence}, pipelined on one
+   * connection of a standalone server: one round trip of three plain commands, no script.
+   *
+   * @return their three replies (the SET's is null when the key was taken)
+   * @throws UnsupportedOperationException on a cluster or sentinel node (whose scripts floor every token)
+   */
+  List<Object> setIfFreePipelined(String holder, String owner, String ttlMs, String line, String fence) {
+    if (!(jedis instanceof JedisPooled pooled)) {
+      throw new UnsupportedOperationException("pipelined grants are for a standalone server");
+    }
+    try (Connection c = pooled.getPool().getResource()) {
+      c.sendCommand(Protocol.Command.SET, holder, owner, "NX", "PX", ttlMs);
+      c.sendCommand(Protocol.Command.EXISTS, line);
+      c.sendCommand(Protocol.Command.INCR, fence);
+      List<Object> replies = c.getMany(3);
+      for (Object r : replies) {
+        if (r instanceof RuntimeException e) {
+          throw e;
+        }
+      }
+      return replies;
     }
   }
 

@@ -455,6 +455,22 @@ final class Scripts {
       return removed
       """);
 
+  /**
+   * {@code KEYS = fence}: seeds a counter that an {@code INCR} outside a script found new (it answered 1),
+   * as {@link #FENCE} does inside one: the counter becomes at least the server's clock in microseconds.
+   * Returns the counter.
+   */
+  static final Script SEED_FENCE = Script.of("seed-fence", """
+      local c = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+      local t = redis.call('TIME')
+      local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+      if c < now then
+        redis.call('SET', KEYS[1], string.format('%d', now), 'PX', 86400000)
+        return now
+      end
+      return c
+      """);
+
   // ---- Redlock: raises a node's fencing counter to the token granted over the majority
 
   /** {@code KEYS = fence}, {@code ARGV = token}: the counter becomes at least {@code token}. */

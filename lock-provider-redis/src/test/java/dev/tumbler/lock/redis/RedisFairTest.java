@@ -155,6 +155,25 @@ class RedisFairTest {
   }
 
   @Test
+  void aNewcomerDoesNotPassTheLineWhenTheHolderExpired() throws Exception {
+    try (LockService b = open(); LockService c = open(); Jedis j = redis.client()) {
+      String n = "expired-holder";
+      String line = line(RedisKeys.Kind.MUTEX, n);
+      String holder = new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, n).getFirst();
+      // the holder's key expired, no release ran: a live waiter (another process) stands in line
+      j.zadd(line, 1, "other:1");
+      j.psetex(line + ":other:1", 30_000, "x2000"); // it asked for a 2 s term
+      assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "a try passed the line");
+      assertEquals("other:1", j.get(holder), "the line's first was not handed the free lock");
+      // and one that waits lines up behind it
+      CompletableFuture<Lease> waiting = queue(line, 1, () -> c.lock(n).tryAcquire(LONG));
+      // the other process never takes up its grant: the waiter looks again when that term ends, and is granted
+      assertTrue(waiting.get(LONG.toSeconds(), TimeUnit.SECONDS).isValid());
+      waiting.get().release();
+    }
+  }
+
+  @Test
   void aTryThatWillNotWaitTakesNoPlace() throws Exception {
     try (LockService a = open(); LockService b = open(); Jedis j = redis.client()) {
       Lease held = a.lock("no-place").acquire();
