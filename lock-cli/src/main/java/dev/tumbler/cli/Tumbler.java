@@ -4,6 +4,7 @@ import dev.tumbler.cli.Secrets.SecretException;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.LockTimeoutException;
 import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.TumblerVersion;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -94,8 +95,7 @@ public final class Tumbler implements java.util.concurrent.Callable<Integer> {
   static final class Version implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
-      String v = Tumbler.class.getPackage().getImplementationVersion();
-      return new String[] {"tumbler " + (v == null ? "0.1.0-SNAPSHOT" : v),
+      return new String[] {"tumbler " + TumblerVersion.current(),
           "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.home") + ")"};
     }
   }
