@@ -1,6 +1,7 @@
 package dev.tumbler.lock;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -145,6 +146,22 @@ public interface LockService extends AutoCloseable {
       task.run(held);
       return true;
     }
+  }
+
+  /**
+   * The grants the backend holds under this service's namespace, by any client: names, holders, tokens
+   * and remaining terms, for operators ({@code tumbler locks}). Empty when the provider cannot list them
+   * (a peer-to-peer backend with no central table, say): that is not an error, and the caller should say
+   * "not supported", not "nothing held". A list answers for one moment, read without locking anything:
+   * grants may have ended or begun by the time it returns, and it must never decide who may write.
+   *
+   * <p>The default answers empty; each provider's page says what its listing covers.
+   *
+   * @throws ServiceUnavailableException if the backend cannot be reached
+   * @throws ServiceClosedException if the service is closed
+   */
+  default Optional<List<HeldLock>> heldLocks() {
+    return Optional.empty();
   }
 
   /** The provider, its version, the redacted URL and this service's capabilities. */
