@@ -17,13 +17,14 @@ import picocli.CommandLine.HelpCommand;
  */
 @Command(name = "tumbler", mixinStandardHelpOptions = true, versionProvider = Tumbler.Version.class,
     description = "Distributed locks from the command line.",
-    subcommands = {DemoCommand.class, RunCommand.class, NodeCommand.class, ProvidersCommand.class, TckCommand.class,
+    subcommands = {DemoCommand.class, RunCommand.class, NodeCommand.class, ProvidersCommand.class, LocksCommand.class, TckCommand.class,
         HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success (for run: the command's own exit code is passed through)",
         "1:a demo check failed (fencing tokens not increasing, or two holders at once)",
         "2:invalid command-line usage",
+        "3:locks: the provider cannot list the locks it holds",
         "69:the lock service is unavailable",
         "70:internal error",
         "75:run: the lock was not acquired within --wait",
