@@ -10,6 +10,8 @@ final class ExitCodes {
   static final int CHECK_FAILED = 1;
   /** Bad command-line usage (picocli's default). */
   static final int USAGE = 2;
+  /** locks: the provider cannot list the locks it holds. */
+  static final int UNSUPPORTED = 3;
   /** The lock service could not be reached (EX_UNAVAILABLE). */
   static final int UNAVAILABLE = 69;
   /** An unexpected internal error (EX_SOFTWARE). */

@@ -4,6 +4,7 @@ import dev.tumbler.cli.Secrets.SecretException;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.LockTimeoutException;
 import dev.tumbler.lock.ServiceUnavailableException;
+import dev.tumbler.lock.spi.TumblerVersion;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -16,13 +17,14 @@ import picocli.CommandLine.HelpCommand;
  */
 @Command(name = "tumbler", mixinStandardHelpOptions = true, versionProvider = Tumbler.Version.class,
     description = "Distributed locks from the command line.",
-    subcommands = {DemoCommand.class, RunCommand.class, NodeCommand.class, ProvidersCommand.class, TckCommand.class,
+    subcommands = {DemoCommand.class, RunCommand.class, NodeCommand.class, ProvidersCommand.class, LocksCommand.class, TckCommand.class,
         HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success (for run: the command's own exit code is passed through)",
         "1:a demo check failed (fencing tokens not increasing, or two holders at once)",
         "2:invalid command-line usage",
+        "3:locks: the provider cannot list the locks it holds",
         "69:the lock service is unavailable",
         "70:internal error",
         "75:run: the lock was not acquired within --wait",
@@ -94,8 +96,7 @@ public final class Tumbler implements java.util.concurrent.Callable<Integer> {
   static final class Version implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
-      String v = Tumbler.class.getPackage().getImplementationVersion();
-      return new String[] {"tumbler " + (v == null ? "0.1.0-SNAPSHOT" : v),
+      return new String[] {"tumbler " + TumblerVersion.current(),
           "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.home") + ")"};
     }
   }

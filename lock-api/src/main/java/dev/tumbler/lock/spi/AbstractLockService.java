@@ -1,6 +1,7 @@
 package dev.tumbler.lock.spi;
 
 import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.HeldLock;
 import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LeaseLostEvent;
@@ -15,6 +16,7 @@ import dev.tumbler.lock.ServiceInfo;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.TransactionOptions;
 import dev.tumbler.lock.UnsupportedCapabilityException;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -95,6 +97,14 @@ public abstract class AbstractLockService implements LockService {
     return null;
   }
 
+  /**
+   * The grants under this service's namespace, for {@link #heldLocks()} (called while the service is
+   * open); empty if the backend cannot say. The default cannot.
+   */
+  protected Optional<List<HeldLock>> listHeldLocks() {
+    return Optional.empty();
+  }
+
   // ---- LockService
 
   @Override
@@ -134,6 +144,12 @@ public abstract class AbstractLockService implements LockService {
     Objects.requireNonNull(options, "options");
     requireCapability(Capability.TRANSACTIONS);
     return createTransaction(options);
+  }
+
+  @Override
+  public final Optional<List<HeldLock>> heldLocks() {
+    checkOpen();
+    return listHeldLocks();
   }
 
   @Override

@@ -12,6 +12,7 @@ import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.LockProvider;
 import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.lock.spi.TumblerVersion;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Map;
@@ -55,7 +56,7 @@ public final class JdbcLockProvider implements LockProvider {
   /** The connect property under which an application passes its {@link DataSource}. */
   public static final String DATA_SOURCE = "dataSource";
 
-  static final String VERSION = "0.1.0";
+  static final String VERSION = TumblerVersion.current();
   private static final AtomicInteger POOLS = new AtomicInteger();
 
   @Override

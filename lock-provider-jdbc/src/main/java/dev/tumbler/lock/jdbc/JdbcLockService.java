@@ -1,6 +1,7 @@
 package dev.tumbler.lock.jdbc;
 
 import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.HeldLock;
 import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockException;
@@ -113,6 +114,7 @@ final class JdbcLockService extends AbstractLockService {
   private final String releaseSql;
   private final String availableSql;
   private final String leaderSql;
+  private final String heldSql;
   private final String queueSql;
   private final String deleteExpiredWaitersSql;
   private final String enqueueSql;
@@ -158,6 +160,8 @@ final class JdbcLockService extends AbstractLockService {
     this.availableSql = "SELECT COALESCE(SUM(permits), 0) FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > "
         + d.now();
     this.leaderSql = "SELECT owner FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > " + d.now();
+    this.heldSql = "SELECT lock_key, holder, mode, permits, token, owner, " + d.millisUntil("expires_at") + " FROM "
+        + t.holders() + " WHERE expires_at > " + d.now() + " ORDER BY lock_key, token";
     this.queueSql = "SELECT waiter, mode, ticket, " + d.millisUntil("expires_at") + " FROM " + t.queue() + " WHERE lock_key = ?";
     this.deleteExpiredWaitersSql = "DELETE FROM " + t.queue() + " WHERE lock_key = ? AND expires_at <= " + d.now();
     this.enqueueSql = "INSERT INTO " + t.queue() + " (lock_key, waiter, mode, permits, ticket, expires_at) VALUES (?, ?, ?, ?, "
@@ -260,6 +264,45 @@ final class JdbcLockService extends AbstractLockService {
 
   private String namespace() {
     return settings().namespace();
+  }
+
+  /**
+   * One SELECT of the unexpired rows of the holders table, kept when their key is in this service's
+   * namespace. The token is the row's, the holder's own; the holder is the owner column and the grant's id.
+   * Advisory mode keeps no rows: it cannot list.
+   */
+  @Override
+  protected Optional<List<HeldLock>> listHeldLocks() {
+    if (advisory != null) {
+      return Optional.empty();
+    }
+    List<HeldLock> out = new ArrayList<>();
+    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(heldSql);
+        ResultSet rs = s.executeQuery()) {
+      while (rs.next()) {
+        Optional<String[]> kindAndName = Primitive.parse(rs.getString(1), namespace());
+        if (kindAndName.isEmpty()) {
+          continue;
+        }
+        String kind = switch (kindAndName.get()[0]) {
+          case "M" -> "mutex";
+          case "E" -> "election";
+          case "W" -> "S".equals(rs.getString(3)) ? "read" : "write";
+          default -> "semaphore";
+        };
+        String holder = rs.getString(6) + " (" + rs.getString(2) + ")";
+        if (kind.equals("semaphore")) {
+          holder += " x" + rs.getInt(4);
+        }
+        out.add(new HeldLock(kindAndName.get()[1], kind, holder, java.util.OptionalLong.of(rs.getLong(5)), true,
+            Optional.of(Duration.ofMillis(Math.max(0, rs.getLong(7))))));
+      }
+    } catch (SQLException | RuntimeException e) {
+      throw translate("listing the held locks", e);
+    }
+    out.sort(java.util.Comparator.comparing(HeldLock::name).thenComparing(HeldLock::kind)
+        .thenComparing(HeldLock::holder));
+    return Optional.of(List.copyOf(out));
   }
 
   private Optional<String> leaderOf(Primitive p) {

@@ -27,6 +27,18 @@ record Primitive(String what, String name, String key, char mode) {
     return kind.code + "/" + namespace.length() + "/" + namespace + "/" + name;
   }
 
+  /**
+   * The kind code and the name of {@code key} when it is in {@code namespace}; empty for another
+   * namespace or a key this provider did not write.
+   */
+  static java.util.Optional<String[]> parse(String key, String namespace) {
+    String prefix = "/" + namespace.length() + "/" + namespace + "/";
+    if (key.length() <= 1 + prefix.length() || !key.startsWith(prefix, 1)) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(new String[] {key.substring(0, 1), key.substring(1 + prefix.length())});
+  }
+
   static Primitive mutex(String namespace, String name) {
     return new Primitive("lock", name, key(namespace, Kind.MUTEX, name), 'X');
   }

@@ -5,6 +5,7 @@ import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ProviderInfo;
 import dev.tumbler.lock.spi.LockProvider;
 import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.lock.spi.TumblerVersion;
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
 import java.util.EnumSet;
@@ -38,8 +39,8 @@ import java.util.Set;
  */
 public final class NativeLockProvider implements LockProvider {
 
-  /** The provider's version. */
-  public static final String VERSION = "0.1.0-SNAPSHOT";
+  /** The provider's version: this build's, as {@link TumblerVersion} reads it. */
+  public static final String VERSION = TumblerVersion.current();
 
   /** What some native service keeps: the union over the algorithms; a service declares its algorithm's. */
   static final Set<Capability> CAPABILITIES = union();

@@ -45,6 +45,11 @@ final class RedisKeys {
     this.prefix = namespace.isEmpty() ? "tumbler:" : "tumbler:" + encode(namespace) + ":";
   }
 
+  /** What every key of this namespace starts with: {@code tumbler:} or {@code tumbler:<namespace>:}. */
+  String prefix() {
+    return prefix;
+  }
+
   /** The common start of every key of this primitive: {@code tumbler:[ns:]kind:{name}}. Also its channel. */
   String base(Kind kind, String name) {
     return prefix + kind.segment + ":{" + encode(name) + "}";
@@ -88,6 +93,21 @@ final class RedisKeys {
   /** The channel a service subscribes to first, to hold its subscriber connection open. */
   String controlChannel(String clientId) {
     return prefix + "ctl:" + clientId;
+  }
+
+  /** The inverse of {@link #encode}. */
+  static String decode(String s) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '%') {
+        out.write(Integer.parseInt(s, i + 1, i + 3, 16));
+        i += 2;
+      } else {
+        out.write(c);
+      }
+    }
+    return out.toString(StandardCharsets.UTF_8);
   }
 
   /** Percent-encodes {@code s}: injective, and free of {@code { } : %} and of anything but {@code [A-Za-z0-9._-/]}. */

@@ -8,6 +8,7 @@ import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.LockProvider;
 import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.lock.spi.TumblerVersion;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -41,7 +42,7 @@ import redis.clients.jedis.exceptions.JedisException;
  */
 public final class RedisLockProvider implements LockProvider {
 
-  static final String VERSION = "0.1.0";
+  static final String VERSION = TumblerVersion.current();
 
   @Override
   public String scheme() {

@@ -1,6 +1,7 @@
 package dev.tumbler.lock.redis;
 
 import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.HeldLock;
 import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockException;
@@ -155,6 +156,33 @@ final class RedisLockService extends AbstractLockService {
     } catch (RuntimeException e) {
       LOG.debug("cannot look up the leader of '{}': {}", p.name(), e.toString());
       return Optional.empty();
+    }
+  }
+
+  /** See {@link HeldLocks}: SCAN of the namespace; tokens are the names' counters (the last issued). */
+  @Override
+  protected Optional<List<HeldLock>> listHeldLocks() {
+    try {
+      List<RedisNode> nodes = backend.nodes();
+      if (config.mode() != RedisConfig.Mode.REDLOCK) {
+        return Optional.of(HeldLocks.list(nodes.getFirst().jedis(), keys));
+      }
+      List<List<HeldLock>> perNode = new ArrayList<>();
+      for (RedisNode n : nodes) {
+        try {
+          perNode.add(HeldLocks.list(n.jedis(), keys));
+        } catch (RuntimeException e) {
+          LOG.debug("cannot list the locks on {}: {}", n, e.toString());
+        }
+      }
+      int majority = nodes.size() / 2 + 1;
+      if (perNode.size() < majority) {
+        throw new ServiceUnavailableException("only " + perNode.size() + " of " + nodes.size()
+            + " Redis masters answered the listing of held locks; Redlock needs " + majority);
+      }
+      return Optional.of(HeldLocks.majority(perNode, majority));
+    } catch (RuntimeException e) {
+      throw translate("listing the held locks", e);
     }
   }
 

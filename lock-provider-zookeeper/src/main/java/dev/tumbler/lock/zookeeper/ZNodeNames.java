@@ -53,6 +53,24 @@ final class ZNodeNames {
     return sb == null ? name : sb.toString();
   }
 
+  /** The name whose {@link #segment} is {@code segment}. */
+  static String name(String segment) {
+    if (segment.indexOf('%') < 0) {
+      return segment;
+    }
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(segment.length());
+    byte[] utf8 = segment.getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i < utf8.length; i++) {
+      if (utf8[i] == '%') {
+        out.write(Integer.parseInt(new String(utf8, i + 1, 2, StandardCharsets.US_ASCII), 16));
+        i += 2;
+      } else {
+        out.write(utf8[i]);
+      }
+    }
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
   /** Whether ZooKeeper rejects {@code c} in a path, or it is our escape character or the separator. */

@@ -6,6 +6,7 @@ import dev.tumbler.lock.ServiceInfo;
 import dev.tumbler.lock.spi.LockProvider;
 import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.lock.spi.TumblerVersion;
 import java.util.Properties;
 
 /**
@@ -28,7 +29,7 @@ import java.util.Properties;
  */
 public final class ZooKeeperLockProvider implements LockProvider {
   /** The provider's version. */
-  public static final String VERSION = "0.1.0";
+  public static final String VERSION = TumblerVersion.current();
 
   @Override
   public String scheme() {

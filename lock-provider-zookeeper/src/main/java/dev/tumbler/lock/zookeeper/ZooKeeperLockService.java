@@ -1,6 +1,7 @@
 package dev.tumbler.lock.zookeeper;
 
 import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.HeldLock;
 import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.Lock;
@@ -191,6 +192,19 @@ final class ZooKeeperLockService extends AbstractLockService {
     ZooKeeperLock lock = new ZooKeeperLock(this, name, dir, QueueDriver.Mode.WRITE, false,
         candidate.getBytes(StandardCharsets.UTF_8));
     return new LockElection(this, name, lock, candidate, () -> leaderOf(dir));
+  }
+
+  /** See {@link ZooKeeperHeldLocks}: the queues under the root; tokens are the grants' own zxids. */
+  @Override
+  protected Optional<List<HeldLock>> listHeldLocks() {
+    try {
+      return Optional.of(ZooKeeperHeldLocks.list(client, zk.root()));
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw unavailable("list the held locks under " + zk.root(), e);
+    }
   }
 
   private Optional<String> leaderOf(String dir) {
