@@ -31,7 +31,8 @@ public class ReportJob {
     this.work = work;
   }
 
-  @Scheduled(fixedRateString = "${sample.report.every:5s}")
+  // a delay after each run (rather than a fixed rate) lets the instances' ticks drift against each other
+  @Scheduled(fixedDelayString = "${sample.report.delay:5s}")
   @Locked(name = "sample-report")
   public void report() throws InterruptedException {
     long start = System.nanoTime();

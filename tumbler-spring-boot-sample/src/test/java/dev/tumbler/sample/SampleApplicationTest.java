@@ -21,7 +21,7 @@ import redis.embedded.RedisServer;
 
 /**
  * Two instances of the sample, each on a random port, on one lock: the embedded native node (both in this
- * JVM) and a real Redis server. The report job, ticking faster than it works, runs on one instance at a time,
+ * JVM) and a real Redis server. The report job, whose tick comes while the other instance works, runs on one instance at a time,
  * and the actuator shows the lock meters and the lock service's health.
  */
 class SampleApplicationTest {
@@ -52,7 +52,7 @@ class SampleApplicationTest {
   private static ConfigurableApplicationContext start(String url) {
     // as command-line arguments: they win over application.properties (builder properties would not)
     return new SpringApplicationBuilder(SampleApplication.class)
-        .run("--server.port=0", "--tumbler.url=" + url, "--sample.report.every=100ms", "--sample.report.work=100ms",
+        .run("--server.port=0", "--tumbler.url=" + url, "--sample.report.delay=100ms", "--sample.report.work=100ms",
             "--spring.main.banner-mode=off", "--logging.level.root=warn");
   }
 
