@@ -68,6 +68,21 @@ class TumblerRedisTest {
   }
 
   @Test
+  void healthIsDownWhileTheServerIsUnreachable() {
+    EmbeddedRedisServer own = EmbeddedRedisServer.start();
+    try {
+      runner.withPropertyValues("tumbler.url=" + own.url(), "tumbler.properties.timeout=500ms").run(ctx -> {
+        TumblerHealthIndicator health = ctx.getBean(TumblerHealthIndicator.class);
+        assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+        own.close();
+        assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
+      });
+    } finally {
+      own.close();
+    }
+  }
+
+  @Test
   void aLeaseNotRenewedIsCountedLostAsExpired() {
     runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
         .withPropertyValues("tumbler.properties.renew=manual", "tumbler.properties.leaseTime=200ms")
