@@ -160,6 +160,32 @@ class MeteredLockServiceTest {
     assertEquals(0, active("lock"));
   }
 
+  /** Leadership changes reach their listeners on another thread: polls for up to 5 s. */
+  private static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!condition.getAsBoolean()) {
+      assertTrue(System.nanoTime() < deadline, "condition not met within 5 s");
+      Thread.sleep(10);
+    }
+  }
+
+  @Test
+  void leadershipTermsAreActiveThenHeld() throws Exception {
+    try (LockService agent = MeteredLockService.of(
+            LockProviders.connect("lock:native:mem/" + name + "-election?node=a&algorithm=agent"), registry);
+        var election = agent.election(name + "-leader")) {
+      election.join();
+      assertTrue(election.awaitLeadership(Duration.ofSeconds(10)));
+      waitFor(() -> active("election") == 1);
+      clock.add(Duration.ofSeconds(3));
+      election.resign();
+      waitFor(() -> active("election") == 0);
+      var held = registry.get(MeteredLockService.HELD).tags("kind", "election", "end", "released").timer();
+      assertEquals(1, held.count());
+      assertEquals(3000, held.totalTime(TimeUnit.MILLISECONDS), 0.001);
+    }
+  }
+
   @Test
   void lockNamesAndExtraTagsWhenAskedFor() throws Exception {
     SimpleMeterRegistry named = new SimpleMeterRegistry();
