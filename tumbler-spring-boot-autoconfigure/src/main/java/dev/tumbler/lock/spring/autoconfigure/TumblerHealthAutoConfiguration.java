@@ -1,0 +1,39 @@
+package dev.tumbler.lock.spring.autoconfigure;
+
+import dev.tumbler.lock.LockService;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The health contributor {@code tumbler} ({@link TumblerHealthIndicator}) when Spring Boot's health support
+ * is on the class path (the actuator brings it); {@code management.health.tumbler.enabled=false} turns it off.
+ */
+@AutoConfiguration(after = TumblerAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnBean(LockService.class)
+@ConditionalOnEnabledHealthIndicator("tumbler")
+@EnableConfigurationProperties(TumblerProperties.class)
+public class TumblerHealthAutoConfiguration {
+  private static final boolean METERED = ClassUtils.isPresent("dev.tumbler.lock.micrometer.MeteredLockService",
+      TumblerHealthAutoConfiguration.class.getClassLoader());
+
+  @Bean
+  @ConditionalOnMissingBean(name = "tumblerHealthIndicator")
+  public TumblerHealthIndicator tumblerHealthIndicator(LockService locks, TumblerProperties properties) {
+    return new TumblerHealthIndicator(METERED ? Unmetered.of(locks) : locks, properties.getHealth().getLockName());
+  }
+
+  /** Loaded only when tumbler-micrometer is there. */
+  private static final class Unmetered {
+    static LockService of(LockService locks) {
+      return locks instanceof dev.tumbler.lock.micrometer.MeteredLockService m ? m.delegate() : locks;
+    }
+  }
+}

@@ -1,0 +1,35 @@
+package dev.tumbler.lock.spring.autoconfigure;
+
+import dev.tumbler.lock.micrometer.MeteredLockService;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Meters the auto-configured {@link dev.tumbler.lock.LockService} with {@link MeteredLockService} when the
+ * application has a {@link MeterRegistry} (Spring Boot's actuator makes one) and {@code tumbler-micrometer}
+ * is on the class path; {@code tumbler.metrics.enabled=false} turns it off.
+ */
+@AutoConfiguration(before = TumblerAutoConfiguration.class, afterName = {
+    "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
+@ConditionalOnClass({MeterRegistry.class, MeteredLockService.class})
+@ConditionalOnBean(MeterRegistry.class)
+@ConditionalOnProperty(prefix = "tumbler.metrics", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(TumblerProperties.class)
+public class TumblerMetricsAutoConfiguration {
+
+  @Bean
+  public LockServiceDecorator tumblerMetricsDecorator(ObjectProvider<MeterRegistry> registry,
+      TumblerProperties properties) {
+    return service -> MeteredLockService.builder(service, registry.getObject())
+        .tagLockNames(properties.getMetrics().isLockNameTag())
+        .build();
+  }
+}
