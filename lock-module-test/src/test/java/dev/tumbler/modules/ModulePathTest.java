@@ -28,7 +28,7 @@ import redis.embedded.RedisServer;
 /**
  * Each provider boots on the module path: a JVM with no class path runs a small application module that
  * requires only {@code dev.tumbler.lock}, connects to one URL, and takes and releases a lock. The provider comes
- * by service binding, from its named module, and its package is not exported to the application.
+ * by service binding, from its named module, which exports only the provider's API (most have none).
  *
  * <p>ZooKeeper's two jars share packages, which the module system refuses: {@code zookeeper-jute} goes into the
  * {@code zookeeper} module ({@code --patch-module}) instead of onto the module path, as the README says. The
@@ -37,7 +37,7 @@ import redis.embedded.RedisServer;
 class ModulePathTest {
   /** A JVM start on a busy 2-core machine, plus a connection and one lock. */
   private static final long BOOT_SECONDS = 120;
-  private static final Pattern BOOTED = Pattern.compile("^booted (\\S+) (\\S+) token (\\d+) exported (\\S+)$",
+  private static final Pattern BOOTED = Pattern.compile("^booted (\\S+) (\\S+) token (\\d+) exports \\[(.*)\\]$",
       Pattern.MULTILINE);
 
   @TempDir
@@ -84,12 +84,13 @@ class ModulePathTest {
 
   @Test
   void nativeProvider() throws Exception {
-    assertBoots("lock:native:local", "native", "dev.tumbler.peer");
+    assertBoots("lock:native:local", "native", "dev.tumbler.peer", "dev.tumbler.peer.node");
   }
 
   @Test
   void jdbcProviderOnH2() throws Exception {
-    assertBoots("lock:jdbc:h2:mem:modules;DB_CLOSE_DELAY=-1?createSchema=true", "jdbc", "dev.tumbler.lock.jdbc");
+    assertBoots("lock:jdbc:h2:mem:modules;DB_CLOSE_DELAY=-1?createSchema=true", "jdbc", "dev.tumbler.lock.jdbc",
+        "dev.tumbler.lock.jdbc");
   }
 
   @Test
@@ -100,17 +101,21 @@ class ModulePathTest {
     redis = RedisServer.builder().port(redisPort).bind("127.0.0.1").setting("save \"\"").setting("appendonly no")
         .build();
     redis.start();
-    assertBoots("lock:redis://127.0.0.1:" + redisPort, "redis", "dev.tumbler.lock.redis");
+    assertBoots("lock:redis://127.0.0.1:" + redisPort, "redis", "dev.tumbler.lock.redis", "");
   }
 
   @Test
   void zooKeeperProvider() throws Exception {
     zookeeper = new TestingServer(true);
-    assertBoots("lock:zookeeper://" + zookeeper.getConnectString(), "zookeeper", "dev.tumbler.lock.zookeeper");
+    assertBoots("lock:zookeeper://" + zookeeper.getConnectString(), "zookeeper", "dev.tumbler.lock.zookeeper",
+        "");
   }
 
-  /** Runs the application on {@code url}: it must exit 0 having been granted a lock by {@code module}. */
-  private static void assertBoots(String url, String provider, String module) throws Exception {
+  /**
+   * Runs the application on {@code url}: it must exit 0 having been granted a lock by {@code module}, which
+   * exports exactly {@code exports} (comma-separated, sorted).
+   */
+  private static void assertBoots(String url, String provider, String module, String exports) throws Exception {
     Path log = work.resolve(provider + ".log");
     List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--module-path", boot + File.pathSeparator + join(modulePath),
@@ -127,7 +132,7 @@ class ModulePathTest {
     assertTrue(m.find(), "no result line; output:\n" + out);
     assertEquals(provider, m.group(1), out);
     assertEquals(module, m.group(2), "the service is in the provider's named module; output:\n" + out);
-    assertEquals("false", m.group(4), "the provider's package is not exported; output:\n" + out);
+    assertEquals(exports, m.group(4), "what the provider's module exports; output:\n" + out);
   }
 
   private static String join(List<Path> paths) {

@@ -4,11 +4,12 @@ import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import java.time.Duration;
+import java.util.stream.Collectors;
 
 /**
  * Connects to the URL in {@code args[0]}, takes and releases one lock, and prints one line: the provider, the
- * module its service class is in, the lease's fencing token, and whether the service's own package is visible
- * from here (it must not be). Any failure ends the JVM with a stack trace and a non-zero status.
+ * module its service class is in, the lease's fencing token, and the packages that module exports. Any
+ * failure ends the JVM with a stack trace and a non-zero status.
  */
 public final class Boot {
   private Boot() {
@@ -21,9 +22,10 @@ public final class Boot {
       long token = lease.fencingToken();
       lease.release();
       Module module = service.getClass().getModule();
-      String pkg = service.getClass().getPackageName();
+      String exports = module.getDescriptor().exports().stream().map(e -> e.source()).sorted()
+          .collect(Collectors.joining(","));
       System.out.println("booted " + service.info().provider() + " " + module.getName() + " token " + token
-          + " exported " + module.isExported(pkg, Boot.class.getModule()));
+          + " exports [" + exports + "]");
     }
   }
 }
