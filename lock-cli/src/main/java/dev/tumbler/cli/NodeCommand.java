@@ -6,7 +6,8 @@ import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.node.NodeStats;
-import dev.tumbler.peer.node.PeerNode;
+import dev.tumbler.peer.provider.NativeNodes;
+import dev.tumbler.peer.runtime.PeerNode;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -257,7 +258,7 @@ final class NodeCommand implements Callable<Integer> {
    */
   private static void leave(String id, LockService service, Logger logger) {
     try {
-      PeerNode<?> node = service.unwrap(PeerNode.class);
+      PeerNode<?> node = NativeNodes.of(service);
       int sessions = node.clientSessions();
       node.leave();
       if (sessions > 0) {

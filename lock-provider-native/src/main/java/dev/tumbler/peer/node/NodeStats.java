@@ -26,7 +26,10 @@ public interface NodeStats {
   /**
    * The elected view this node last adopted (term, leaders, and until when this node may act as a
    * leader), for algorithms with elections; empty for the others and before the first election.
+   * <b>Warning:</b> the view's type is in a package the module does not export, so on the module path its
+   * fields are out of reach (on the class path they are not).
    */
+  @SuppressWarnings("exports")
   java.util.Optional<dev.tumbler.peer.core.Observation.View> view();
 
   /** Protocol messages this node has sent to peers, by message type (its simple class name), sorted. */

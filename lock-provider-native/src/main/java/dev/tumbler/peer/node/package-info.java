@@ -1,6 +1,5 @@
 /**
- * The node runtime ({@link dev.tumbler.peer.node.PeerNode}): one protocol core on one serial executor,
- * with a transport, the monotonic clock and real timers; and its counters ({@link
- * dev.tumbler.peer.node.NodeStats}, reachable through {@code LockService.unwrap}).
+ * The native provider's vendor extension: a node's counters ({@link dev.tumbler.peer.node.NodeStats}),
+ * reachable through {@code LockService.unwrap(NodeStats.class)}. The one package the module exports.
  */
 package dev.tumbler.peer.node;

@@ -2,7 +2,6 @@ package dev.tumbler.peer.provider;
 
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
-import dev.tumbler.peer.node.PeerNode;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetAddress;
@@ -165,7 +164,7 @@ public final class LoopbackCluster implements AutoCloseable {
     synchronized (this) {
       s = services.get(i);
     }
-    s.unwrap(PeerNode.class).close();
+    NativeNodes.of(s).close();
   }
 
   /** Member {@code i} starts again after {@link #crash}: a new node with empty state, on the same address. */

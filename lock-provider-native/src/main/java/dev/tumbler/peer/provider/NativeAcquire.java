@@ -6,7 +6,7 @@ import dev.tumbler.lock.spi.AbstractLockService;
 import dev.tumbler.lock.spi.Deadline;
 import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.peer.core.Claim;
-import dev.tumbler.peer.node.PeerNode;
+import dev.tumbler.peer.runtime.PeerNode;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;

@@ -5,7 +5,7 @@ import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.AbstractLease;
 import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.peer.core.Output;
-import dev.tumbler.peer.node.PeerNode;
+import dev.tumbler.peer.runtime.PeerNode;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;

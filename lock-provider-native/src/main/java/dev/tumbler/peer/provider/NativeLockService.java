@@ -14,7 +14,7 @@ import dev.tumbler.lock.spi.SimpleReadWriteLock;
 import dev.tumbler.lock.spi.Ticker;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.node.NodeStats;
-import dev.tumbler.peer.node.PeerNode;
+import dev.tumbler.peer.runtime.PeerNode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -44,6 +44,7 @@ final class NativeLockService extends AbstractLockService {
   private final NativeSettings settings;
   private final NodeRegistry.Shared shared;
   private final String session;
+  private final NodeStats stats;
 
   NativeLockService(String redactedUrl, NativeSettings settings) {
     super(new ServiceInfo("native", NativeLockProvider.VERSION, redactedUrl, settings.capabilities()),
@@ -51,6 +52,7 @@ final class NativeLockService extends AbstractLockService {
     this.settings = settings;
     this.shared = NodeRegistry.acquire(settings, redactedUrl);
     this.session = shared.node.nodeId() + "#" + SESSIONS.incrementAndGet();
+    this.stats = new NodeStatsView(shared.node);
   }
 
   @Override
@@ -133,12 +135,10 @@ final class NativeLockService extends AbstractLockService {
     NodeRegistry.release(shared);
   }
 
+  /** {@inheritDoc} {@code NodeStats} only, as a view: the node runtime itself is not handed out. */
   @Override
   protected Object unwrapProvider(Class<?> type) {
-    if (type == NodeStats.class || type == PeerNode.class) {
-      return shared.node;
-    }
-    return null;
+    return type == NodeStats.class ? stats : null;
   }
 
   NativeSettings nativeSettings() {

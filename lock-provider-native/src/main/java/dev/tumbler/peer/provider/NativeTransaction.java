@@ -13,7 +13,7 @@ import dev.tumbler.lock.spi.LeaseSettings;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.TxOptions;
-import dev.tumbler.peer.node.PeerNode;
+import dev.tumbler.peer.runtime.PeerNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

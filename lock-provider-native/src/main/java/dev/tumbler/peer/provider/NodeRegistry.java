@@ -7,7 +7,7 @@ import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.client.ClientCore;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.composite.Hosting;
-import dev.tumbler.peer.node.PeerNode;
+import dev.tumbler.peer.runtime.PeerNode;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import dev.tumbler.peer.transport.Transport;
 import dev.tumbler.peer.transport.tcp.TcpClientTransport;

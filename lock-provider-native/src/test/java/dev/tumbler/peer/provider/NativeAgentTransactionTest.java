@@ -11,7 +11,6 @@ import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.LockTransaction;
 import dev.tumbler.lock.TransactionOptions;
 import dev.tumbler.lock.TransactionOptions.Quorum;
-import dev.tumbler.peer.node.PeerNode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -105,7 +104,7 @@ class NativeAgentTransactionTest {
     long waited = (System.nanoTime() - t0) / 1_000_000;
     assertTrue(next.fencingTokens().containsKey(List.of("job")));
     next.close();
-    assertTrue(onC.unwrap(PeerNode.class).isClosed(), "the crashed node still runs");
+    assertTrue(NativeNodes.of(onC).isClosed(), "the crashed node still runs");
     System.out.println("freed " + waited + " ms after the crash (lease " + T.toMillis() + " ms)");
   }
 }

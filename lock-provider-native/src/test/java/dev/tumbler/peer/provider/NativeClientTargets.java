@@ -10,7 +10,6 @@ import dev.tumbler.peer.TestPorts;
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
 import dev.tumbler.peer.node.NodeStats;
-import dev.tumbler.peer.node.PeerNode;
 import dev.tumbler.peer.transport.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -191,7 +190,7 @@ final class NativeClientTargets {
 
     /** Waits until {@code client}'s links to the members are all {@code up}, or all down. */
     private void awaitClient(LockService client, boolean up) {
-      Transport t = client.unwrap(PeerNode.class).transport();
+      Transport t = NativeNodes.of(client).transport();
       long deadline = System.nanoTime() + NativeTargets.LINK_WAIT.toNanos();
       while (t.peers().stream().anyMatch(m -> t.isUp(m) != up)) {
         if (System.nanoTime() > deadline) {
@@ -264,7 +263,7 @@ final class NativeClientTargets {
         all = List.copyOf(opened);
       }
       for (LockService s : all) {
-        if (!spare.contains(s) && !s.unwrap(PeerNode.class).isClosed()) {
+        if (!spare.contains(s) && !NativeNodes.of(s).isClosed()) {
           homeOf(s).ifPresent(m -> served[m]++);
         }
       }

@@ -9,10 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.peer.node.NodeStats;
-import dev.tumbler.peer.node.PeerNode;
+import dev.tumbler.peer.runtime.PeerNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,6 +82,17 @@ class NativeProviderTest {
     assertTrue(e.getMessage().contains(named), "'" + e.getMessage() + "' does not name " + named);
   }
 
+  /** {@code unwrap} hands out the node's counters, not the node: no cast reaches the runtime. */
+  @Test
+  void unwrapGivesTheCountersNotTheNode() {
+    try (LockService s = LockProviders.connect("lock:native:local")) {
+      NodeStats stats = s.unwrap(NodeStats.class);
+      assertFalse(stats instanceof PeerNode, stats.getClass().getName());
+      assertEquals(NativeNodes.of(s).nodeId(), stats.nodeId());
+      assertThrows(LockException.class, () -> s.unwrap(PeerNode.class));
+    }
+  }
+
   /**
    * Port 0 is refused with peers (they could not dial an ephemeral port), and accepted alone: the node is
    * then known everywhere by the port it bound, never by "host:0".
@@ -90,7 +102,7 @@ class NativeProviderTest {
     try (LockService s = LockProviders.connect("lock:native://127.0.0.1:0?secret=0123456789abcdef")) {
       String id = s.unwrap(NodeStats.class).nodeId();
       assertTrue(id.startsWith("127.0.0.1:") && !id.equals("127.0.0.1:0"), id);
-      dev.tumbler.peer.node.PeerNode<?> node = s.unwrap(dev.tumbler.peer.node.PeerNode.class);
+      PeerNode<?> node = NativeNodes.of(s);
       assertEquals(id, node.transport().self(), "core and transport agree");
       assertEquals(id, "127.0.0.1:" + ((dev.tumbler.peer.transport.tcp.TcpTransport) node.transport()).port());
       Lease l = s.lock("p").tryAcquire(Duration.ofSeconds(5)).orElseThrow();
@@ -146,7 +158,7 @@ class NativeProviderTest {
     String d = cluster();
     try (LockService a = LockProviders.connect("lock:native:mem/" + d + "?node=a&peers=b,c");
         LockService again = LockProviders.connect("lock:native:mem/" + d + "?node=a&peers=c,b")) {
-      assertSame(a.unwrap(PeerNode.class), again.unwrap(PeerNode.class), "the same peers in another order");
+      assertSame(NativeNodes.of(a), NativeNodes.of(again), "the same peers in another order");
     }
   }
 

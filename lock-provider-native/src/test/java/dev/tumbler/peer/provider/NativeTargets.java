@@ -11,7 +11,6 @@ import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.node.NodeStats;
-import dev.tumbler.peer.node.PeerNode;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import dev.tumbler.peer.transport.Transport;
 import java.time.Duration;
@@ -166,7 +165,7 @@ final class NativeTargets {
       while (true) {
         List<Optional<Observation.View>> views = new ArrayList<>();
         for (LockService a : anchors) {
-          views.add(a.unwrap(PeerNode.class).view());
+          views.add(NativeNodes.of(a).view());
         }
         Observation.View first = views.get(0).orElse(null);
         if (first != null && !first.leaders().isEmpty() && views.stream().allMatch(v -> v.isPresent()
@@ -224,7 +223,7 @@ final class NativeTargets {
         // an in-memory transport that closes tells nobody: the network cuts its links, as a crash would
         network.isolate(ids.get(k));
       }
-      anchors.get(k).unwrap(PeerNode.class).close();
+      NativeNodes.of(anchors.get(k)).close();
       awaitSurvivors(k);
     }
 
@@ -232,7 +231,7 @@ final class NativeTargets {
     private void awaitSurvivors(int k) {
       long deadline = System.nanoTime() + LINK_WAIT.toNanos();
       for (int j = 0; j < ids.size(); j++) {
-        Transport tj = j == k ? null : anchors.get(j).unwrap(PeerNode.class).transport();
+        Transport tj = j == k ? null : NativeNodes.of(anchors.get(j)).transport();
         while (tj != null && tj.isUp(ids.get(k))) {
           if (System.nanoTime() > deadline) {
             throw new AssertionError(ids.get(j) + " did not see the stopped " + ids.get(k) + " go within " + LINK_WAIT);
@@ -371,8 +370,8 @@ final class NativeTargets {
         if (j == k) {
           continue;
         }
-        Transport tk = anchors.get(k).unwrap(PeerNode.class).transport();
-        Transport tj = anchors.get(j).unwrap(PeerNode.class).transport();
+        Transport tk = NativeNodes.of(anchors.get(k)).transport();
+        Transport tj = NativeNodes.of(anchors.get(j)).transport();
         while (tk.isUp(ids.get(j)) != up || tj.isUp(ids.get(k)) != up) {
           if (System.nanoTime() > deadline) {
             throw new AssertionError("the links between " + ids.get(k) + " and " + ids.get(j) + " did not go "
@@ -392,7 +391,7 @@ final class NativeTargets {
 
     /** Node {@code i}'s transport. */
     Transport transport(int i) {
-      return anchors.get(i).unwrap(PeerNode.class).transport();
+      return NativeNodes.of(anchors.get(i)).transport();
     }
 
     /** Closes node {@code i}'s anchor, which stops the node if nothing else uses it. */

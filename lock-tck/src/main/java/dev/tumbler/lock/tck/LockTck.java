@@ -101,6 +101,8 @@ import org.junit.jupiter.api.function.Executable;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @ExtendWith(TckConditions.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+// TckConditions is package-private on purpose: JUnit instantiates it (the package is open to JUnit), not a subclass
+@SuppressWarnings("exports")
 public abstract class LockTck {
 
   /** How late a wait may end, or a release may take effect, before the TCK calls it a failure. */

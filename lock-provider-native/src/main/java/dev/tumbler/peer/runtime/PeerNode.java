@@ -1,4 +1,4 @@
-package dev.tumbler.peer.node;
+package dev.tumbler.peer.runtime;
 
 import dev.tumbler.lock.spi.Ticker;
 import dev.tumbler.peer.client.ClientCore;
@@ -11,6 +11,7 @@ import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
 import dev.tumbler.peer.core.TxOptions;
+import dev.tumbler.peer.node.NodeStats;
 import dev.tumbler.peer.transport.Transport;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,4 +1,4 @@
-package dev.tumbler.peer.node;
+package dev.tumbler.peer.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
