@@ -130,7 +130,7 @@ abstract sealed class Backend implements AutoCloseable {
      * what they do. An INCR whose SET found the lock taken only skips a token; one that found the counter new
      * seeds it as {@link Scripts#SEED_FENCE} says, before any grant can follow. A SET that passed a line of
      * waiters (the lock had expired with waiters in line) is given back at once, which hands the lock to the
-     * line's first. When the lock was taken and the attempt may wait, the script decides (and joins the line).
+     * line's first. A refusal joins no line: the waiter joins by the script once it has subscribed.
      */
     @Override
     Grant acquireFirst(Primitive p, List<String> args) {
@@ -151,10 +151,9 @@ abstract sealed class Backend implements AutoCloseable {
       if (set) {
         call(p.release(), k, List.of(owner), true);
       }
-      if ("0".equals(args.get(2))) {
-        return new Grant(false, 0, -1); // will not wait: no place in line, nothing more to ask
-      }
-      return acquire(p, args);
+      // refused, with no place in line yet: a wait subscribes first and then joins by the script, the look it
+      // takes after every subscription anyway, so a contended acquire pays no extra round trip
+      return new Grant(false, 0, -1);
     }
 
     @Override
