@@ -29,6 +29,14 @@ final class TckConditions implements ExecutionCondition {
     }
     LockTck t = tck.get();
     String key = exclusionKey(context);
+    String selected = System.getProperty("tck.groups", "").trim();
+    if (!selected.isEmpty() && key != null && !key.contains(".") && LockTck.GROUPS.stream()
+        .anyMatch(g -> g.getSimpleName().equals(key))) {
+      boolean chosen = Arrays.stream(selected.split(",")).map(String::trim).anyMatch(key::equalsIgnoreCase);
+      if (!chosen) {
+        return ConditionEvaluationResult.disabled("not among the groups -Dtck.groups=" + selected + " selects");
+      }
+    }
     if (key != null) {
       String reason = t.excludedTests().get(key);
       if (reason != null) {

@@ -78,5 +78,20 @@ public enum Defect {
    */
   GRANT_AT_DEADLINE_FREED,
   /** When one of the backend's three replicas crashes or is cut off, every grant is forgotten. */
-  MINORITY_FAULT_DROPS_GRANTS
+  MINORITY_FAULT_DROPS_GRANTS,
+  /**
+   * The token counter restarts at 1 when a grant's caller goes away between the grant and the second step that
+   * would have seeded the counter (interrupted, abandoned at its deadline, its service closed): the Redis fast path
+   * that pipelined an {@code INCR} and seeded a new counter in a second round trip.
+   */
+  TOKEN_COUNTER_RESTARTS,
+  /**
+   * A release gives back whatever this client holds on the lock, not the lease it was called on, and a second call
+   * does it again: an old lease released twice frees the newer lease the same service was granted meanwhile.
+   */
+  RELEASE_BY_CLIENT,
+  /** {@code info().url()} shows a password that came in the connect properties rather than in the URL. */
+  INFO_URL_SHOWS_PROPERTIES_SECRET,
+  /** {@code release()} returns at once, and the server frees the lock 2 s later. */
+  RELEASE_FREES_LATE
 }

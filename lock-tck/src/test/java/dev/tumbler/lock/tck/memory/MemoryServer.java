@@ -33,6 +33,8 @@ import java.util.function.Function;
 final class MemoryServer {
   private static final Map<String, MemoryServer> SERVERS = new ConcurrentHashMap<>();
   private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  private static final long SEED_TRIP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+  private static final long LATE_RELEASE_NANOS = TimeUnit.SECONDS.toNanos(2);
 
   enum Mode { READ, WRITE }
 
@@ -183,6 +185,10 @@ final class MemoryServer {
           expire(r);
           grant(r);
           if (req.granted != null) {
+            if (defect == Defect.TOKEN_COUNTER_RESTARTS) {
+              // the "second round trip" that would seed a new counter: the caller may go away before it
+              changed.awaitNanos(SEED_TRIP_NANOS);
+            }
             if (defect == Defect.GRANT_AT_DEADLINE_FREED && !deadline.isNone() && deadline.total().isPositive()
                 && deadline.isExpired()) {
               removeGrant(r, req.granted.id());
@@ -205,6 +211,9 @@ final class MemoryServer {
       } catch (InterruptedException | RuntimeException e) {
         r.queue.remove(req);
         if (req.granted != null) {
+          if (defect == Defect.TOKEN_COUNTER_RESTARTS) {
+            nextToken = 1;
+          }
           removeGrant(r, req.granted.id());
         }
         changed.signalAll();
@@ -233,6 +242,38 @@ final class MemoryServer {
   /** Ends a grant if it is still held. */
   void release(String client, String key, long grantId) {
     reachable(client);
+    if (defect == Defect.RELEASE_FREES_LATE) {
+      Thread.ofVirtual().start(() -> {
+        java.util.concurrent.locks.LockSupport.parkNanos(LATE_RELEASE_NANOS);
+        releaseNow(key, grantId);
+      });
+      return;
+    }
+    releaseNow(key, grantId);
+  }
+
+  /** Ends every grant {@code client} holds on {@code key}: {@link Defect#RELEASE_BY_CLIENT}. */
+  void releaseAllOf(String client, String key) {
+    reachable(client);
+    String k = mapped(key);
+    mu.lock();
+    try {
+      Resource r = resources.get(k);
+      if (r != null) {
+        for (Held h : List.copyOf(r.held)) {
+          if (h.grant.client().equals(client)) {
+            removeGrant(r, h.grant.id());
+          }
+        }
+        grant(r);
+        changed.signalAll();
+      }
+    } finally {
+      mu.unlock();
+    }
+  }
+
+  private void releaseNow(String key, long grantId) {
     key = mapped(key);
     mu.lock();
     try {

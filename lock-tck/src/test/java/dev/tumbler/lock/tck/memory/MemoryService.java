@@ -36,9 +36,17 @@ final class MemoryService extends AbstractLockService {
   private final java.util.Set<LockTransaction> transactions = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   MemoryService(LockUrl url, LeaseSettings settings, MemoryServer server) {
-    super(new ServiceInfo(MemoryProvider.SCHEME, "test", url.toString(), MemoryProvider.CAPABILITIES), settings,
-        Ticker.system());
+    super(new ServiceInfo(MemoryProvider.SCHEME, "test", infoUrl(url, server.defect()), MemoryProvider.CAPABILITIES),
+        settings, Ticker.system());
     this.server = server;
+  }
+
+  /** The redacted URL; with {@link Defect#INFO_URL_SHOWS_PROPERTIES_SECRET}, rebuilt from its parts, password and all. */
+  private static String infoUrl(LockUrl url, Defect defect) {
+    if (defect != Defect.INFO_URL_SHOWS_PROPERTIES_SECRET || url.password().isEmpty()) {
+      return url.toString();
+    }
+    return "lock:" + url.scheme() + ":" + url.opaque() + ";password=" + url.password().get();
   }
 
   /**
@@ -194,7 +202,7 @@ final class MemoryService extends AbstractLockService {
     return switch (server.defect()) {
       case LOST_LISTENER_NEVER_CALLED, WAIT_RETURNS_EARLY, CANCEL_LEAKS_LEASE, THREAD_OWNED_RELEASE, LISTENERS_REVERSED, LISTENERS_ON_OTHER_THREAD,
           THROWING_LISTENER_STOPS_OTHERS, LOST_LISTENER_TWICE, IS_VALID_ASKS_BACKEND, RENEW_HIDES_FAILURE, RENEW_FAILURE_EXPIRES,
-          JAVA_LOCK_INTERRUPTIBLE, REMAINING_FROZEN -> new BrokenLock(lock, server.defect());
+          JAVA_LOCK_INTERRUPTIBLE, REMAINING_FROZEN, RELEASE_BY_CLIENT -> new BrokenLock(lock, server.defect());
       default -> lock;
     };
   }
@@ -467,6 +475,11 @@ final class MemoryService extends AbstractLockService {
 
     @Override
     public void release() {
+      if (defect == Defect.RELEASE_BY_CLIENT) {
+        lease.release();
+        service.server.releaseAllOf(service.client, lease.key);
+        return;
+      }
       if (defect != Defect.THREAD_OWNED_RELEASE || Thread.currentThread() == owner) {
         lease.release();
       }

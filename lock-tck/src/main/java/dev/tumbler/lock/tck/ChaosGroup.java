@@ -1,0 +1,546 @@
+package dev.tumbler.lock.tck;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.HeldLock;
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LeaseLostException;
+import dev.tumbler.lock.Lock;
+import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.LockTimeoutException;
+import dev.tumbler.lock.ServiceClosedException;
+import dev.tumbler.lock.ServiceUnavailableException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The {@code Chaos} group: it opens, on purpose, the windows between the round trips of an acquire, a renewal
+ * and a release, where no other group looks. Workers on several services loop over a few names, taking and giving
+ * back locks; meanwhile their calls are interrupted at random points inside them (a delay drawn from zero to twice
+ * the provider's own acquire-and-release time, so that most land mid-call), waits are abandoned as their deadline
+ * falls mid-call, {@code acquireAsync} is cancelled, whole services are closed under their workers, clients are cut
+ * off from the backend and healed (where the {@link FaultInjector} can), and the backend is crashed and restarted
+ * (where it can). Thousands of faults per run on a fast backend.
+ *
+ * <p>After each storm, with every worker stopped and every cut healed:
+ * <ul>
+ *   <li>the next grant of every name comes within one lease term and the slack (no leftover of an abandoned call
+ *       keeps a name unavailable longer than a term), and its fencing token is larger than every token any grant
+ *       of the storm carried (FENCING; the Redis defect this group was written for left a counter at 1);
+ *   <li>no two grants of a name carried the same token (FENCING);
+ *   <li>no lease was held twice at once: whenever a worker was granted a name, every other worker's lease of it was
+ *       already invalid (a provider with LOST_NOTIFICATION, or without LEASE_EXPIRY);
+ *   <li>every call ended in a lease, an empty answer or one of the exceptions the contract names for it;
+ *   <li>where the provider lists its grants ({@link LockService#heldLocks()}), none of the storm's names is listed
+ *       once everything was released.
+ * </ul>
+ *
+ * <p>{@code -Dtck.chaos.seconds=N} sets the storms' total length (default 4 s, two storms); a long run is that and
+ * nothing else ({@code -Dtck.chaos.seconds=600}). The seed of the random choices is printed and taken from
+ * {@code -Dtck.chaos.seed}; timing makes a run unrepeatable anyway, so it only fixes the choices.
+ */
+abstract class ChaosGroup {
+  private static final int SERVICES = 3;
+  private static final int WORKERS_PER_SERVICE = 2;
+  private static final int NAMES = 3;
+  private static final int STORMS = 2;
+  /** At most this many services closed and replaced per storm: opening one can be slow (a peer node). */
+  private static final int CLOSES_PER_STORM = 2;
+
+  private final LockTck tck;
+
+  ChaosGroup(LockTck tck) {
+    this.tck = tck;
+  }
+
+  /** The storms' total length, from {@code tck.chaos.seconds}. */
+  static Duration length() {
+    String s = System.getProperty("tck.chaos.seconds", "4");
+    try {
+      Duration d = Duration.ofMillis((long) (Double.parseDouble(s.trim()) * 1000));
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException("tck.chaos.seconds must be positive: " + s);
+      }
+      return d;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("tck.chaos.seconds is not a number of seconds: " + s, e);
+    }
+  }
+
+  @Test
+  @DisplayName("interrupts, abandoned waits, closes and cuts inside acquire, renew and release: tokens go on "
+      + "increasing, names come back within a term, no lease is held twice, nothing stays held")
+  void storm() throws Exception {
+    long seed = Long.getLong("tck.chaos.seed", ThreadLocalRandom.current().nextLong());
+    Duration each = length().dividedBy(STORMS);
+    Storm storm = new Storm(seed);
+    try {
+      storm.calibrate();
+      for (int i = 1; i <= STORMS; i++) {
+        storm.run(i, each);
+        storm.checkAfter(i);
+      }
+      storm.checkNothingListed();
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "\n  " + storm.summary(), e);
+    }
+    System.out.println("[tck chaos] " + tck.getClass().getSimpleName() + ": " + storm.summary());
+  }
+
+  /** One run: the services, the names, what was seen. */
+  private final class Storm {
+    final long seed;
+    final SplittableRandom random;
+    final List<String> names = new ArrayList<>();
+    final AtomicReferenceArray<LockService> services = new AtomicReferenceArray<>(SERVICES);
+    /** Services cut off from the backend now (index → true). */
+    final AtomicReferenceArray<Boolean> cut = new AtomicReferenceArray<>(SERVICES);
+    final boolean fencing = tck.declares(Capability.FENCING);
+    /** Whether another grant while a lease still says it is valid breaks a promise the provider makes. */
+    final boolean exclusive = tck.declares(Capability.LOST_NOTIFICATION) || !tck.declares(Capability.LEASE_EXPIRY);
+    final Set<FaultInjector.Fault> faults = tck.faultsSupported();
+    final Map<String, AtomicLong> highest = new ConcurrentHashMap<>();
+    final Map<String, Map<Long, Boolean>> tokens = new ConcurrentHashMap<>();
+    final Map<String, Set<Lease>> holding = new ConcurrentHashMap<>();
+    final List<String> violations = new CopyOnWriteArrayList<>();
+    final List<String> unexpected = new CopyOnWriteArrayList<>();
+    final LongAdder grants = new LongAdder();
+    final LongAdder empty = new LongAdder();
+    final LongAdder interruptsArmed = new LongAdder();
+    final LongAdder interruptsLanded = new LongAdder();
+    final LongAdder abandoned = new LongAdder();
+    final LongAdder cancelled = new LongAdder();
+    final LongAdder renewals = new LongAdder();
+    final LongAdder unavailable = new LongAdder();
+    final LongAdder closedUnder = new LongAdder();
+    final AtomicLong closes = new AtomicLong();
+    final AtomicLong cuts = new AtomicLong();
+    final AtomicLong restarts = new AtomicLong();
+    final List<String> afterStorm = new ArrayList<>();
+    final ScheduledThreadPoolExecutor interrupter;
+    long opNanos;
+
+    Storm(long seed) {
+      this.seed = seed;
+      this.random = new SplittableRandom(seed);
+      for (int i = 0; i < NAMES; i++) {
+        names.add(LockTck.name("chaos-" + i));
+      }
+      for (int i = 0; i < SERVICES; i++) {
+        services.set(i, tck.open());
+        cut.set(i, false);
+      }
+      interrupter = new ScheduledThreadPoolExecutor(1, r -> Thread.ofPlatform().daemon().name("tck-chaos-interrupter")
+          .unstarted(r));
+      interrupter.setRemoveOnCancelPolicy(true);
+    }
+
+    /** The provider's own uncontended acquire-and-release time: the scale of every delay drawn. */
+    void calibrate() throws InterruptedException {
+      LockService s = services.get(0);
+      long[] took = new long[15];
+      for (int i = 0; i < took.length; i++) {
+        long t0 = System.nanoTime();
+        Lease l = LockTck.held(s.lock(names.get(i % NAMES)).tryAcquire(LockTck.GRANT_WAIT),
+            "a free lock was not granted before the storm");
+        record(names.get(i % NAMES), l);
+        l.release();
+        took[i] = System.nanoTime() - t0;
+      }
+      Arrays.sort(took);
+      opNanos = Math.max(TimeUnit.MICROSECONDS.toNanos(50), took[took.length / 2]);
+    }
+
+    void run(int number, Duration length) throws Exception {
+      AtomicBoolean stop = new AtomicBoolean();
+      List<Thread> workers = new ArrayList<>();
+      List<Throwable> crashed = new CopyOnWriteArrayList<>();
+      for (int i = 0; i < SERVICES * WORKERS_PER_SERVICE; i++) {
+        long workerSeed = random.nextLong();
+        int home = i % SERVICES;
+        Runnable body = () -> {
+          try {
+            work(home, new SplittableRandom(workerSeed), stop);
+          } catch (Throwable e) {
+            crashed.add(e);
+          }
+        };
+        // half on virtual threads (an interrupt closes a socket they are blocked on), half on platform threads
+        workers.add(i % 2 == 0 ? Thread.ofVirtual().name("tck-chaos-v" + i).start(body)
+            : Thread.ofPlatform().daemon().name("tck-chaos-p" + i).start(body));
+      }
+      try {
+        inflict(number, length, new SplittableRandom(random.nextLong()));
+      } finally {
+        stop.set(true);
+        for (int i = 0; i < SERVICES; i++) {
+          heal(i);
+        }
+        long until = System.nanoTime() + tck.leaseTime().plus(LockTck.GRANT_WAIT).toNanos();
+        for (Thread t : workers) {
+          t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())));
+          if (t.isAlive()) {
+            violations.add("worker " + t.getName() + " was still in a call " + LockTck.GRANT_WAIT.plus(tck.leaseTime())
+                .toMillis() + " ms after the storm ended:\n" + stack(t));
+            t.interrupt();
+          }
+        }
+      }
+      for (Throwable e : crashed) {
+        unexpected.add("a worker died: " + trace(e));
+      }
+    }
+
+    /** The faults that hit whole services and the backend, for {@code length}; the calls' own are in {@link #work}. */
+    void inflict(int number, Duration length, SplittableRandom r) throws InterruptedException {
+      long end = System.nanoTime() + length.toNanos();
+      int closesLeft = CLOSES_PER_STORM;
+      boolean restarted = !faults.contains(FaultInjector.Fault.CRASH_BACKEND);
+      long restartAt = System.nanoTime() + length.toNanos() / 3 + r.nextLong(Math.max(1, length.toNanos() / 3));
+      while (System.nanoTime() - end < 0) {
+        Thread.sleep(Math.max(1, Math.min(r.nextLong(10, 150), TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()))));
+        int i = r.nextInt(SERVICES);
+        int what = r.nextInt(4);
+        if (!restarted && System.nanoTime() - restartAt >= 0) {
+          restarted = true;
+          restartBackend(r);
+        } else if (what == 0 && closesLeft > 0 && !cut.get(i)) {
+          closesLeft--;
+          LockService old = services.getAndSet(i, tck.open());
+          closes.incrementAndGet();
+          old.close();
+        } else if (what == 1 && faults.contains(FaultInjector.Fault.CUT_OFF_CLIENT)) {
+          if (cut.get(i)) {
+            heal(i);
+          } else {
+            tck.target().faults().orElseThrow().cutOff(services.get(i));
+            cut.set(i, true);
+            cuts.incrementAndGet();
+          }
+        }
+      }
+    }
+
+    void restartBackend(SplittableRandom r) throws InterruptedException {
+      FaultInjector f = tck.target().faults().orElseThrow();
+      tck.crashed = true;
+      f.crashBackend();
+      try {
+        Thread.sleep(r.nextLong(0, 300));
+      } finally {
+        f.restartBackend();
+        tck.crashed = false;
+      }
+      restarts.incrementAndGet();
+    }
+
+    void heal(int i) {
+      if (cut.get(i)) {
+        tck.target().faults().orElseThrow().heal(services.get(i));
+        cut.set(i, false);
+      }
+    }
+
+    /** One worker: take a lock, hold it a moment, maybe renew, give it back; with faults at random points. */
+    void work(int home, SplittableRandom r, AtomicBoolean stop) {
+      Thread self = Thread.currentThread();
+      AtomicLong armed = new AtomicLong(IDLE);
+      while (!stop.get()) {
+        String name = names.get(r.nextInt(NAMES));
+        // mostly the worker's own service; sometimes another's, so that two workers share a service's handles
+        LockService s = services.get(r.nextInt(4) == 0 ? r.nextInt(SERVICES) : home);
+        Lock lock;
+        try {
+          lock = s.lock(name);
+        } catch (ServiceClosedException e) {
+          closedUnder.increment();
+          continue;
+        }
+        int how = r.nextInt(8);
+        if (r.nextInt(3) == 0) {
+          arm(self, armed, r.nextLong(2 * opNanos + 1));
+        }
+        Lease lease = null;
+        try {
+          lease = switch (how) {
+            case 0 -> lock.acquire();
+            case 1, 2 -> async(lock, r);
+            case 3, 4 -> {
+              // a deadline that falls inside the call: abandoned mid-round-trip
+              Optional<Lease> l = lock.tryAcquire(Duration.ofNanos(r.nextLong(2 * opNanos + 1)));
+              if (l.isEmpty()) {
+                abandoned.increment();
+              }
+              yield l.orElse(null);
+            }
+            default -> lock.tryAcquire(tck.leaseTime()).orElse(null);
+          };
+          if (lease == null) {
+            empty.increment();
+          }
+        } catch (InterruptedException e) {
+          interruptsLanded.increment();
+        } catch (ServiceClosedException e) {
+          closedUnder.increment();
+        } catch (ServiceUnavailableException e) {
+          unavailable.increment();
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        } catch (RuntimeException e) {
+          unexpected.add("acquire of '" + name + "' (" + how + ") threw " + trace(e));
+        }
+        if (lease != null) {
+          hold(lease, r, self, armed);
+        }
+        disarm(armed);
+      }
+      disarm(armed);
+    }
+
+    Lease async(Lock lock, SplittableRandom r) throws InterruptedException {
+      CompletableFuture<Lease> f = lock.acquireAsync(tck.leaseTime());
+      LockSupport.parkNanos(r.nextLong(2 * opNanos + 1));
+      if (r.nextBoolean() && f.cancel(true)) {
+        cancelled.increment();
+        return null;
+      }
+      try {
+        return f.get(tck.leaseTime().plus(LockTck.OUTAGE_SLACK).toMillis(), TimeUnit.MILLISECONDS);
+      } catch (CancellationException e) {
+        cancelled.increment();
+        return null;
+      } catch (TimeoutException e) {
+        f.cancel(true);
+        violations.add("acquireAsync(" + tck.leaseTime().toMillis() + " ms) of '" + lock.name()
+            + "' had not ended " + LockTck.OUTAGE_SLACK.toMillis() + " ms after its wait");
+        return null;
+      } catch (ExecutionException e) {
+        Throwable c = e.getCause();
+        if (c instanceof LockTimeoutException) {
+          return null;
+        }
+        if (c instanceof ServiceUnavailableException) {
+          unavailable.increment();
+          return null;
+        }
+        if (c instanceof ServiceClosedException) {
+          closedUnder.increment();
+          return null;
+        }
+        if (c instanceof InterruptedException || c instanceof CancellationException) {
+          return null;
+        }
+        unexpected.add("acquireAsync of '" + lock.name() + "' failed with " + trace(c));
+        return null;
+      } catch (InterruptedException e) {
+        // the interrupt armed for this call landed while this thread waited for the future: the call goes on
+        interruptsLanded.increment();
+        f.cancel(true);
+        try {
+          Lease l = f.get(tck.leaseTime().plus(LockTck.OUTAGE_SLACK).toMillis(), TimeUnit.MILLISECONDS);
+          if (l != null) {
+            l.release();
+          }
+        } catch (ExecutionException | TimeoutException | CancellationException ignored) {
+          // gone with the cancel; what it may have been granted is the provider's to give back
+        }
+        return null;
+      }
+    }
+
+    void hold(Lease lease, SplittableRandom r, Thread self, AtomicLong armed) {
+      String name = lease.name();
+      grants.increment();
+      Set<Lease> others = holding.computeIfAbsent(name, k -> ConcurrentHashMap.newKeySet());
+      if (exclusive) {
+        for (Lease o : others) {
+          if (o.isValid() && lease.isValid()) {
+            violations.add("two leases of '" + name + "' valid at once: tokens " + o.fencingToken() + " and "
+                + lease.fencingToken());
+          }
+        }
+      }
+      others.add(lease);
+      record(name, lease);
+      try {
+        if (r.nextInt(4) == 0) {
+          LockSupport.parkNanos(r.nextLong(2 * opNanos + 1));
+        }
+        if (r.nextInt(3) == 0) {
+          if (r.nextInt(3) == 0) {
+            arm(self, armed, r.nextLong(opNanos + 1));
+          }
+          try {
+            lease.renew();
+            renewals.increment();
+          } catch (LeaseLostException | ServiceUnavailableException | ServiceClosedException e) {
+            // a renewal cut short: the lease is lost, or stays valid until its deadline
+          } catch (RuntimeException e) {
+            unexpected.add("renew of '" + name + "' threw " + trace(e));
+          }
+        }
+        if (r.nextInt(3) == 0) {
+          arm(self, armed, r.nextLong(opNanos + 1));
+        }
+      } finally {
+        others.remove(lease);
+        try {
+          lease.release();
+        } catch (RuntimeException e) {
+          unexpected.add("release of '" + name + "' threw " + trace(e));
+        }
+      }
+    }
+
+    void record(String name, Lease lease) {
+      if (!fencing) {
+        return;
+      }
+      long t = lease.fencingToken();
+      highest.computeIfAbsent(name, k -> new AtomicLong(Long.MIN_VALUE)).accumulateAndGet(t, Math::max);
+      if (tokens.computeIfAbsent(name, k -> new ConcurrentHashMap<>()).putIfAbsent(t, Boolean.TRUE) != null) {
+        violations.add("two grants of '" + name + "' carried the same fencing token " + t);
+      }
+    }
+
+    static final long IDLE = -1;
+    static final long FIRING = -2;
+
+    final AtomicLong tickets = new AtomicLong();
+
+    /** Has {@code thread} interrupted after {@code delayNanos}, unless {@link #disarm}ed first. */
+    void arm(Thread thread, AtomicLong armed, long delayNanos) {
+      disarm(armed);
+      long ticket = tickets.incrementAndGet();
+      armed.set(ticket);
+      interruptsArmed.increment();
+      interrupter.schedule(() -> {
+        if (armed.compareAndSet(ticket, FIRING)) {
+          thread.interrupt();
+          armed.set(IDLE);
+        }
+      }, delayNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Calls off a pending interrupt (or waits for one being delivered) and clears the interrupt status. */
+    void disarm(AtomicLong armed) {
+      while (true) {
+        long a = armed.get();
+        if (a == FIRING) {
+          Thread.onSpinWait();
+          continue;
+        }
+        if (a == IDLE || armed.compareAndSet(a, IDLE)) {
+          break;
+        }
+      }
+      Thread.interrupted();
+    }
+
+    /** With the storm over: each name free within a term, with a token above every token of the storm. */
+    void checkAfter(int number) throws InterruptedException {
+      assertTrue(unexpected.isEmpty(), "calls ended in exceptions the contract does not name for them ("
+          + unexpected.size() + "), the first: " + unexpected.subList(0, Math.min(3, unexpected.size())));
+      assertTrue(violations.isEmpty(), "storm " + number + ": " + violations.subList(0, Math.min(5, violations.size())));
+      LockService fresh = tck.open();
+      Duration bound = tck.leaseTime().plus(LockTck.SLACK);
+      for (String n : names) {
+        long t0 = System.nanoTime();
+        Optional<Lease> l = fresh.lock(n).tryAcquire(bound);
+        long took = LockTck.millisSince(t0);
+        if (l.isEmpty()) {
+          fail("storm " + number + ": '" + n + "' was still unavailable " + bound.toMillis() + " ms (a lease term and "
+              + "the slack) after the storm ended: a call cut short left it held" + listing(fresh, n));
+        }
+        try (Lease lease = l.get()) {
+          afterStorm.add(took + "ms");
+          if (fencing) {
+            long before = highest.getOrDefault(n, new AtomicLong(Long.MIN_VALUE)).get();
+            assertTrue(lease.fencingToken() > before, "storm " + number + ": the first grant of '" + n
+                + "' after the storm has fencing token " + lease.fencingToken() + ", not above " + before
+                + ", the largest of the grants before it: a token went back");
+            record(n, lease);
+          }
+        }
+      }
+    }
+
+    /** Where the provider lists its grants: none of the storm's names, once all is released. */
+    void checkNothingListed() throws InterruptedException {
+      LockService s = tck.open();
+      long end = System.nanoTime() + LockTck.SLACK.toNanos();
+      List<HeldLock> left;
+      do {
+        Optional<List<HeldLock>> listed = s.heldLocks();
+        if (listed.isEmpty()) {
+          return;
+        }
+        left = listed.get().stream().filter(h -> names.contains(h.name())).toList();
+        if (left.isEmpty()) {
+          return;
+        }
+        Thread.sleep(50);
+      } while (System.nanoTime() - end < 0);
+      fail("after the storms, with every lease released, the backend still lists " + left);
+    }
+
+    String listing(LockService s, String name) {
+      try {
+        return s.heldLocks().map(l -> "; the backend lists " + l.stream().filter(h -> h.name().equals(name)).toList())
+            .orElse("");
+      } catch (RuntimeException e) {
+        return "";
+      }
+    }
+
+    String summary() {
+      interrupter.shutdownNow();
+      return String.format("seed %d, op %d us: %d grants, %d empty, %d waits abandoned mid-call, %d async cancelled, "
+              + "%d interrupts armed / %d landed in acquires, %d renewals, %d unavailable, %d calls on closed services, "
+              + "%d services closed, %d cuts, %d backend restarts; first grant after each storm: %s",
+          seed, TimeUnit.NANOSECONDS.toMicros(opNanos), grants.sum(), empty.sum(), abandoned.sum(), cancelled.sum(),
+          interruptsArmed.sum(), interruptsLanded.sum(), renewals.sum(), unavailable.sum(), closedUnder.sum(),
+          closes.get(), cuts.get(), restarts.get(), afterStorm);
+    }
+  }
+
+  private static String trace(Throwable e) {
+    StringWriter w = new StringWriter();
+    e.printStackTrace(new PrintWriter(w));
+    String s = w.toString();
+    return s.length() > 1500 ? s.substring(0, 1500) + "…" : s;
+  }
+
+  private static String stack(Thread t) {
+    StringBuilder b = new StringBuilder();
+    for (StackTraceElement e : t.getStackTrace()) {
+      b.append("    at ").append(e).append('\n');
+    }
+    return b.toString();
+  }
+}
