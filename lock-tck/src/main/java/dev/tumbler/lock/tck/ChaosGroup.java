@@ -61,13 +61,14 @@ import org.junit.jupiter.api.Test;
  *       once everything was released.
  * </ul>
  *
- * <p>{@code -Dtck.chaos.seconds=N} sets the storms' total length (default 4 s, two storms); a long run is that and
- * nothing else ({@code -Dtck.chaos.seconds=600}). The seed of the random choices is printed and taken from
+ * <p>Each of the two storms ends once it has injected 1,000 faults (after 1 s at least, 5 s at most);
+ * {@code -Dtck.chaos.seconds=N} makes the two last N seconds in all instead: a long run is that and nothing else
+ * ({@code -Dtck.chaos.seconds=600}). The seed of the random choices is printed and taken from
  * {@code -Dtck.chaos.seed}; timing makes a run unrepeatable anyway, so it only fixes the choices.
  */
 abstract class ChaosGroup {
   private static final int SERVICES = 3;
-  private static final int WORKERS_PER_SERVICE = 2;
+  private static final int WORKERS_PER_SERVICE = 3;
   private static final int NAMES = 3;
   private static final int STORMS = 2;
   /** At most this many services closed and replaced per storm: opening one can be slow (a peer node). */
@@ -79,15 +80,26 @@ abstract class ChaosGroup {
     this.tck = tck;
   }
 
-  /** The storms' total length, from {@code tck.chaos.seconds}. */
-  static Duration length() {
-    String s = System.getProperty("tck.chaos.seconds", "4");
+  /** Faults a storm injects before it ends, by default (unless it reaches {@link #MAX_STORM} first). */
+  private static final int FAULTS_PER_STORM = 1000;
+  private static final Duration MIN_STORM = Duration.ofSeconds(1);
+  private static final Duration MAX_STORM = Duration.ofSeconds(5);
+
+  /**
+   * How long each storm lasts: {@code [min, max]}, ending at {@link #FAULTS_PER_STORM} faults in between; both the
+   * storms' total over two from {@code tck.chaos.seconds} when it is set (a long run lasts exactly that).
+   */
+  static Duration[] stormLength() {
+    String s = System.getProperty("tck.chaos.seconds");
+    if (s == null || s.isBlank()) {
+      return new Duration[] {MIN_STORM, MAX_STORM};
+    }
     try {
       Duration d = Duration.ofMillis((long) (Double.parseDouble(s.trim()) * 1000));
       if (d.isNegative() || d.isZero()) {
         throw new IllegalArgumentException("tck.chaos.seconds must be positive: " + s);
       }
-      return d;
+      return new Duration[] {d.dividedBy(STORMS), d.dividedBy(STORMS)};
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("tck.chaos.seconds is not a number of seconds: " + s, e);
     }
@@ -98,12 +110,12 @@ abstract class ChaosGroup {
       + "increasing, names come back within a term, no lease is held twice, nothing stays held")
   void storm() throws Exception {
     long seed = Long.getLong("tck.chaos.seed", ThreadLocalRandom.current().nextLong());
-    Duration each = length().dividedBy(STORMS);
+    Duration[] each = stormLength();
     Storm storm = new Storm(seed);
     try {
       storm.calibrate();
       for (int i = 1; i <= STORMS; i++) {
-        storm.run(i, each);
+        storm.run(i, each[0], each[1]);
         storm.checkAfter(i);
       }
       storm.checkNothingListed();
@@ -135,6 +147,7 @@ abstract class ChaosGroup {
     final LongAdder interruptsArmed = new LongAdder();
     final LongAdder interruptsLanded = new LongAdder();
     final LongAdder abandoned = new LongAdder();
+    final LongAdder abandonedCalls = new LongAdder();
     final LongAdder cancelled = new LongAdder();
     final LongAdder renewals = new LongAdder();
     final LongAdder unavailable = new LongAdder();
@@ -177,7 +190,12 @@ abstract class ChaosGroup {
       opNanos = Math.max(TimeUnit.MICROSECONDS.toNanos(50), took[took.length / 2]);
     }
 
-    void run(int number, Duration length) throws Exception {
+    /** Faults injected so far: interrupts armed, deadlines inside calls, cancels, closes, cuts, restarts. */
+    long faults() {
+      return interruptsArmed.sum() + abandonedCalls.sum() + cancelled.sum() + closes.get() + cuts.get() + restarts.get();
+    }
+
+    void run(int number, Duration min, Duration max) throws Exception {
       AtomicBoolean stop = new AtomicBoolean();
       List<Thread> workers = new ArrayList<>();
       List<Throwable> crashed = new CopyOnWriteArrayList<>();
@@ -196,7 +214,7 @@ abstract class ChaosGroup {
             : Thread.ofPlatform().daemon().name("tck-chaos-p" + i).start(body));
       }
       try {
-        inflict(number, length, new SplittableRandom(random.nextLong()));
+        inflict(min, max, new SplittableRandom(random.nextLong()));
       } finally {
         stop.set(true);
         for (int i = 0; i < SERVICES; i++) {
@@ -218,12 +236,15 @@ abstract class ChaosGroup {
     }
 
     /** The faults that hit whole services and the backend, for {@code length}; the calls' own are in {@link #work}. */
-    void inflict(int number, Duration length, SplittableRandom r) throws InterruptedException {
-      long end = System.nanoTime() + length.toNanos();
+    void inflict(Duration min, Duration max, SplittableRandom r) throws InterruptedException {
+      long start = System.nanoTime();
+      long end = start + max.toNanos();
+      long target = faults() + FAULTS_PER_STORM;
       int closesLeft = CLOSES_PER_STORM;
       boolean restarted = !faults.contains(FaultInjector.Fault.CRASH_BACKEND);
-      long restartAt = System.nanoTime() + length.toNanos() / 3 + r.nextLong(Math.max(1, length.toNanos() / 3));
-      while (System.nanoTime() - end < 0) {
+      long restartAt = start + min.toNanos() / 3 + r.nextLong(Math.max(1, min.toNanos() / 3));
+      while (System.nanoTime() - end < 0 && (System.nanoTime() - start < min.toNanos() || faults() < target
+          || !restarted)) {
         Thread.sleep(Math.max(1, Math.min(r.nextLong(10, 150), TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()))));
         int i = r.nextInt(SERVICES);
         int what = r.nextInt(4);
@@ -293,6 +314,7 @@ abstract class ChaosGroup {
             case 1, 2 -> async(lock, r);
             case 3, 4 -> {
               // a deadline that falls inside the call: abandoned mid-round-trip
+              abandonedCalls.increment();
               Optional<Lease> l = lock.tryAcquire(Duration.ofNanos(r.nextLong(2 * opNanos + 1)));
               if (l.isEmpty()) {
                 abandoned.increment();
@@ -520,10 +542,12 @@ abstract class ChaosGroup {
 
     String summary() {
       interrupter.shutdownNow();
-      return String.format("seed %d, op %d us: %d grants, %d empty, %d waits abandoned mid-call, %d async cancelled, "
-              + "%d interrupts armed / %d landed in acquires, %d renewals, %d unavailable, %d calls on closed services, "
-              + "%d services closed, %d cuts, %d backend restarts; first grant after each storm: %s",
-          seed, TimeUnit.NANOSECONDS.toMicros(opNanos), grants.sum(), empty.sum(), abandoned.sum(), cancelled.sum(),
+      return String.format("seed %d, op %d us: %d faults; %d grants, %d empty, %d waits with a deadline inside the call"
+              + " (%d ended empty), %d async cancelled, %d interrupts armed / %d landed in acquires, %d renewals, %d unavailable,"
+              + " %d calls on closed services, %d services closed, %d cuts, %d backend restarts; first grant after each"
+              + " storm: %s",
+          seed, TimeUnit.NANOSECONDS.toMicros(opNanos), faults(), grants.sum(), empty.sum(), abandonedCalls.sum(),
+          abandoned.sum(), cancelled.sum(),
           interruptsArmed.sum(), interruptsLanded.sum(), renewals.sum(), unavailable.sum(), closedUnder.sum(),
           closes.get(), cuts.get(), restarts.get(), afterStorm);
     }
