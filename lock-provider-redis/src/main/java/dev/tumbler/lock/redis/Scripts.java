@@ -289,11 +289,12 @@ final class Scripts {
       end
       """;
 
-  // the holder's release with nobody in line
+  // the holder's release with nobody in line. A holder that was handed the lock has its own key under the line
+  // (the token it was handed), which outlives the line's last entry: it goes with the release, whoever waits
   private static final String WRITE_RELEASE_FAST = """
       local mine = false
       if redis.call('GET', W) == ARGV[1] then
-        redis.call('DEL', W)
+        redis.call('DEL', W, Q .. ':' .. ARGV[1])
         if redis.call('EXISTS', Q) == 0 then return 1 end
         mine = true
       end
@@ -380,9 +381,9 @@ final class Scripts {
   static final Script FAIR_READ_RELEASE = Script.of("fair-read-release", RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + """
       local o = ARGV[1]
       local removed = redis.call('ZREM', R, o)
+      redis.call('DEL', wkey(o))
       if redis.call('EXISTS', Q) == 0 then return removed end
       redis.call('ZREM', Q, o)
-      redis.call('DEL', wkey(o))
       grantHeads(nowms())
       return removed
       """);
@@ -448,9 +449,9 @@ final class Scripts {
       local o = ARGV[1]
       local removed = redis.call('ZREM', H, o)
       redis.call('HDEL', P, o)
+      redis.call('DEL', wkey(o))
       if redis.call('EXISTS', Q) == 0 then return removed end
       redis.call('ZREM', Q, o)
-      redis.call('DEL', wkey(o))
       grantHeads(nowms())
       return removed
       """);
