@@ -16,7 +16,7 @@ import java.util.HexFormat;
  *       granted, {@code {0, waitMs}} otherwise, where {@code waitMs} is when the obstacle expires by
  *       itself (-1: unknown).
  *   <li>Renew: {@code ARGV = owner, ttlMs}; returns 1 if the grant is still this owner's and was
- *       extended, 0 otherwise (then the lease is lost).
+ *       extended (and the fencing counter with it, see below), 0 otherwise (then the lease is lost).
  *   <li>Release: {@code ARGV = owner, channel}; deletes only what this owner holds and publishes the
  *       owner on the channel in the same script, so waiters are woken one hop after the release (the
  *       owner lets a waiter on several Redlock masters count one release once). An empty channel
@@ -41,14 +41,15 @@ import java.util.HexFormat;
  * counter held. So no interleaving of clients and no interrupted call can make a token count from a small
  * value, and the counter needs no state beyond its own value.
  *
- * <p>Every grant also refreshes the counter's expiry (one day): a name in use never loses its counter;
- * an abandoned name's counter is gone a day after its last grant, so names do not leak memory (a later
- * grant seeds it again from the clock). Limits, written down in the README: the server's clock must not
- * step backwards across a lost counter (by more than the time since the last grant), and must read later
- * than 2005 (else every grant re-seeds: still increasing while the counter lives, but a lost counter can
- * repeat tokens); a failover to a replica that missed the last counter writes can repeat tokens unless the
- * replica's clock has moved past them (cluster and sentinel modes floor every token at the clock,
- * {@link #clockFloored}).
+ * <p>Every grant and every renewal also refreshes the counter's expiry (one day): a name in use, even by
+ * one lease renewed for days, keeps its counter; an abandoned name's counter is gone a day after its last
+ * grant or renewal, so names do not leak memory (a later grant seeds it again from the clock). Limits,
+ * written down in the README: the server's clock must not step backwards across a lost counter (by more
+ * than the time since the last grant), and must read later than 2005 (else every grant re-seeds: still
+ * increasing while the counter lives, but a lost counter can repeat tokens); a counter must never come
+ * back smaller than it was — a restart from persistence that lost the last writes, or a failover to a
+ * replica that missed them, can repeat tokens unless the server's clock has moved past them (cluster and
+ * sentinel modes floor every token at the clock, {@link #clockFloored}, for that reason).
  */
 final class Scripts {
 
@@ -120,6 +121,7 @@ final class Scripts {
   static final Script MUTEX_RENEW = Script.of("mutex-renew", """
       if redis.call('GET', KEYS[1]) == ARGV[1] then
         redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        redis.call('PEXPIRE', KEYS[#KEYS], 86400000)
         return 1
       end
       return 0
@@ -163,6 +165,7 @@ final class Scripts {
       if not s or tonumber(s) <= now then return 0 end
       redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
       keepUntilLast(KEYS[2])
+      redis.call('PEXPIRE', KEYS[#KEYS], 86400000)
       return 1
       """);
 
@@ -210,6 +213,7 @@ final class Scripts {
       if not s or tonumber(s) <= now then return 0 end
       redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
       keepUntilLast(KEYS[1], KEYS[2])
+      redis.call('PEXPIRE', KEYS[#KEYS], 86400000)
       return 1
       """);
 

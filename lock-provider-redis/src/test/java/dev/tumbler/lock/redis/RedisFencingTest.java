@@ -220,6 +220,24 @@ class RedisFencingTest {
     }
   }
 
+  /** A lease renewed for longer than a day keeps its name's counter: every renewal refreshes its expiry. */
+  @Test
+  void renewalsKeepTheCounterForADay() throws Exception {
+    try (LockService s = open(); Jedis j = redis.client()) {
+      for (Kind k : KINDS) {
+        String name = "renewed-" + k.keys().segment + "-" + k.what().replace(' ', '-');
+        Lease l = k.grant().take(s, name).orElseThrow();
+        String fence = fence(k.keys(), name);
+        // held for most of a day, renewed all along: a few seconds of the counter's day are left
+        j.pexpire(fence, 5_000);
+        l.renew();
+        long ttl = j.pttl(fence);
+        l.release();
+        assertTrue(ttl > ALMOST_A_DAY_MS, k.what() + ": the counter expires in " + ttl + " ms");
+      }
+    }
+  }
+
   /**
    * Cluster and sentinel modes draw every token through the clock-floored counter: a counter left at 1 gives
    * a token at least the server's clock, and the counter lives a day from the grant (run here on one server).
