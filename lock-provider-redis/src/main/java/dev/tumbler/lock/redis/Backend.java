@@ -125,12 +125,17 @@ abstract sealed class Backend implements AutoCloseable {
     }
 
     /**
-     * A fair mutex that nobody holds and nobody waits for is granted by three plain commands pipelined
-     * (SET NX PX, EXISTS of the line, INCR of the counter): a script call costs the server several times
-     * what they do. An INCR whose SET found the lock taken only skips a token; one that found the counter new
-     * seeds it as {@link Scripts#SEED_FENCE} says, before any grant can follow. A SET that passed a line of
-     * waiters (the lock had expired with waiters in line) is given back at once, which hands the lock to the
-     * line's first. A refusal joins no line: the waiter joins by the script once it has subscribed.
+     * A fair mutex that nobody holds and nobody waits for is granted by four plain commands pipelined
+     * (SET NX PX, EXISTS of the line, INCR and PEXPIRE of the counter): a script call costs the server several
+     * times what they do. An INCR whose SET found the lock taken only skips a token (and keeps the counter
+     * alive for a day, as a grant does). The INCR is not atomic with seeding the counter: a value below
+     * {@link Scripts#SEEDED} is unseeded — a new counter, or one that a client left at a small value when it
+     * stopped between its INCR and its seed (an interrupt, a cut link, a dead process) — and is never
+     * reported: the grant's token is drawn again by {@link Scripts#SEED_FENCE}, which seeds the counter from
+     * the server's clock in the same step, one more round trip only for a name's first grant (or its first
+     * after the counter was lost). A SET that passed a line of waiters (the lock had expired with waiters in
+     * line) is given back at once, which hands the lock to the line's first. A refusal joins no line: the
+     * waiter joins by the script once it has subscribed.
      */
     @Override
     Grant acquireFirst(Primitive p, List<String> args) {
@@ -139,20 +144,21 @@ abstract sealed class Backend implements AutoCloseable {
       }
       List<String> k = p.keys();
       String owner = args.get(0);
-      List<Object> r = node.setIfFreePipelined(k.get(0), owner, args.get(1), k.get(1), k.get(2));
-      long token = (Long) r.get(2);
-      if (token == 1) {
-        token = (Long) call(Scripts.SEED_FENCE, List.of(k.get(2)), List.of(), true);
-      }
+      List<Object> r = node.setIfFreePipelined(k.get(0), owner, args.get(1), k.get(1), k.get(2), Scripts.FENCE_TTL_MS);
       boolean set = r.get(0) != null;
       if (set && (Long) r.get(1) == 0) {
+        long token = (Long) r.get(2);
+        if (token < Scripts.SEEDED) {
+          token = (Long) call(Scripts.SEED_FENCE, List.of(k.get(2)), List.of(), true);
+        }
         return new Grant(true, token, 0);
       }
       if (set) {
         call(p.release(), k, List.of(owner), true);
       }
       // refused, with no place in line yet: a wait subscribes first and then joins by the script, the look it
-      // takes after every subscription anyway, so a contended acquire pays no extra round trip
+      // takes after every subscription anyway, so a contended acquire pays no extra round trip. An unseeded
+      // counter is left as it is: whoever draws the next token from it seeds it then
       return new Grant(false, 0, -1);
     }
 

@@ -176,13 +176,15 @@ final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * {@code SET holder owner NX PX ttlMs}, {@code EXISTS line} and {@code INCR fence}, pipelined on one
-   * connection of a standalone server: one round trip of three plain commands, no script.
+   * {@code SET holder owner NX PX ttlMs}, {@code EXISTS line}, {@code INCR fence} and
+   * {@code PEXPIRE fence fenceTtlMs}, pipelined on one connection of a standalone server: one round trip of
+   * four plain commands, no script.
    *
-   * @return their three replies (the SET's is null when the key was taken)
+   * @return their four replies (the SET's is null when the key was taken)
    * @throws UnsupportedOperationException on a cluster or sentinel node (whose scripts floor every token)
    */
-  List<Object> setIfFreePipelined(String holder, String owner, String ttlMs, String line, String fence) {
+  List<Object> setIfFreePipelined(String holder, String owner, String ttlMs, String line, String fence,
+      String fenceTtlMs) {
     if (!(jedis instanceof JedisPooled pooled)) {
       throw new UnsupportedOperationException("pipelined grants are for a standalone server");
     }
@@ -190,7 +192,8 @@ final class RedisNode implements AutoCloseable {
       c.sendCommand(Protocol.Command.SET, holder, owner, "NX", "PX", ttlMs);
       c.sendCommand(Protocol.Command.EXISTS, line);
       c.sendCommand(Protocol.Command.INCR, fence);
-      List<Object> replies = c.getMany(3);
+      c.sendCommand(Protocol.Command.PEXPIRE, fence, fenceTtlMs);
+      List<Object> replies = c.getMany(4);
       for (Object r : replies) {
         if (r instanceof RuntimeException e) {
           throw e;

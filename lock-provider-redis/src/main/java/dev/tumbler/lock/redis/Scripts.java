@@ -16,7 +16,7 @@ import java.util.HexFormat;
  *       granted, {@code {0, waitMs}} otherwise, where {@code waitMs} is when the obstacle expires by
  *       itself (-1: unknown).
  *   <li>Renew: {@code ARGV = owner, ttlMs}; returns 1 if the grant is still this owner's and was
- *       extended, 0 otherwise (then the lease is lost).
+ *       extended (and the fencing counter with it, see below), 0 otherwise (then the lease is lost).
  *   <li>Release: {@code ARGV = owner, channel}; deletes only what this owner holds and publishes the
  *       owner on the channel in the same script, so waiters are woken one hop after the release (the
  *       owner lets a waiter on several Redlock masters count one release once). An empty channel
@@ -27,16 +27,29 @@ import java.util.HexFormat;
  *
  * <h2>Fencing tokens</h2>
  * Each primitive has a counter key, incremented by every grant. A plain counter would restart at 1 when
- * the server restarts without persistence (the key is gone) and repeat old tokens; so a counter that is
- * new — first grant of a name, after a restart, or after its one-day expiry — is seeded with the server's
- * clock in microseconds ({@code TIME}) instead of 1. Every earlier token was at most its seed plus the
- * number of grants since, and grants of one name come far slower than one per microsecond, so the new seed
- * is larger than every earlier token. The expiry keeps abandoned names from leaking memory and costs
- * nothing for the same reason. Limits, written down in the README: the server's clock must not step
- * backwards across a restart (by more than the time since the last seed, minus the grants since), and a
- * failover to a replica that missed the last counter writes can repeat tokens unless the replica's clock
- * has moved past them (it usually has: the seed is microseconds since 1970, a counter moves by one per
- * grant).
+ * its key is lost — a server restart without persistence, or the counter's expiry — and repeat old tokens;
+ * so a counter is <em>seeded</em> from the server's clock in microseconds ({@code TIME}, about 2^50.7
+ * today). Every earlier token was at most its own seed plus the number of grants since, and grants of one
+ * name come far slower than one per microsecond, so a new seed is larger than every earlier token.
+ *
+ * <p>What makes this hold when a client stops at any point: a counter below {@link #SEEDED}
+ * (2^50 µs, September 2005) is <em>unseeded</em>, whatever left it so — a first grant, a lost key, or an
+ * {@code INCR} outside a script (the pipelined first attempt, {@link Backend.Single#acquireFirst}) whose
+ * client died before it could seed. An unseeded value is never reported as a token: {@link #FENCE} seeds
+ * it in the same script that increments it, and the pipelined path re-seeds it with {@link #SEED_FENCE}
+ * before it reports a grant. Either way the token is at least the server's clock, and larger than the
+ * counter held. So no interleaving of clients and no interrupted call can make a token count from a small
+ * value, and the counter needs no state beyond its own value.
+ *
+ * <p>Every grant and every renewal also refreshes the counter's expiry (one day): a name in use, even by
+ * one lease renewed for days, keeps its counter; an abandoned name's counter is gone a day after its last
+ * grant or renewal, so names do not leak memory (a later grant seeds it again from the clock). Limits,
+ * written down in the README: the server's clock must not step backwards across a lost counter (by more
+ * than the time since the last grant), and must read later than 2005 (else every grant re-seeds: still
+ * increasing while the counter lives, but a lost counter can repeat tokens); a counter must never come
+ * back smaller than it was — a restart from persistence that lost the last writes, or a failover to a
+ * replica that missed them, can repeat tokens unless the server's clock has moved past them (cluster and
+ * sentinel modes floor every token at the clock, {@link #clockFloored}, for that reason).
  */
 final class Scripts {
 
@@ -54,14 +67,27 @@ final class Scripts {
 
   private Scripts() {}
 
-  // INCR on the hot path; TIME only when the counter is new (first grant, restart, or expired after a day)
+  /**
+   * Counters below this (2^50 µs since 1970, September 2005) are unseeded: no server clock reads that
+   * little, so a counter seeded from one is always above it.
+   */
+  static final long SEEDED = 1L << 50;
+
+  /** How long a counter outlives the last grant of its name, in ms (one day). */
+  static final String FENCE_TTL_MS = "86400000";
+
+  // INCR and PEXPIRE on the hot path; TIME only when the counter is unseeded (first grant, lost key, or left
+  // by an INCR outside a script): then the token is at least the clock and more than the counter held
   private static final String FENCE = """
       local function fence(k)
         local tok = redis.call('INCR', k)
-        if tok == 1 then
+        if tok < 1125899906842624 then
           local t = redis.call('TIME')
-          tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
+          local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+          if tok < now then tok = now end
           redis.call('SET', k, string.format('%d', tok), 'PX', 86400000)
+        else
+          redis.call('PEXPIRE', k, 86400000)
         end
         return tok
       end
@@ -95,6 +121,7 @@ final class Scripts {
   static final Script MUTEX_RENEW = Script.of("mutex-renew", """
       if redis.call('GET', KEYS[1]) == ARGV[1] then
         redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        redis.call('PEXPIRE', KEYS[#KEYS], 86400000)
         return 1
       end
       return 0
@@ -138,6 +165,7 @@ final class Scripts {
       if not s or tonumber(s) <= now then return 0 end
       redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
       keepUntilLast(KEYS[2])
+      redis.call('PEXPIRE', KEYS[#KEYS], 86400000)
       return 1
       """);
 
@@ -185,6 +213,7 @@ final class Scripts {
       if not s or tonumber(s) <= now then return 0 end
       redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
       keepUntilLast(KEYS[1], KEYS[2])
+      redis.call('PEXPIRE', KEYS[#KEYS], 86400000)
       return 1
       """);
 
@@ -289,11 +318,12 @@ final class Scripts {
       end
       """;
 
-  // the holder's release with nobody in line
+  // the holder's release with nobody in line. A holder that was handed the lock has its own key under the line
+  // (the token it was handed), which outlives the line's last entry: it goes with the release, whoever waits
   private static final String WRITE_RELEASE_FAST = """
       local mine = false
       if redis.call('GET', W) == ARGV[1] then
-        redis.call('DEL', W)
+        redis.call('DEL', W, Q .. ':' .. ARGV[1])
         if redis.call('EXISTS', Q) == 0 then return 1 end
         mine = true
       end
@@ -380,9 +410,9 @@ final class Scripts {
   static final Script FAIR_READ_RELEASE = Script.of("fair-read-release", RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + """
       local o = ARGV[1]
       local removed = redis.call('ZREM', R, o)
+      redis.call('DEL', wkey(o))
       if redis.call('EXISTS', Q) == 0 then return removed end
       redis.call('ZREM', Q, o)
-      redis.call('DEL', wkey(o))
       grantHeads(nowms())
       return removed
       """);
@@ -448,35 +478,42 @@ final class Scripts {
       local o = ARGV[1]
       local removed = redis.call('ZREM', H, o)
       redis.call('HDEL', P, o)
+      redis.call('DEL', wkey(o))
       if redis.call('EXISTS', Q) == 0 then return removed end
       redis.call('ZREM', Q, o)
-      redis.call('DEL', wkey(o))
       grantHeads(nowms())
       return removed
       """);
 
   /**
-   * {@code KEYS = fence}: seeds a counter that an {@code INCR} outside a script found new (it answered 1),
-   * as {@link #FENCE} does inside one: the counter becomes at least the server's clock in microseconds.
-   * Returns the counter.
+   * {@code KEYS = fence}: draws a token from a counter that an {@code INCR} outside a script found unseeded
+   * (below {@link #SEEDED}): the token is one more than the counter holds now, and at least the server's
+   * clock in microseconds; the counter becomes it, for a day. Atomic, like {@link #FENCE}; and since it
+   * always draws a value larger than the counter, two clients that both found the counter unseeded never
+   * get the same token. Returns the token.
    */
   static final Script SEED_FENCE = Script.of("seed-fence", """
-      local c = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+      local tok = (tonumber(redis.call('GET', KEYS[1]) or '0') or 0) + 1
       local t = redis.call('TIME')
       local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-      if c < now then
-        redis.call('SET', KEYS[1], string.format('%d', now), 'PX', 86400000)
-        return now
-      end
-      return c
+      if tok < now then tok = now end
+      redis.call('SET', KEYS[1], string.format('%d', tok), 'PX', 86400000)
+      return tok
       """);
 
   // ---- Redlock: raises a node's fencing counter to the token granted over the majority
 
-  /** {@code KEYS = fence}, {@code ARGV = token}: the counter becomes at least {@code token}. */
+  /**
+   * {@code KEYS = fence}, {@code ARGV = token}: the counter becomes at least {@code token}, and lives a day
+   * from now either way.
+   */
   static final Script RAISE_FENCE = Script.of("raise-fence", """
       local c = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
-      if c < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1], 'PX', 86400000) end
+      if c < tonumber(ARGV[1]) then
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', 86400000)
+      else
+        redis.call('PEXPIRE', KEYS[1], 86400000)
+      end
       return 1
       """);
 

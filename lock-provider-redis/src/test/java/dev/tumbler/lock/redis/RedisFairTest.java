@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -151,6 +153,42 @@ class RedisFairTest {
       assertTrue(next.isValid());
       assertEquals(0, inLine(line));
       next.release();
+    }
+  }
+
+  /** Every key of {@code name}'s primitive of {@code kind} but its fencing counter. */
+  static Set<String> keysBesidesTheCounter(RedisKeys.Kind kind, String name) {
+    String base = new RedisKeys("").base(kind, name);
+    try (Jedis j = redis.client()) {
+      Set<String> keys = new TreeSet<>(j.keys(base + "*"));
+      keys.remove(base + ":fence");
+      return keys;
+    }
+  }
+
+  @Test
+  void nothingOfTheLineOutlivesTheReleaseOfAHandedGrant() throws Exception {
+    try (LockService a = open(); LockService b = open()) {
+      record Case(String what, RedisKeys.Kind kind, ThrowingSupplier hold, ThrowingSupplier waiter) {}
+      List<Case> cases = List.of(
+          new Case("lock", RedisKeys.Kind.MUTEX, () -> a.lock("handed-m").tryAcquire(LONG),
+              () -> b.lock("handed-m").tryAcquire(LONG)),
+          new Case("write lock", RedisKeys.Kind.READ_WRITE, () -> a.readWriteLock("handed-w").writeLock().tryAcquire(LONG),
+              () -> b.readWriteLock("handed-w").writeLock().tryAcquire(LONG)),
+          new Case("read lock", RedisKeys.Kind.READ_WRITE, () -> a.readWriteLock("handed-r").writeLock().tryAcquire(LONG),
+              () -> b.readWriteLock("handed-r").readLock().tryAcquire(LONG)),
+          new Case("semaphore", RedisKeys.Kind.SEMAPHORE, () -> a.semaphore("handed-s", 1).tryAcquire(1, LONG),
+              () -> b.semaphore("handed-s", 1).tryAcquire(1, LONG)));
+      for (Case c : cases) {
+        String name = "handed-" + (c.what().equals("lock") ? "m" : c.what().substring(0, 1));
+        Lease held = c.hold().get().orElseThrow();
+        CompletableFuture<Lease> waiting = queue(line(c.kind(), name), 1, c.waiter());
+        held.release();
+        Lease handed = waiting.get(LONG.toSeconds(), TimeUnit.SECONDS);
+        assertTrue(handed.isValid());
+        handed.release();
+        assertEquals(Set.of(), keysBesidesTheCounter(c.kind(), name), c.what() + ": left after the hand-off's release");
+      }
     }
   }
 

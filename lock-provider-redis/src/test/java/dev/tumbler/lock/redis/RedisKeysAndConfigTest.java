@@ -150,6 +150,9 @@ class RedisKeysAndConfigTest {
       Scripts.Script floored = Scripts.clockFloored(acquire);
       assertNotEquals(acquire.sha(), floored.sha(), acquire.name());
       assertTrue(floored.source().contains("if tok < now then tok = now end"), acquire.name());
+      String unseeded = "if tok < " + Scripts.SEEDED + " then";
+      assertTrue(acquire.source().contains(unseeded), acquire.name() + " seeds an unseeded counter");
+      assertFalse(floored.source().contains(unseeded), acquire.name() + " floors every token");
     }
     assertThrows(IllegalArgumentException.class, () -> Scripts.clockFloored(Scripts.HOLDER));
   }
@@ -160,7 +163,7 @@ class RedisKeysAndConfigTest {
     for (Scripts.Script s : List.of(Scripts.MUTEX_ACQUIRE, Scripts.MUTEX_RENEW, Scripts.MUTEX_RELEASE, Scripts.READ_ACQUIRE,
         Scripts.WRITE_ACQUIRE, Scripts.READ_RENEW, Scripts.READ_RELEASE, Scripts.SEMAPHORE_ACQUIRE,
         Scripts.SEMAPHORE_RENEW, Scripts.SEMAPHORE_RELEASE, Scripts.SEMAPHORE_AVAILABLE, Scripts.RAISE_FENCE,
-        Scripts.HOLDER)) {
+        Scripts.SEED_FENCE, Scripts.HOLDER)) {
       assertTrue(shas.add(s.sha()), s.name());
       assertEquals(40, s.sha().length());
     }

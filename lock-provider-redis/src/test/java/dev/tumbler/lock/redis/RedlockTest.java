@@ -171,6 +171,48 @@ class RedlockTest {
   }
 
   @Test
+  void everyGrantKeepsTheCountersOfItsMajorityForADay() throws Exception {
+    String fence = new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, "kept").getLast();
+    try (LockService a = open()) {
+      a.lock("kept").acquire().release();
+      // the counters were seeded hours ago: a few seconds of their day are left
+      for (EmbeddedRedis m : masters) {
+        try (Jedis j = m.client()) {
+          j.pexpire(fence, 5_000);
+        }
+      }
+      a.lock("kept").acquire().release();
+      for (EmbeddedRedis m : masters) {
+        try (Jedis j = m.client()) {
+          long ttl = j.pttl(fence);
+          assertTrue(ttl > 86_400_000L - 60_000L, "master " + m.address() + ": the counter expires in " + ttl + " ms");
+        }
+      }
+    }
+  }
+
+  @Test
+  void countersLeftAtOneOnEveryMasterDoNotMakeTokensGoBack() throws Exception {
+    String fence = new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, "left-at-one").getLast();
+    try (LockService a = open()) {
+      long first;
+      try (Lease l = a.lock("left-at-one").acquire()) {
+        first = l.fencingToken();
+      }
+      // every master lost its counter, and something incremented the new ones outside a script
+      for (EmbeddedRedis m : masters) {
+        try (Jedis j = m.client()) {
+          j.del(fence);
+          j.incr(fence);
+        }
+      }
+      try (Lease l = a.lock("left-at-one").acquire()) {
+        assertTrue(l.fencingToken() > first, l.fencingToken() + " > " + first);
+      }
+    }
+  }
+
+  @Test
   void aWaiterIsWokenByTheReleaseWithOneMasterDown() throws Exception {
     masters.get(1).stop();
     String slow = "lock:redis://" + masters.get(0).address() + "," + masters.get(1).address() + ","
