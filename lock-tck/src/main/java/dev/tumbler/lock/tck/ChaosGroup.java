@@ -1,5 +1,6 @@
 package dev.tumbler.lock.tck;
 
+import static dev.tumbler.lock.tck.LockTck.*;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -66,7 +67,7 @@ import org.junit.jupiter.api.Test;
  * ({@code -Dtck.chaos.seconds=600}). The seed of the random choices is printed and taken from
  * {@code -Dtck.chaos.seed}; timing makes a run unrepeatable anyway, so it only fixes the choices.
  */
-abstract class ChaosGroup {
+abstract class ChaosGroup extends TckGroup {
   private static final int SERVICES = 3;
   private static final int WORKERS_PER_SERVICE = 3;
   private static final int NAMES = 3;
@@ -74,10 +75,8 @@ abstract class ChaosGroup {
   /** At most this many services closed and replaced per storm: opening one can be slow (a peer node). */
   private static final int CLOSES_PER_STORM = 2;
 
-  private final LockTck tck;
-
   ChaosGroup(LockTck tck) {
-    this.tck = tck;
+    super(tck);
   }
 
   /** Faults a storm injects before it ends, by default (unless it reaches {@link #MAX_STORM} first). */
