@@ -180,6 +180,12 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
         pool.put(k, v);
       }
     }
+    String size = pool.get("maximumPoolSize");
+    int needed = minimumPoolSize(dialect, advisory);
+    if (size != null && Integer.parseInt(size) < needed) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'maximumPoolSize': " + size + " is too small: "
+          + poolNeeds(dialect, advisory));
+    }
     LeaseSettings lease = LeaseSettings.fromUrl(url);
     if (advisory) {
       for (String k : List.of("leaseTime", "renew")) {
@@ -194,6 +200,40 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
     Optional<String> password = url.password().or(() -> url.parameter("password"));
     return new JdbcConfig(url, jdbcUrl, dialect, user, password, table, create, advisory, timeout, recheck,
         Collections.unmodifiableMap(pool), Collections.unmodifiableMap(driver), lease);
+  }
+
+  /**
+   * The fewest pooled connections with which the service keeps working while it both holds and waits: on
+   * PostgreSQL in lease mode 2 (one {@code LISTEN}s while the service has waiters; grants, renewals and
+   * releases take turns on the other); in advisory mode 3 (a session holding the grants, the {@code LISTEN},
+   * and a session for a grant of a name the service already holds: a second read lock, or a wait for its own
+   * lock); on a database without notifications (H2) 1.
+   */
+  static int minimumPoolSize(Dialect dialect, boolean advisory) {
+    return advisory ? 3 : dialect.canNotify() ? 2 : 1;
+  }
+
+  int minimumPoolSize() {
+    return minimumPoolSize(dialect, advisory);
+  }
+
+  /** What the service needs of its pool, and why, for messages that ask for a larger one. */
+  static String poolNeeds(Dialect dialect, boolean advisory) {
+    int n = minimumPoolSize(dialect, advisory);
+    if (advisory) {
+      return "mode=advisory needs at least " + n + " connections (a session holding the grants, one that LISTENs while "
+          + "the service has waiters, one for a grant of a name the service already holds) and one more for each "
+          + "election held and each further grant of one name held at once; raise maximumPoolSize";
+    }
+    if (dialect.canNotify()) {
+      return "lease mode on " + dialect.name() + " needs at least " + n + " connections (one LISTENs while the service "
+          + "has waiters; grants, renewals and releases need another); raise maximumPoolSize";
+    }
+    return "the service needs at least " + n + " connection; raise maximumPoolSize";
+  }
+
+  String poolNeeds() {
+    return poolNeeds(dialect, advisory);
   }
 
   private static String subprotocolOf(String rest) {

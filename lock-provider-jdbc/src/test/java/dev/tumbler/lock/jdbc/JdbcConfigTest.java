@@ -54,6 +54,20 @@ class JdbcConfigTest {
   }
 
   @Test
+  void onePooledConnectionIsEnoughOnH2() throws Exception {
+    // H2 has no LISTEN: holders and waiters of one service take turns on one connection
+    try (LockService s = LockProviders.connect(h2() + "?createSchema=true&maximumPoolSize=1&leaseTime=2s")) {
+      Lease held = s.lock("x").acquire();
+      assertTrue(s.lock("x").tryAcquire(java.time.Duration.ofMillis(300)).isEmpty(), "a held lock was granted");
+      try (Lease other = s.lock("y").tryAcquire(java.time.Duration.ofSeconds(1)).orElseThrow()) {
+        assertTrue(other.isValid());
+      }
+      held.release();
+      s.lock("x").tryAcquire(java.time.Duration.ofSeconds(1)).orElseThrow().release();
+    }
+  }
+
+  @Test
   void passwordsNeverShown() throws Exception {
     InvalidLockUrlException inUrl = rejected("lock:jdbc:postgresql://app:" + SECRET + "@db:5432/app");
     assertFalse(inUrl.getMessage().contains(SECRET), inUrl.getMessage());
