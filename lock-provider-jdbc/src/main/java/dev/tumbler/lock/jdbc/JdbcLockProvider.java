@@ -151,7 +151,9 @@ public final class JdbcLockProvider implements LockProvider {
     hc.setMaximumPoolSize(10);
     hc.setMinimumIdle(1);
     hc.setConnectionTimeout(Math.max(250, timeoutMs));
-    hc.setValidationTimeout(Math.max(250, timeoutMs / 2));
+    // checking an idle connection (on a partition it waits for the whole of this) should not stretch a wait
+    // much past its deadline: half the call bound, at most a second
+    hc.setValidationTimeout(Math.max(250, Math.min(1000, timeoutMs / 2)));
     hc.setAutoCommit(true);
     hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
     Dialect dialect = config.dialect();

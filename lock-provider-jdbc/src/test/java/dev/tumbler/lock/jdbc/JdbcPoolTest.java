@@ -11,10 +11,12 @@ import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.ServiceUnavailableException;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
@@ -23,8 +25,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The connection pool on PostgreSQL: the smallest pool each mode accepts, and the {@code LISTEN} connection
- * borrowed only while the service has waiters.
+ * The connection pool on PostgreSQL: the smallest pool each mode accepts, the {@code LISTEN} connection
+ * borrowed only while the service has waiters, and a pool that has no connection left for the service.
  */
 class JdbcPoolTest {
   private static final Duration LEASE = Duration.ofSeconds(2);
@@ -130,6 +132,26 @@ class JdbcPoolTest {
       try (LockService s = own(more)) {
         s.lock("smallest").tryAcquire(Duration.ofSeconds(5)).orElseThrow().release();
       }
+    }
+  }
+
+  @Test
+  void aPoolWithNoConnectionLeftForTheServiceIsReportedAsSuch() throws Exception {
+    try (HikariDataSource app = applicationPool(2); LockService s = withDataSource(app, "")) {
+      List<Connection> taken = new ArrayList<>();
+      try {
+        taken.add(app.getConnection());
+        taken.add(app.getConnection());
+        ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class,
+            () -> s.lock("starved").tryAcquire(Duration.ofSeconds(1)));
+        assertTrue(e.getMessage().contains("'starved'") && e.getMessage().contains("maximumPoolSize"),
+            "the error does not say that the pool had no connection for the lock: " + e.getMessage());
+      } finally {
+        for (Connection c : taken) {
+          c.close();
+        }
+      }
+      s.lock("starved").tryAcquire(Duration.ofSeconds(5)).orElseThrow().release();
     }
   }
 
