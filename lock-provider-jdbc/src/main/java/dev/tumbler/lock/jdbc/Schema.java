@@ -22,7 +22,9 @@ import java.util.List;
  *       goes to no one while a live waiter that it must not pass is ahead of it (since version 2);
  *   <li>{@code <table>_meta}: {@code schema_version}, so that a later release can migrate;
  *   <li>{@code <table>_fence}: the sequence fencing tokens are drawn from, under the name's row lock. It
- *       never goes back: not when rows are deleted, not across restarts.
+ *       does not go back when rows are deleted, nor across restarts and crashes; it can after a failover
+ *       to a standby that lost WAL, a restore, or when made {@code UNLOGGED}, restarted or given a
+ *       {@code CACHE} above 1 (the README's "What keeps tokens increasing").
  * </ul>
  */
 final class Schema {
