@@ -66,10 +66,10 @@ final class Schema {
   }
 
   /**
-   * Checks that the schema exists and has a version this provider reads; creates it first when
-   * {@code create}.
+   * Checks that the schema exists and has a version this provider reads, and that the dialect accepts the
+   * fencing sequence ({@link Dialect#checkSequence}); creates the schema first when {@code create}.
    *
-   * @throws LockException naming the missing table, or the unsupported version
+   * @throws LockException naming the missing table, the unsupported version, or what is wrong with the sequence
    * @throws SQLException if the database cannot be reached
    */
   static void prepare(Connection c, Dialect d, JdbcConfig.TableNames t, boolean create) throws SQLException {
@@ -100,6 +100,7 @@ final class Schema {
         throw e;
       }
     }
+    d.checkSequence(c, t.sequence());
   }
 
   private static Integer readVersion(Connection c, Dialect d, JdbcConfig.TableNames t) throws SQLException {

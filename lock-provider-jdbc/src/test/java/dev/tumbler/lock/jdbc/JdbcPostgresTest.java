@@ -255,6 +255,25 @@ class JdbcPostgresTest {
   }
 
   @Test
+  void fencingSequenceWithACacheIsRefused() throws Exception {
+    try (LockService s = connect("cached_locks", "")) {
+      s.lock("a").acquire().release();
+    }
+    // a cache per session would hand out tokens out of order: a later grant could get a smaller one
+    sql("ALTER SEQUENCE cached_locks_fence CACHE 20");
+    try {
+      LockException e = assertThrows(LockException.class, () -> connect("cached_locks", "").close());
+      assertTrue(e.getMessage().contains("cached_locks_fence") && e.getMessage().contains("CACHE 1"),
+          "the error does not name the sequence and the way out: " + e.getMessage());
+    } finally {
+      sql("ALTER SEQUENCE cached_locks_fence CACHE 1");
+    }
+    try (LockService s = connect("cached_locks", "")) {
+      s.lock("a").acquire().release();
+    }
+  }
+
+  @Test
   void missingSchemaIsAnErrorNamingTheTable() throws Exception {
     LockException e = assertThrows(LockException.class, () -> LockProviders.connect(pg.lockUrl(pg.address())
         + "&table=absent_locks").close());
