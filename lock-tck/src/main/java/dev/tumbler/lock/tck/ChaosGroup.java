@@ -165,7 +165,7 @@ abstract class ChaosGroup extends TckGroup {
         names.add(LockTck.name("chaos-" + i));
       }
       for (int i = 0; i < SERVICES; i++) {
-        services.set(i, tck.open());
+        services.set(i, open());
         cut.set(i, false);
       }
       interrupter = new ScheduledThreadPoolExecutor(1, r -> Thread.ofPlatform().daemon().name("tck-chaos-interrupter")
@@ -252,7 +252,7 @@ abstract class ChaosGroup extends TckGroup {
           restartBackend(r);
         } else if (what == 0 && closesLeft > 0 && !cut.get(i)) {
           closesLeft--;
-          LockService old = services.getAndSet(i, tck.open());
+          LockService old = services.getAndSet(i, open());
           closes.incrementAndGet();
           old.close();
         } else if (what == 1 && faults.contains(FaultInjector.Fault.CUT_OFF_CLIENT)) {
@@ -488,7 +488,7 @@ abstract class ChaosGroup extends TckGroup {
       assertTrue(unexpected.isEmpty(), "calls ended in exceptions the contract does not name for them ("
           + unexpected.size() + "), the first: " + unexpected.subList(0, Math.min(3, unexpected.size())));
       assertTrue(violations.isEmpty(), "storm " + number + ": " + violations.subList(0, Math.min(5, violations.size())));
-      LockService fresh = tck.open();
+      LockService fresh = open();
       Duration bound = tck.leaseTime().plus(LockTck.SLACK);
       for (String n : names) {
         long t0 = System.nanoTime();
@@ -513,7 +513,7 @@ abstract class ChaosGroup extends TckGroup {
 
     /** Where the provider lists its grants: none of the storm's names, once all is released. */
     void checkNothingListed() throws InterruptedException {
-      LockService s = tck.open();
+      LockService s = open();
       long end = System.nanoTime() + LockTck.SLACK.toNanos();
       List<HeldLock> left;
       do {

@@ -1,13 +1,11 @@
 package dev.tumbler.lock.tck;
 
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.Lease;
-import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.spi.Checks;
 import java.time.Duration;
@@ -22,7 +20,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -98,8 +95,8 @@ public abstract class LockTck {
 
   private TckTarget target;
   private Set<Capability> capabilities = Set.of();
-  final List<LockService> opened = new CopyOnWriteArrayList<>();
-  private final List<Thread> threads = new CopyOnWriteArrayList<>();
+  /** What tests of the provider's own class opened (each group's tests have their own). */
+  private final TestResources resources = new TestResources();
 
   /**
    * Starts the backend if needed and says how to reach it. Called once, before the first test.
@@ -207,21 +204,7 @@ public abstract class LockTck {
 
   @AfterEach
   final void closeEverything() throws InterruptedException {
-    for (Thread t : threads) {
-      t.interrupt();
-    }
-    for (LockService s : opened) {
-      try {
-        s.close();
-      } catch (RuntimeException ignored) {
-        // the test may have broken it on purpose
-      }
-    }
-    opened.clear();
-    for (Thread t : threads) {
-      t.join(SLACK.toMillis());
-    }
-    threads.clear();
+    resources.closeAll();
     if (crashed) {
       // a failed crash test may have left the backend down: restart it for the next one
       crashed = false;
@@ -262,10 +245,7 @@ public abstract class LockTck {
 
   /** Opens a fresh service that is closed after the test. */
   protected final LockService open() {
-    LockService s = target.open();
-    assertNotNull(s, "TckTarget.open() returned null");
-    opened.add(s);
-    return s;
+    return resources.open(target);
   }
 
   /**
@@ -273,10 +253,7 @@ public abstract class LockTck {
    * URL parameters of the same name); closed after the test. Only for tests that require a URL.
    */
   final LockService connect(Properties overrides) {
-    LockService s = LockProviders.connect(target.url().orElseThrow(), overrides);
-    assertNotNull(s, "LockProviders.connect returned null");
-    opened.add(s);
-    return s;
+    return resources.connect(target, overrides);
   }
 
   /** The remaining time of a valid lease of a provider without {@link Capability#LEASE_EXPIRY}. */
@@ -307,17 +284,7 @@ public abstract class LockTck {
 
   /** A background task on its own thread; interrupted and joined after the test. */
   final <T> Job<T> start(String what, Callable<T> body) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    Thread t = Thread.ofPlatform().daemon().name("tck-" + what).unstarted(() -> {
-      try {
-        result.complete(body.call());
-      } catch (Throwable e) {
-        result.completeExceptionally(e);
-      }
-    });
-    threads.add(t);
-    t.start();
-    return new Job<>(t, result);
+    return resources.start(what, body);
   }
 
   /** Waits (up to the slack) until {@code job}'s thread is blocked: in a test, waiting for what it asked for. */

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import org.junit.jupiter.api.AfterEach;
 
 /**
  * What every TCK group stands on: the run's {@link LockTck} (its target, the services and threads it closes after
@@ -20,21 +21,29 @@ abstract class TckGroup {
   final LockTck tck;
   /** The target, as {@link LockTck#createTarget()} made it. */
   final TckTarget target;
+  /** What this test opened and started (a group's instance serves one test): closed after it. */
+  private final TestResources resources = new TestResources();
   /** Services the test opened: closed after it. */
-  final List<LockService> opened;
+  final List<LockService> opened = resources.opened;
 
   TckGroup(LockTck tck) {
     this.tck = tck;
     this.target = tck.target();
-    this.opened = tck.opened;
   }
 
+  @AfterEach
+  final void closeThisTestsResources() throws InterruptedException {
+    resources.closeAll();
+  }
+
+  /** Opens a fresh service that is closed after the test. */
   final LockService open() {
-    return tck.open();
+    return resources.open(target);
   }
 
+  /** A service on the target's URL with {@code overrides} as its connect properties; closed after the test. */
   final LockService connect(Properties overrides) {
-    return tck.connect(overrides);
+    return resources.connect(target, overrides);
   }
 
   final Set<Capability> capabilities() {
@@ -61,8 +70,9 @@ abstract class TckGroup {
     return tck.releaseBound();
   }
 
+  /** A background task on its own thread; interrupted and joined after the test. */
   final <T> LockTck.Job<T> start(String what, Callable<T> body) {
-    return tck.start(what, body);
+    return resources.start(what, body);
   }
 
   final void awaitBlocked(LockTck.Job<?> job) throws InterruptedException {
