@@ -30,8 +30,10 @@ import java.util.regex.Pattern;
  * <p>The daemon reads {@link #DAEMON_KEYS} itself; every other key is a URL parameter of the native provider,
  * passed through as it is: the provider rejects the ones it does not know and names them, so there is no second
  * list of them here. A key whose name makes it a secret ({@link LockUrl#isSecretParameter}: {@code secret},
- * {@code clientSecret}, {@code keyStorePassword}, …) is never taken from the command line, is taken from a file only
- * when group and others cannot read it, and reaches the provider as a {@link Properties} entry, never in the URL.
+ * {@code clientSecret}, {@code keyStorePassword}, and misspellings such as {@code keyStorePasswd} or {@code pasword},
+ * which the provider then refuses as unknown without showing their values) is never taken from the command line, is
+ * taken from a file only when group and others cannot read it, and reaches the provider as a {@link Properties}
+ * entry, never in the URL.
  *
  * <p>Every value is checked here, once, and an error names the key and where it came from (a file and line, an
  * environment variable, an option). Immutable.
