@@ -1,6 +1,7 @@
 package dev.tumbler.cli;
 
 import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -121,6 +122,14 @@ final class NodeConfig {
     Setting c = settings.get(CLIENT_LISTEN);
     if (c != null) {
       address(c, false);
+      Algorithm<?> chosen = Algorithms.byName(algorithm).orElseThrow();
+      if (!chosen.leased()) {
+        // CLIENTS.md D3: checked here, before the log, the endpoint or the node start
+        throw new ConfigException(c + ": algorithm " + algorithm + (a == null ? " (the default)" : " (key 'algorithm' from " + a.source() + ")")
+            + " cannot serve thin clients: its grants hold until released, so a client that died would hold its "
+            + "locks for ever and one cut off could not know it lost them; take clients with one of " + leased()
+            + ", or remove the key");
+      }
     }
     Setting h = settings.get("http");
     this.http = h == null ? Optional.empty() : Optional.of(address(h, true));
@@ -303,6 +312,17 @@ final class NodeConfig {
   }
 
   // ---- checks
+
+  /** The algorithms whose grants have a term, and so can serve thin clients. */
+  private static List<String> leased() {
+    List<String> out = new ArrayList<>();
+    for (Algorithm<?> x : Algorithms.all()) {
+      if (x.leased()) {
+        out.add(x.name());
+      }
+    }
+    return out;
+  }
 
   private static Setting required(Map<String, Setting> settings, String key, String option) {
     Setting s = settings.get(key);

@@ -124,6 +124,36 @@ class NodeCommandTest {
   }
 
   /**
+   * Issue 40: a member that takes thin clients on an algorithm whose grants never expire crashed with a
+   * NullPointerException and exit 70. It is the configuration error CLIENTS.md promises, named before anything
+   * starts: no log file, no port.
+   */
+  @Test
+  void clientListenOnAnAlgorithmWithoutTermsIsAConfigurationError() throws IOException {
+    for (String algorithm : new String[] {"lamport", "ricart-agrawala"}) {
+      int port = freePort();
+      int clientPort = freePort();
+      Path log = dir.resolve(algorithm + ".log");
+      CliTestSupport.Result r = node(Map.of("TUMBLER_SECRET", "a-secret-of-sixteen-bytes", "TUMBLER_CLIENT_SECRET",
+          "a-client-secret-of-16", "TUMBLER_CLIENT_LISTEN", "127.0.0.1:" + clientPort, "TUMBLER_LOG", log.toString()),
+          "--listen", "127.0.0.1:" + port, "--peers", "127.0.0.1:" + freePort(), "--algorithm", algorithm);
+      assertEquals(ExitCodes.CONFIG, r.code(), r.toString());
+      assertTrue(r.err().contains("tumbler node: key 'clientListen' (from environment variable TUMBLER_CLIENT_LISTEN): "
+          + "algorithm " + algorithm + " (key 'algorithm' from option --algorithm) cannot serve thin clients"),
+          r.toString());
+      assertTrue(r.err().contains("take clients with one of [") && r.err().contains("lease"), r.toString());
+      assertFalse(r.toString().contains("NullPointerException") || r.toString().contains("a-client-secret"),
+          r.toString());
+      assertFalse(Files.exists(log), "nothing started: no log");
+      for (int p : new int[] {port, clientPort}) {
+        try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
+          assertTrue(s.isBound(), "nothing listens on " + p);
+        }
+      }
+    }
+  }
+
+  /**
    * Issue 40: a misspelled secret key is unknown to the provider; its error, on stderr and in the log, names the key
    * and where it came from but never shows the value.
    */

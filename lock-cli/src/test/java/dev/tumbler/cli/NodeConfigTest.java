@@ -122,12 +122,17 @@ class NodeConfigTest {
     env.put("TUMBLER_LISTEN", "127.0.0.1:7701");
     env.put("TUMBLER_PEERS", "127.0.0.1:7702");
     env.put("TUMBLER_CLIENT_LISTEN", "127.0.0.1:7801");
+    // issue 40: a member that takes clients runs an algorithm whose grants have a term; the default has none
+    ConfigException noTerms = assertThrows(ConfigException.class, () -> NodeConfig.resolve(fileOnly(null), env));
+    assertTrue(noTerms.getMessage().startsWith("key 'clientListen' (from environment variable TUMBLER_CLIENT_LISTEN): "
+        + "algorithm lamport (the default) cannot serve thin clients"), noTerms.getMessage());
+    env.put("TUMBLER_ALGORITHM", "lease");
     env.put("TUMBLER_JAVA_OPTS", "-Xmx64m"); // the launcher's, not a key
     env.put("TUMBLER_PASSWORD", "redis-password"); // tumbler run's, not a key
     env.put("HOME", "/root");
     NodeConfig c = NodeConfig.resolve(fileOnly(null), env);
     assertEquals(Optional.of("127.0.0.1:7801"), c.clientListen());
-    assertEquals("lock:native://127.0.0.1:7701?peers=127.0.0.1:7702&algorithm=lamport&clientListen=127.0.0.1:7801",
+    assertEquals("lock:native://127.0.0.1:7701?peers=127.0.0.1:7702&algorithm=lease&clientListen=127.0.0.1:7801",
         c.url());
 
     env.put("TUMBLER_lease_time", "1s");
