@@ -185,6 +185,10 @@ public final class JdbcLockProvider implements LockProvider {
       return new HikariDataSource(hc);
     } catch (RuntimeException e) {
       Throwable cause = e.getCause() != null ? e.getCause() : e;
+      if (refusedCredentials(cause)) {
+        throw new dev.tumbler.lock.CredentialsRefusedException("the " + config.dialect().name() + " database of "
+            + config.url() + " refused the credentials given (parameters 'user' and 'password'): " + cause.getMessage(), e);
+      }
       throw new ServiceUnavailableException("cannot connect to the " + config.dialect().name() + " database of "
           + config.url() + ": " + cause.getMessage(), e);
     }
@@ -211,6 +215,20 @@ public final class JdbcLockProvider implements LockProvider {
     }
   }
 
+  /**
+   * Whether {@code e} (or a cause) is the database refusing a login or a right: SQLState class {@code 28} (invalid
+   * authorization) or {@code 42501} (insufficient privilege). Trying again cannot help.
+   */
+  static boolean refusedCredentials(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s && s.getSQLState() != null
+          && (s.getSQLState().startsWith("28") || s.getSQLState().equals("42501"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static void prepareSchema(JdbcConfig config, DataSource ds) {
     SQLException last = null;
     for (int tries = 0; tries < 3; tries++) {
@@ -226,6 +244,11 @@ public final class JdbcLockProvider implements LockProvider {
       }
     }
     String state = last.getSQLState();
+    if (refusedCredentials(last)) {
+      throw new dev.tumbler.lock.CredentialsRefusedException("the " + config.dialect().name() + " database of "
+          + config.url() + " refused the user given (parameter 'user') the rights the lock table "
+          + config.table().holders() + " needs: " + last.getMessage(), last);
+    }
     if (state != null && state.startsWith("08") || last instanceof java.sql.SQLTransientConnectionException) {
       throw new ServiceUnavailableException("cannot reach the " + config.dialect().name() + " database of "
           + config.url() + ": " + last.getMessage(), last);

@@ -82,6 +82,25 @@ class JdbcConfigTest {
   }
 
   @Test
+  void aRefusedPasswordIsCredentialsRefusedNamingTheParameterNotTheValue() throws Exception {
+    String db = h2();
+    try (LockService owner = LockProviders.connect(db + "?createSchema=true&user=sa&password=" + SECRET)) {
+      dev.tumbler.lock.CredentialsRefusedException e = assertThrows(dev.tumbler.lock.CredentialsRefusedException.class,
+          () -> LockProviders.connect(db + "?user=sa&password=not-" + SECRET).close());
+      assertTrue(e.getMessage().contains("'password'"), e.getMessage());
+      assertFalse(e.getMessage().contains(SECRET), e.getMessage());
+      assertTrue(owner.lock("x").tryAcquire(java.time.Duration.ZERO).isPresent());
+    }
+  }
+
+  @Test
+  void aMissingTableInAnEmptyDatabaseSaysHowToCreateIt() {
+    dev.tumbler.lock.LockException e = assertThrows(dev.tumbler.lock.LockException.class,
+        () -> LockProviders.connect(h2()).close());
+    assertTrue(e.getMessage().contains("createSchema=true"), e.getMessage());
+  }
+
+  @Test
   void malformedUrlsSayWhatIsWrong() {
     assertTrue(rejected("lock:jdbc://db:5432/app").getMessage().contains("lock:jdbc:postgresql://"));
     InvalidLockUrlException e = rejected("lock:jdbc:mysql://db/app");
