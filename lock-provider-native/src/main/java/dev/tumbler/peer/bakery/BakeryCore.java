@@ -890,15 +890,38 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         }
         continue;
       }
-      BakeryMessage m = switch (r.phase) {
-        case ENTERING -> new BakeryMessage.LockEntering(term, r.reqKey, r.name);
-        case MAXING -> new BakeryMessage.GetMaxTicket(term, r.reqKey, r.name);
-        case ADDING -> new BakeryMessage.AddTicket(term, ticketOf(r, State.ADDED));
-        case ACTIVATING -> new BakeryMessage.ActivateLock(term, r.name, r.key);
-        default -> null;
-      };
+      BakeryMessage m = phaseMessage(r);
       if (m != null) {
         send(peer, m);
+      }
+    }
+  }
+
+  /** The message of the phase {@code r} waits for answers to, or null when it waits for none. */
+  private BakeryMessage phaseMessage(Run r) {
+    return switch (r.phase) {
+      case ENTERING -> new BakeryMessage.LockEntering(term, r.reqKey, r.name);
+      case MAXING -> new BakeryMessage.GetMaxTicket(term, r.reqKey, r.name);
+      case ADDING -> new BakeryMessage.AddTicket(term, ticketOf(r, State.ADDED));
+      case ACTIVATING -> new BakeryMessage.ActivateLock(term, r.name, r.key);
+      default -> null;
+    };
+  }
+
+  /**
+   * A waiting run that has had no answer it needs for {@code peerTimeout} while this leader acts: its phase message
+   * goes again to the connected leaders that have not answered (one may have been lost in a break that this node
+   * restated across while it could not act). It was failed here once, which ended a wait in a healthy cluster.
+   */
+  private void askAgain(Run r) {
+    r.progressAt = now;
+    BakeryMessage m = r.term == term && r.acks != null ? phaseMessage(r) : null;
+    if (m == null) {
+      return;
+    }
+    for (String p : r.acks.missing()) {
+      if (!p.equals(self) && connected(p)) {
+        send(p, m);
       }
     }
   }
@@ -1437,10 +1460,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       } else if (now - r.lastHeard >= leaseNanos) {
         dropRun(r, true); // the client went silent for T: it died
       } else if (r.attempt && r.needsLeaders() && now - r.progressAt >= peerTimeoutNanos) {
-        // a wait is not failed here: it waits out a hand-over or an election, and its client ends it at its deadline
-        // or once its own node can tell that no quorum can form (clientTick)
         failRun(r, Output.Failure.UNAVAILABLE, !acting() ? notActing() : "no quorum of the leaders of term "
             + term + " answered within peerTimeout" + (r.acks == null ? "" : ", missing " + r.acks.missing()));
+      } else if (r.asksLeaders() && now - r.progressAt >= peerTimeoutNanos && acting()) {
+        // a wait is not failed here: it waits out a hand-over or an election, and its client ends it at its deadline
+        // or once its own node can tell that no quorum can form (clientTick); the leaders are asked again
+        askAgain(r);
       } else if (acting()) {
         if (r.phase == Phase.NEW) {
           startEntering(r);
@@ -1644,7 +1669,17 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       return;
     }
     if (t == term) {
+      boolean was = acting();
       activeUntil = until;
+      if (!was && acting()) {
+        // acting again (its leader lease had lapsed): phase messages lost in a break it restated across meanwhile
+        // were not sent again then (resendPhases needs it acting), so they go now
+        for (Leader l : leaders) {
+          if (!l.nodeId().equals(self) && connected(l.nodeId())) {
+            resendPhases(l.nodeId());
+          }
+        }
+      }
       return;
     }
     if (term > 0) {
@@ -1898,7 +1933,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       if (r.attempt && r.phase == Phase.NEW) {
         next = earliest(next, r.progressAt + attemptPatienceNanos);
       }
-      if (r.attempt && r.needsLeaders()) {
+      if (r.attempt ? r.needsLeaders() : r.asksLeaders() && acting()) {
         next = earliest(next, r.progressAt + peerTimeoutNanos);
       }
     }
@@ -2194,6 +2229,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     void heard(long seq, long now) {
       echo = Math.max(echo, seq);
       lastHeard = now;
+    }
+
+    /** Whether the run waits for the leaders' answers to a phase message it sent them (P1–P3). */
+    boolean asksLeaders() {
+      return phase == Phase.ENTERING || phase == Phase.MAXING || phase == Phase.ADDING;
     }
 
     /** Whether the run is waiting for the leaders themselves (not for holders or entering requests). */

@@ -483,6 +483,23 @@ class BakeryCoreTest {
   }
 
   @Test
+  void aPhaseMessageLostInABreakGoesAgainOnceItsOwnerActsAgain() {
+    // sim seed 43: the link broke with LockEntering on it, the owner's leader lease lapsed meanwhile, and the
+    // restatements after the heal came while it could not act, so nothing sent the phase again; the run stalled until
+    // the peer timeout failed it (a wait ended in a healthy cluster), or for ever once waits no longer failed there
+    BakeryCluster c = new BakeryCluster(2, 43);
+    c.startAll();
+    c.awaitView();
+    String name = c.nameOwnedBy(java.util.Map.of("n1", "n1"));
+    long r = c.acquireNoDrain("n1", Claim.exclusive(name));
+    c.cut("n1", "n2"); // the LockEntering to n2 is lost
+    // longer than the leader lease (30 ms), shorter than the peer timeout (500 ms), after which the wait would end
+    c.advance(100 * MS);
+    c.heal("n1", "n2");
+    c.until(() -> c.req(r).granted != null, BakeryCluster.PEER_TIMEOUT / 2, "granted soon after the heal");
+  }
+
+  @Test
   void theFirstAcquireOfANewClusterWaitsForItsFirstElection() {
     // issue 40 item 11: four of five members are up, a majority, and the first election waits for the fifth (a new
     // cluster elects once every member has been up); acquire() waits for it instead of failing after peerTimeout
