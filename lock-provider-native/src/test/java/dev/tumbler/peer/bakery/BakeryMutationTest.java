@@ -43,7 +43,7 @@ class BakeryMutationTest {
   @Test
   void numbersFromLiveTicketsRepeatTokens() {
     sequentialEntries(cluster(b -> { }));
-    BakeryCluster m = cluster(b -> b.mutationNumberFromLiveTickets = true);
+    BakeryCluster m = cluster(b -> b.mutations.numberFromLiveTickets = true);
     AssertionError e = assertThrows(AssertionError.class, () -> sequentialEntries(m));
     assertTrue(e.getMessage().contains("F1") || e.getMessage().contains("F2"), e.getMessage());
   }
@@ -62,7 +62,7 @@ class BakeryMutationTest {
   @Test
   void aQuorumOffByOneLetsAnIsolatedOwnerGrant() {
     isolatedOwnerAndMajority(cluster(b -> { }));
-    BakeryCluster m = cluster(b -> b.mutationQuorumOffByOne = true);
+    BakeryCluster m = cluster(b -> b.mutations.quorumOffByOne = true);
     AssertionError e = assertThrows(AssertionError.class, () -> isolatedOwnerAndMajority(m));
     assertTrue(e.getMessage().contains("exclusion") || e.getMessage().contains("isolated"), e.getMessage());
   }
@@ -81,7 +81,7 @@ class BakeryMutationTest {
   @Test
   void activatingOnTheOwnersTableAloneBreaksExclusion() {
     partialTables(cluster(b -> { }));
-    BakeryCluster m = cluster(b -> b.mutationActivateOnOwnTable = true);
+    BakeryCluster m = cluster(b -> b.mutations.activateOnOwnTable = true);
     AssertionError e = assertThrows(AssertionError.class, () -> partialTables(m));
     assertTrue(e.getMessage().contains("exclusion"), e.getMessage());
   }
@@ -104,7 +104,7 @@ class BakeryMutationTest {
   @Test
   void skippingTheEnteringWaitMakesATicketReadyEarlier() {
     List<String> normal = race(cluster(b -> { }));
-    List<String> mutated = race(cluster(b -> b.mutationSkipEnteringWait = true));
+    List<String> mutated = race(cluster(b -> b.mutations.skipEnteringWait = true));
     assertNotEquals(normal, mutated, "the mutation must change the run:\n" + normal + "\n" + mutated);
     // without the mutation, the ticket that saw the other request entering is READY only after that one added
     // its own ticket and exited

@@ -26,22 +26,22 @@ class BakeryMutationSimulationTest {
 
   @Test
   void anOwnerThatGrantsOnItsOwnTableBreaksExclusion() {
-    caught("activate on own table", "exclusion", c -> c.mutationActivateOnOwnTable = true);
+    caught("activate on own table", "exclusion", c -> c.mutations.activateOnOwnTable = true);
   }
 
   @Test
   void numbersFromLiveTicketsBreakFencing() {
-    caught("number from live tickets", "fencing", c -> c.mutationNumberFromLiveTickets = true);
+    caught("number from live tickets", "fencing", c -> c.mutations.numberFromLiveTickets = true);
   }
 
   @Test
   void aQuorumOneShortBreaksExclusion() {
-    caught("quorum off by one", "exclusion", c -> c.mutationQuorumOffByOne = true);
+    caught("quorum off by one", "exclusion", c -> c.mutations.quorumOffByOne = true);
   }
 
   @Test
   void aTicketAddedBelowAnActivatedKeyBreaksFencing() {
-    caught("add below an activated key", "fencing", c -> c.mutationAddBelowActivated = true);
+    caught("add below an activated key", "fencing", c -> c.mutations.addBelowActivated = true);
   }
 
   @Test
