@@ -1,4 +1,4 @@
-package dev.tumbler.lock.redis;
+package dev.tumbler.torture.backend;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -7,36 +7,42 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import redis.clients.jedis.Jedis;
 import redis.embedded.RedisExecProvider;
 
 /**
- * One {@code redis-server} process (the binary shipped in {@code org.signal:embedded-redis}) on a loopback
- * port, configured by a file in a directory of its own set-up, for the cluster and sentinel set-ups that
- * {@code RedisServer} cannot describe: it can be killed ({@code SIGKILL}, as a crash) and started again
- * with the same file (a cluster node then rejoins with the node id its {@code nodes.conf} keeps).
+ * One {@code redis-server} process (the binary shipped in {@code org.signal:embedded-redis}) on a loopback port,
+ * configured by a file in a directory of its own set-up, for the cluster and sentinel set-ups that
+ * {@code RedisServer} cannot describe: it can be killed ({@code SIGKILL}, as a crash), paused, and started again
+ * with the same file (a cluster node then rejoins with the node id its {@code nodes.conf} keeps; a sentinel with
+ * what it rewrote into its file). No persistence: a server started again is empty.
  */
-final class RedisProcess implements AutoCloseable {
+public final class RedisProcess implements Server {
   private static Path binary;
 
   private final int port;
   private final Path conf;
   private final boolean sentinel;
+  private final String id;
   private Process process;
 
-  private RedisProcess(int port, Path conf, boolean sentinel) {
+  private RedisProcess(int port, Path conf, boolean sentinel, String id) {
     this.port = port;
     this.conf = conf;
     this.sentinel = sentinel;
+    this.id = id;
   }
 
   /**
    * Writes {@code redis-<port>.conf} in {@code dir} (loopback, no persistence, plus {@code settings}) and
    * starts the server, waiting until it answers.
    */
-  static RedisProcess start(Path dir, int port, List<String> settings, boolean sentinel) {
+  public static RedisProcess start(Path dir, int port, List<String> settings, boolean sentinel) {
+    return start(dir, port, settings, sentinel, (sentinel ? "sentinel-" : "redis-") + port);
+  }
+
+  /** As {@link #start(Path, int, List, boolean)}, named {@code id} in reports. */
+  public static RedisProcess start(Path dir, int port, List<String> settings, boolean sentinel, String id) {
     List<String> lines = new ArrayList<>(List.of("port " + port, "bind 127.0.0.1", "protected-mode no",
         "dir " + dir.toAbsolutePath()));
     if (!sentinel) {
@@ -49,32 +55,49 @@ final class RedisProcess implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    RedisProcess p = new RedisProcess(port, conf, sentinel);
+    RedisProcess p = new RedisProcess(port, conf, sentinel, id);
     p.restart();
     return p;
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
-  String address() {
+  public String address() {
     return "127.0.0.1:" + port;
   }
 
-  Jedis client() {
+  @Override
+  public String id() {
+    return id;
+  }
+
+  /** A plain client of this server (2 s time-out). */
+  public Jedis client() {
     return new Jedis("127.0.0.1", port, 2000);
   }
 
-  boolean isRunning() {
+  @Override
+  public synchronized boolean isRunning() {
     return process != null && process.isAlive();
+  }
+
+  @Override
+  public synchronized List<Long> pids() {
+    return process == null ? List.of() : List.of(process.pid());
+  }
+
+  @Override
+  public void start() {
+    restart();
   }
 
   /**
    * Starts the process again (after {@link #kill}) from its file, and waits until it answers; tries again
    * a few times when the port lingers after a kill.
    */
-  synchronized void restart() {
+  public synchronized void restart() {
     kill();
     for (int attempt = 1; ; attempt++) {
       try {
@@ -101,13 +124,12 @@ final class RedisProcess implements AutoCloseable {
       cmd.add("--sentinel");
     }
     try {
-      process = new ProcessBuilder(cmd).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(conf.resolveSibling(conf.getFileName() + ".log").toFile()))
-          .start();
+      process = Processes.start(new ProcessBuilder(cmd).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(conf.resolveSibling(conf.getFileName() + ".log").toFile())));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    await(Duration.ofSeconds(15), "redis-server on port " + port + " to answer", () -> {
+    Processes.await(Duration.ofSeconds(15), "redis-server on port " + port + " to answer", () -> {
       if (!process.isAlive()) {
         throw new IllegalStateException("redis-server on port " + port + " exited; see " + conf + ".log");
       }
@@ -120,60 +142,21 @@ final class RedisProcess implements AutoCloseable {
   }
 
   /** Kills the process at once (SIGKILL): a crash, nothing is saved. */
-  synchronized void kill() {
+  @Override
+  public synchronized void kill() {
     if (process != null) {
-      process.destroyForcibly();
-      try {
-        process.waitFor(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      Processes.kill(process);
       process = null;
     }
   }
 
-  @Override
+  /** Kills the process. */
   public void close() {
     kill();
   }
 
-  /** Polls {@code condition} every 50 ms until it holds, for at most {@code max}. */
-  static void await(Duration max, String what, BooleanSupplier condition) {
-    long until = System.nanoTime() + max.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - until > 0) {
-        throw new IllegalStateException("gave up waiting " + max.toSeconds() + " s for " + what);
-      }
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted waiting for " + what, e);
-      }
-    }
-  }
-
-  static Path tempDir(String prefix) {
-    try {
-      return Files.createTempDirectory(prefix);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  /** Deletes {@code dir} and what is in it (one level, as these set-ups write it). */
-  static void delete(Path dir) {
-    try (var files = Files.list(dir)) {
-      for (Path f : files.toList()) {
-        Files.deleteIfExists(f);
-      }
-      Files.deleteIfExists(dir);
-    } catch (IOException e) {
-      // a temp directory left behind is harmless
-    }
-  }
-
-  private static synchronized Path binary() {
+  /** The {@code redis-server} binary of {@code embedded-redis}, unpacked once. */
+  static synchronized Path binary() {
     if (binary == null) {
       try {
         binary = RedisExecProvider.defaultProvider().get().toPath();
