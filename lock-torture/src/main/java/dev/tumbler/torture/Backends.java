@@ -69,6 +69,43 @@ public final class Backends {
    */
   public record Options(Duration leaseTime, String algorithm, String mode, Path dir, JavaCommand java) {}
 
+  /**
+   * The faults that apply to the backend {@code name}: the client faults, partition only where every connection of a
+   * client goes through its proxies, and the server faults its set-up has.
+   *
+   * @throws IllegalArgumentException for an unknown name
+   */
+  public static Set<Fault> faults(String name) {
+    checkName(name);
+    Set<Fault> f = EnumSet.allOf(Fault.class);
+    switch (name) {
+      case "redis-sentinel", "redis-cluster" -> f.remove(Fault.PARTITION);
+      case "redis", "redlock", "postgresql" -> f.remove(Fault.FAILOVER);
+      default -> { }
+    }
+    return f;
+  }
+
+  /** Why {@code fault} does not apply to the backend {@code name}, or null if it does. */
+  public static String whyNot(String name, Fault fault) {
+    if (faults(name).contains(fault)) {
+      return null;
+    }
+    if (fault == Fault.PARTITION) {
+      return "partition does not apply to " + name + ": its servers hand the clients their nodes' own addresses, and"
+          + " the Redis provider has no hook to map them to a proxy, so a client cannot be cut off alone";
+    }
+    return "failover does not apply to " + name + ": " + (name.equals("postgresql") ? "one server, no standby"
+        : name.equals("redis") ? "one server, no replica" : "independent masters, no replicas")
+        + " (restart kills a server and starts it again)";
+  }
+
+  private static void checkName(String name) {
+    if (!NAMES.contains(name)) {
+      throw new IllegalArgumentException("unknown backend '" + name + "'; known: " + String.join(", ", NAMES));
+    }
+  }
+
   /** The algorithms a native backend takes: leased and fault tolerant, so that thin clients can use them. */
   public static final List<String> NATIVE_ALGORITHMS = List.of("lease", "bakery", "agent", "buckets");
 
@@ -77,10 +114,13 @@ public final class Backends {
    *
    * @throws IllegalArgumentException for an unknown name, or an option that does not apply to it
    */
-  public static Target start(String name, Options o) {
-    if (!NAMES.contains(name)) {
-      throw new IllegalArgumentException("unknown backend '" + name + "'; known: " + String.join(", ", NAMES));
-    }
+  /**
+   * Checks the options for the backend {@code name} without starting anything, and returns its lease term.
+   *
+   * @throws IllegalArgumentException for an unknown name, or an option that does not apply to it
+   */
+  public static Duration check(String name, Options o) {
+    checkName(name);
     if (o.algorithm() != null && !name.equals("native")) {
       throw new IllegalArgumentException("--algorithm applies to the native backend only, not to " + name);
     }
@@ -100,6 +140,16 @@ public final class Backends {
       throw new IllegalArgumentException("--lease-time " + lease.toMillis() + "ms is too short for real processes on"
           + " a shared machine: 500ms at least");
     }
+    if (name.equals("zookeeper") && (lease.compareTo(Duration.ofSeconds(1)) < 0
+        || lease.compareTo(Duration.ofSeconds(10)) > 0)) {
+      throw new IllegalArgumentException("--lease-time " + lease.toMillis() + "ms: the harness's ZooKeeper members "
+          + "take session timeouts from 1s to 10s (ticks of 500ms)");
+    }
+    return lease;
+  }
+
+  public static Target start(String name, Options o) {
+    Duration lease = check(name, o);
     return switch (name) {
       case "native" -> new NativeTarget(o.algorithm() == null ? "lease" : o.algorithm(), lease, o);
       case "zookeeper" -> new ZooKeeperTarget(lease, o);
@@ -148,14 +198,12 @@ public final class Backends {
 
     @Override
     public Set<Fault> faults() {
-      Set<Fault> f = EnumSet.copyOf(CLIENT);
-      f.addAll(EnumSet.of(Fault.RESTART, Fault.PAUSE_SERVER, Fault.FAILOVER));
-      return f;
+      return Backends.faults(name);
     }
 
     @Override
     public String whyNot(Fault fault) {
-      return faults().contains(fault) ? null : fault.label() + " does not apply to " + name;
+      return Backends.whyNot(name, fault);
     }
 
     @Override
@@ -226,30 +274,6 @@ public final class Backends {
         case "redis-sentinel" -> sentinels.url(t);
         default -> "lock:redis://" + String.join(",", cluster.addresses()) + "?mode=cluster&" + t;
       };
-    }
-
-    @Override
-    public Set<Fault> faults() {
-      Set<Fault> f = super.faults();
-      if (sentinels != null || cluster != null) {
-        f.remove(Fault.PARTITION);
-      } else {
-        f.remove(Fault.FAILOVER);
-      }
-      return f;
-    }
-
-    @Override
-    public String whyNot(Fault fault) {
-      if (faults().contains(fault)) {
-        return null;
-      }
-      if (fault == Fault.PARTITION) {
-        return "partition does not apply to " + name + ": its servers hand the clients their nodes' own addresses, and"
-            + " the Redis provider has no hook to map them to a proxy, so a client cannot be cut off alone";
-      }
-      return fault.label() + " does not apply to " + name + ": it has no replica to fail over to (restart kills a "
-          + "server and starts it again)";
     }
 
     @Override
@@ -325,10 +349,6 @@ public final class Backends {
 
     ZooKeeperTarget(Duration lease, Options o) {
       super("zookeeper", lease);
-      if (lease.compareTo(Duration.ofSeconds(1)) < 0 || lease.compareTo(Duration.ofSeconds(10)) > 0) {
-        throw new IllegalArgumentException("--lease-time " + lease.toMillis() + "ms: the harness's ZooKeeper members "
-            + "take session timeouts from 1s to 10s (ticks of 500ms)");
-      }
       this.ensemble = ZooKeeperEnsemble.start(3, o.dir().resolve("zookeeper"), o.java());
     }
 
@@ -394,19 +414,6 @@ public final class Backends {
     public String url(List<String> proxied) {
       return server.lockUrl(proxied.getFirst()) + (mode.equals("advisory") ? "&mode=advisory"
           : "&leaseTime=" + millis(lease));
-    }
-
-    @Override
-    public Set<Fault> faults() {
-      Set<Fault> f = super.faults();
-      f.remove(Fault.FAILOVER);
-      return f;
-    }
-
-    @Override
-    public String whyNot(Fault fault) {
-      return fault == Fault.FAILOVER ? "failover does not apply to postgresql: one server, no standby (restart kills "
-          + "it and starts it again, with crash recovery)" : super.whyNot(fault);
     }
 
     @Override
@@ -502,13 +509,24 @@ public final class Backends {
   private static final Map<String, Integer> DEFAULT_PORTS = Map.of("redis", 6379, "zookeeper", 2181,
       "jdbc:postgresql", 5432);
 
+  /** The lease term when neither the URL nor the caller gives one. */
+  public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(2);
+
   /**
    * A user's lock URL: only client faults apply (kill, pause; partition where every connection goes through the
-   * clients' proxies: the URL's hosts with their ports, not a Redis Cluster or sentinel URL).
+   * clients' proxies: the URL's hosts with their ports, not a Redis Cluster or sentinel URL). The URL is opened once
+   * here (with the {@code password} and {@code clientSecret} of the environment, as the clients do), to check it and
+   * read the provider's capabilities. The lease term: {@code leaseTime} if given (added to the URL when the provider's
+   * leases expire and the URL has none; an error if the URL's differs), else the URL's {@code leaseTime} (or
+   * {@code sessionTimeout}), else 2 s, added to the URL when the provider's leases expire. For a provider without
+   * expiry it only scales the faults.
    *
-   * @param url the lock URL the clients open (with {@code leaseTime} as it should be)
-   * @param leaseTime the lease term the clients run with
-   * @throws IllegalArgumentException for a URL whose locks are not shared between processes
+   * @param url the lock URL
+   * @param leaseTime the lease term asked for, or null
+   * @throws IllegalArgumentException for a URL whose locks are not shared between processes, or a term that differs
+   *     from the URL's
+   * @throws dev.tumbler.lock.InvalidLockUrlException for a bad URL
+   * @throws dev.tumbler.lock.ServiceUnavailableException if the backend cannot be reached
    */
   public static Target url(String url, Duration leaseTime) {
     LockUrl parsed = LockUrl.parse(url);
@@ -518,6 +536,30 @@ public final class Backends {
       throw new IllegalArgumentException("the locks of " + parsed + " live inside one process: each client would "
           + "have its own; give a URL of a backend the client processes share");
     }
+    Set<dev.tumbler.lock.Capability> caps;
+    try (dev.tumbler.lock.LockService probe = dev.tumbler.lock.LockProviders.connect(url, Worker.properties())) {
+      caps = probe.info().capabilities();
+    }
+    boolean expires = caps.contains(dev.tumbler.lock.Capability.LEASE_EXPIRY);
+    Optional<Duration> given = parsed.parameter("leaseTime").or(() -> parsed.parameter("sessionTimeout"))
+        .map(LockUrl::parseDuration);
+    Duration lease;
+    if (leaseTime != null) {
+      if (given.isPresent() && !given.get().equals(leaseTime)) {
+        throw new IllegalArgumentException("--lease-time " + leaseTime.toMillis() + "ms differs from the URL's "
+            + given.get().toMillis() + "ms: give one of them");
+      }
+      lease = leaseTime;
+    } else {
+      lease = given.orElse(DEFAULT_LEASE_TIME);
+    }
+    if (given.isEmpty() && expires) {
+      url = url + (url.contains("?") ? "&" : "?") + "leaseTime=" + millis(lease);
+    }
+    return url(url, lease, parsed);
+  }
+
+  private static Target url(String url, Duration leaseTime, LockUrl parsed) {
     Matcher m = AUTHORITY.matcher(url);
     List<String> hosts = new ArrayList<>();
     String why = null;

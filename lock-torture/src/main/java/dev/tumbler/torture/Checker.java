@@ -21,12 +21,14 @@ import java.util.TreeSet;
  * <p><b>Leases.</b> A lease is one grant, (client, grant number). It is valid, in the history's terms, from its
  * {@code grant} event until the first of: its {@code lost} event, its {@code release} event (sent before the client
  * calls {@code release()}), a {@code kill} fault on its client, or its client's {@code exit}. A paused client cannot
- * act or report: if its {@code lost} arrives within the wake slack after the pause ended, the lease counts as ended
- * when the pause began (it ran out, by the client's own clock, during the pause; fencing is what protects the
- * resource from the write the client may still send as it wakes). So does a grant the client reports only on waking,
- * within the slack, for an acquire it invoked before the pause, when its loss follows within the slack too: it was
- * granted before the pause and lived in it, and is judged neither for exclusion nor for its token's order. A lease
- * still open at the end of the history lasts to its end.
+ * act or report: if its {@code lost} (or its {@code release}: a client may reach its release before its renewer
+ * notices the loss) arrives within the wake slack after the pause ended, the lease counts as ended when the pause
+ * began. A pause lasts longer than a lease term, so the lease ran out by the client's own clock during it; the cut at
+ * the pause's start may hide a grant to another in the first part of the pause, which the same bug would show
+ * without pauses; fencing is what protects the resource from the write the client may still send as it wakes. So
+ * does a grant the client reports only on waking, within the slack, for an acquire it invoked before the pause, when
+ * its end follows within the slack too: it was granted before the pause and lived in it, and is judged neither for
+ * exclusion nor for its token's order. A lease still open at the end of the history lasts to its end.
  *
  * <p><b>The classes</b> ({@link Kind}):
  * <ul>
@@ -262,7 +264,7 @@ public final class Checker {
         l.end = last;
       }
       l.effectiveEnd = l.end;
-      if (l.how.equals("lost")) {
+      if (l.how.equals("lost") || l.how.equals("released")) {
         for (FaultWindow w : faults) {
           if (!w.kind().equals("pause") || !l.client.equals(w.target())) {
             continue;

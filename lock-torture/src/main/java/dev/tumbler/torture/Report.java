@@ -81,7 +81,7 @@ public final class Report {
     b.append("tumbler torture: ").append(r.target()).append(" — ").append(r.backend()).append('\n');
     b.append("url ").append(r.url()).append("  provider ").append(a.provider()).append("  seed ").append(r.seed())
         .append('\n');
-    b.append("capabilities ").append(String.join(" ", a.capabilities())).append('\n');
+    b.append("capabilities ").append(String.join(" ", new java.util.TreeSet<>(a.capabilities()))).append('\n');
     b.append(String.format(Locale.ROOT, "%d clients, %d names, fault phase %d s, lease term %d ms, maxWait %d ms (+%d ms"
             + " slack), recovery bound %d ms, nemeses %s%n", r.clients(), r.names(), r.timeMillis() / 1000,
         r.leaseMillis(), r.maxWaitMillis(), r.waitSlackMillis(), r.recoveryMillis(),
@@ -179,7 +179,7 @@ public final class Report {
     h.append("<h1>tumbler torture: ").append(esc(r.target())).append("</h1>");
     h.append("<p class=\"sub\">").append(esc(r.backend())).append("<br>").append(esc(r.url())).append(" · provider ")
         .append(esc(a.provider())).append(" · seed ").append(r.seed()).append("<br>declares ")
-        .append(esc(String.join(" ", a.capabilities()))).append("</p>");
+        .append(esc(String.join(" ", new java.util.TreeSet<>(a.capabilities())))).append("</p>");
     String cls = a.promisedSafetyViolations() > 0 ? "bad" : a.promisedLivenessViolations() > 0 ? "warn" : "ok";
     h.append("<div class=\"verdict ").append(cls).append("\">").append(esc(verdict(a))).append("</div>");
     h.append("<table><tr><th>clients</th><th>names</th><th>fault phase</th><th>lease term</th><th>maxWait + slack</th>"

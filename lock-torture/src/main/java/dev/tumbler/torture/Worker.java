@@ -89,12 +89,9 @@ public final class Worker {
     Worker w = new Worker(opts.get("--client"), opts.get("--register"), List.of(opts.get("--names").split(",")),
         Duration.ofMillis(Long.parseLong(opts.get("--wait"))), Long.parseLong(opts.get("--hold")),
         Long.parseLong(opts.get("--seed")));
-    Properties props = new Properties();
-    putEnv(props, "password", "TUMBLER_PASSWORD");
-    putEnv(props, "clientSecret", "TUMBLER_CLIENT_SECRET");
     LockService service;
     try {
-      service = LockProviders.connect(url, props);
+      service = LockProviders.connect(url, properties());
     } catch (RuntimeException e) {
       System.err.println("torture-worker " + w.client + ": cannot open the lock service: " + e);
       return 3;
@@ -112,6 +109,14 @@ public final class Worker {
     } catch (InterruptedException e) {
       return 0;
     }
+  }
+
+  /** The provider properties the environment gives: {@code password} and {@code clientSecret}. */
+  static Properties properties() {
+    Properties props = new Properties();
+    putEnv(props, "password", "TUMBLER_PASSWORD");
+    putEnv(props, "clientSecret", "TUMBLER_CLIENT_SECRET");
+    return props;
   }
 
   private static void putEnv(Properties props, String key, String env) {

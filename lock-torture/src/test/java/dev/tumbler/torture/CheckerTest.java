@@ -159,6 +159,20 @@ class CheckerTest {
   }
 
   @Test
+  void aPausedHolderThatReleasesAsItWakesIsNoViolation() {
+    // it reached its release before its renewer noticed the loss: no lost event, a release on waking
+    Checker.Analysis a = new Histories()
+        .at(1000).grant("c1", "n0", 7, 1).write("c1", "n0", 7, 1)
+        .faultStart("pause", 1, "c1")
+        .at(3000).grant("c2", "n0", 8, 1).write("c2", "n0", 8, 1)
+        .at(4000).faultEnd("pause", 1, "c1")
+        .at(4010).release("c1", "n0", 7, 1)
+        .release("c2", "n0", 8, 1)
+        .check();
+    assertEquals(List.of(), a.violations());
+  }
+
+  @Test
   void aPausedHolderThatStaysSilentPastTheWakeSlackIsAViolation() {
     Checker.Analysis a = new Histories()
         .at(1000).grant("c1", "n0", 7, 1)
