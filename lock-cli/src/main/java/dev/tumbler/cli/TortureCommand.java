@@ -111,6 +111,15 @@ final class TortureCommand implements Callable<Integer> {
     if (target.check != null) {
       return recheck(target.check, out);
     }
+    if (clients < 1 || clients > 64) {
+      throw new IllegalArgumentException("--clients must be 1 to 64: " + clients);
+    }
+    if (names < 1 || names > 100) {
+      throw new IllegalArgumentException("--names must be 1 to 100: " + names);
+    }
+    if (time.isZero() || time.isNegative()) {
+      throw new IllegalArgumentException("--time must be positive: " + time.toMillis() + "ms");
+    }
     Set<Fault> nemeses = nemesis == null ? null : Fault.parse(nemesis);
     long s = seed != null ? seed : ThreadLocalRandom.current().nextLong();
     String name = target.backend != null ? target.backend : "url";

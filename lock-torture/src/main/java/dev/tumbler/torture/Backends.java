@@ -412,7 +412,7 @@ public final class Backends {
 
     @Override
     public String url(List<String> proxied) {
-      return server.lockUrl(proxied.getFirst()) + (mode.equals("advisory") ? "&mode=advisory"
+      return server.lockUrl(proxied.getFirst()) + "&createSchema=true" + (mode.equals("advisory") ? "&mode=advisory"
           : "&leaseTime=" + millis(lease));
     }
 

@@ -31,14 +31,19 @@ import java.util.function.Consumer;
  *       beside {@code history.jsonl} and the processes' logs.
  * </ol>
  *
- * <p>The bounds, from the lease term T: each acquire waits at most 2T; a wait may return 2 s late (the API's slack);
+ * <p>The bounds, from the lease term T: each acquire waits at most 2T; a wait may return 3 s late (the API's 2 s
+ * and 1 s for a busy machine);
  * a holder works up to T/10 between writes (one grant in ten 2 to 5 times that, three times); a paused client's loss must
  * arrive within T/2 + 2 s of waking; a name must be granted again within 2T + the target's allowance + 2 s of a
  * fault's healing.
  */
 public final class TortureRun {
-  /** The API's slack on a wait's bound ({@code Lock.tryAcquire}: "returns by maxWait plus 2 s"). */
-  public static final Duration WAIT_SLACK = Duration.ofSeconds(2);
+  /**
+   * How far past its {@code maxWait} an acquire may return: the API's 2 s ({@code Lock.tryAcquire} "returns by
+   * maxWait plus 2 s", {@code AbstractLockService.ANSWER_GRACE_MILLIS}: an attempt the backend leaves unanswered is
+   * abandoned at that moment, so it returns a little after) and 1 s for a busy machine, as the TCK's outage slack.
+   */
+  public static final Duration WAIT_SLACK = Duration.ofSeconds(3);
 
   private TortureRun() {}
 

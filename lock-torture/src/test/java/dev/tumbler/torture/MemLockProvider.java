@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * The client of a {@link MemLockServer}: {@code lock:torture-mem://host:port?leaseTime=1s&defects=n1:grant-twice,…}.
  * Built from the SPI's helpers (renewal, expiry, listeners come from {@link AbstractLease}); each request carries
  * the defect the URL gives its name, which the server acts on, except {@code wait-long}, which lives here: one acquire in
- * three of such a name first sleeps its whole wait and 2.5 s more, then tries once, so that it returns past its bound.
+ * three of such a name first sleeps its whole wait and 4 s more, then tries once, so that it returns past its bound.
  */
 public final class MemLockProvider implements LockProvider {
   static final String SCHEME = "torture-mem";
@@ -212,7 +212,7 @@ public final class MemLockProvider implements LockProvider {
     }
   }
 
-  /** {@code wait-long}: one acquire in three sleeps its whole wait and 2.5 s more, then tries once. */
+  /** {@code wait-long}: one acquire in three sleeps its whole wait and 4 s more, then tries once. */
   record LateLock(MemLock lock) implements Lock {
     private static final java.util.concurrent.atomic.AtomicLong CALLS = new java.util.concurrent.atomic.AtomicLong();
 
@@ -231,7 +231,7 @@ public final class MemLockProvider implements LockProvider {
       if (CALLS.incrementAndGet() % 3 != 0) {
         return lock.tryAcquire(maxWait);
       }
-      Thread.sleep(maxWait.plusMillis(2500));
+      Thread.sleep(maxWait.plusMillis(4000));
       return lock.tryAcquire(Duration.ZERO);
     }
 
