@@ -1,7 +1,6 @@
 package dev.tumbler.cli;
 
 import dev.tumbler.lock.HeldLock;
-import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ServiceInfo;
 import java.io.PrintWriter;
@@ -27,7 +26,16 @@ import picocli.CommandLine.Spec;
 @Command(name = "locks", mixinStandardHelpOptions = true,
     description = {"Lists the locks held under the URL's namespace: name, kind, holder, fencing token, time left.",
         "Secrets: --secret-file or $" + Secrets.SECRET_ENV + ", --password-file or $" + Secrets.PASSWORD_ENV
-            + " (never on the command line)."})
+            + " (never on the command line)."},
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+        "0:listed (possibly nothing)",
+        "2:invalid command-line usage",
+        "3:the provider cannot list the locks it holds",
+        "69:the lock service is unavailable, or failed a request",
+        "70:internal error (a bug; --verbose shows the stack trace)",
+        "77:the backend refused the credentials (password, client secret)",
+        "78:invalid lock URL or unreadable secret, or a backend not set up for it (a missing lock table)"})
 final class LocksCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
@@ -52,7 +60,7 @@ final class LocksCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     Properties props = Secrets.properties(secretFile, passwordFile, env);
-    try (LockService service = LockProviders.connect(url, props)) {
+    try (LockService service = Failures.connect(url, props)) {
       ServiceInfo info = service.info();
       Optional<List<HeldLock>> listed = service.heldLocks();
       if (listed.isEmpty()) {

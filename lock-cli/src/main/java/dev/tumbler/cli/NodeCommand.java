@@ -1,7 +1,6 @@
 package dev.tumbler.cli;
 
 import dev.tumbler.lock.InvalidLockUrlException;
-import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.LockUrl;
@@ -59,8 +58,8 @@ import picocli.CommandLine.Spec;
         "--listen, --peers and --algorithm give their keys, --secret-file and",
         "--client-secret-file the secrets, --param KEY=VALUE any other key but a secret.",
         "",
-        "Exit codes: 0 stopped; 2 bad usage; 69 cannot listen; 78 invalid configuration",
-        "or secret."})
+        "Exit codes: 0 stopped; 2 bad usage; 69 cannot listen; 70 internal error (a",
+        "bug; --verbose shows the stack trace); 78 invalid configuration or secret."})
 final class NodeCommand implements Callable<Integer> {
   /** The environment variable of the thin clients' credential, when no file is given. */
   static final String CLIENT_SECRET_ENV = Secrets.CLIENT_SECRET_ENV;
@@ -180,7 +179,7 @@ final class NodeCommand implements Callable<Integer> {
       try {
         String redactedUrl = LockUrl.parse(config.url()).withOverrides(secrets).toString();
         logger.info("tumbler node {} starting: {}, url {}", id, describe(config), redactedUrl);
-        service = LockProviders.connect(config.url(), secrets);
+        service = Failures.connect(config.url(), secrets);
       } catch (InvalidLockUrlException e) {
         throw new InvalidLockUrlException(e.getMessage() + config.sourcesIn(e.getMessage()), e);
       }

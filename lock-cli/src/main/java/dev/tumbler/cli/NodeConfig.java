@@ -1,6 +1,7 @@
 package dev.tumbler.cli;
 
 import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -30,8 +31,10 @@ import java.util.regex.Pattern;
  * <p>The daemon reads {@link #DAEMON_KEYS} itself; every other key is a URL parameter of the native provider,
  * passed through as it is: the provider rejects the ones it does not know and names them, so there is no second
  * list of them here. A key whose name makes it a secret ({@link LockUrl#isSecretParameter}: {@code secret},
- * {@code clientSecret}, {@code keyStorePassword}, …) is never taken from the command line, is taken from a file only
- * when group and others cannot read it, and reaches the provider as a {@link Properties} entry, never in the URL.
+ * {@code clientSecret}, {@code keyStorePassword}, and misspellings such as {@code keyStorePasswd} or {@code pasword},
+ * which the provider then refuses as unknown without showing their values) is never taken from the command line, is
+ * taken from a file only when group and others cannot read it, and reaches the provider as a {@link Properties}
+ * entry, never in the URL.
  *
  * <p>Every value is checked here, once, and an error names the key and where it came from (a file and line, an
  * environment variable, an option). Immutable.
@@ -119,6 +122,14 @@ final class NodeConfig {
     Setting c = settings.get(CLIENT_LISTEN);
     if (c != null) {
       address(c, false);
+      Algorithm<?> chosen = Algorithms.byName(algorithm).orElseThrow();
+      if (!chosen.leased()) {
+        // CLIENTS.md D3: checked here, before the log, the endpoint or the node start
+        throw new ConfigException(c + ": algorithm " + algorithm + (a == null ? " (the default)" : " (key 'algorithm' from " + a.source() + ")")
+            + " cannot serve thin clients: its grants hold until released, so a client that died would hold its "
+            + "locks for ever and one cut off could not know it lost them; take clients with one of " + leased()
+            + ", or remove the key");
+      }
     }
     Setting h = settings.get("http");
     this.http = h == null ? Optional.empty() : Optional.of(address(h, true));
@@ -301,6 +312,17 @@ final class NodeConfig {
   }
 
   // ---- checks
+
+  /** The algorithms whose grants have a term, and so can serve thin clients. */
+  private static List<String> leased() {
+    List<String> out = new ArrayList<>();
+    for (Algorithm<?> x : Algorithms.all()) {
+      if (x.leased()) {
+        out.add(x.name());
+      }
+    }
+    return out;
+  }
 
   private static Setting required(Map<String, Setting> settings, String key, String option) {
     Setting s = settings.get(key);

@@ -2,7 +2,6 @@ package dev.tumbler.cli;
 
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LeaseLostEvent;
-import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.spi.LockUrl;
 import java.io.IOException;
@@ -43,10 +42,12 @@ import picocli.CommandLine.Spec;
     exitCodeList = {
         "0-255:the command's own exit code (128+N when it was killed by signal N)",
         "2:invalid command-line usage",
-        "69:the lock service is unavailable",
+        "69:the lock service is unavailable, or failed a request",
+        "70:internal error (a bug; --verbose shows the stack trace)",
         "75:the lock was not acquired within --wait",
         "76:the lease was lost while the command ran; the command was killed",
-        "78:invalid lock URL or unreadable secret",
+        "77:the backend refused the credentials (password, client secret)",
+        "78:invalid lock URL or unreadable secret, or a backend not set up for it (a missing lock table)",
         "127:the command could not be started",
         "130, 143:tumbler itself was interrupted (SIGINT, SIGTERM); the command was killed, the lock released"})
 final class RunCommand implements Callable<Integer> {
@@ -91,7 +92,7 @@ final class RunCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     warnOnSecretInUrl(err);
     Properties props = Secrets.properties(secretFile, passwordFile, clientSecretFile, env);
-    try (LockService service = LockProviders.connect(url, props)) {
+    try (LockService service = Failures.connect(url, props)) {
       Optional<Lease> acquired = service.lock(lock).tryAcquire(wait);
       if (acquired.isEmpty()) {
         err.println("tumbler run: lock '" + lock + "' not acquired within " + wait.toMillis() + " ms ("

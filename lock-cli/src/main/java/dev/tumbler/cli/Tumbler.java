@@ -1,14 +1,13 @@
 package dev.tumbler.cli;
 
-import dev.tumbler.cli.Secrets.SecretException;
-import dev.tumbler.lock.InvalidLockUrlException;
-import dev.tumbler.lock.LockTimeoutException;
-import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.TumblerVersion;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.ScopeType;
 
 /**
  * The {@code tumbler} command: a demo of the native cluster, a distributed {@code flock}, a standalone
@@ -25,15 +24,23 @@ import picocli.CommandLine.HelpCommand;
         "1:a demo check failed (fencing tokens not increasing, or two holders at once)",
         "2:invalid command-line usage",
         "3:locks: the provider cannot list the locks it holds",
-        "69:the lock service is unavailable",
-        "70:internal error",
+        "69:the lock service is unavailable, or failed a request",
+        "70:internal error (a bug; --verbose shows the stack trace)",
         "75:run: the lock was not acquired within --wait",
         "76:run: the lease was lost while the command ran; the command was killed",
-        "78:invalid lock URL, configuration or secret",
+        "77:the backend refused the credentials (password, client secret)",
+        "78:invalid lock URL, configuration or secret, or a backend not set up for it (a missing lock table)",
         "127:run: the command could not be started"})
 public final class Tumbler implements java.util.concurrent.Callable<Integer> {
   @picocli.CommandLine.Spec
   picocli.CommandLine.Model.CommandSpec spec;
+
+  /** The option that adds a failure's stack trace to its one line; every subcommand takes it. */
+  static final String VERBOSE = "--verbose";
+
+  @Option(names = VERBOSE, scope = ScopeType.INHERIT,
+      description = "On a failure, print the stack trace after its one-line message.")
+  boolean verbose;
 
   private Tumbler() {}
 
@@ -62,25 +69,25 @@ public final class Tumbler implements java.util.concurrent.Callable<Integer> {
     cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
       PrintWriter err = commandLine.getErr();
       String name = commandLine.getCommandSpec().qualifiedName();
-      int code;
-      if (e instanceof InvalidLockUrlException || e instanceof SecretException
-          || e instanceof NodeConfig.ConfigException) {
-        code = ExitCodes.CONFIG;
-      } else if (e instanceof ServiceUnavailableException) {
-        code = ExitCodes.UNAVAILABLE;
-      } else if (e instanceof LockTimeoutException) {
-        code = ExitCodes.LOCK_TIMEOUT;
-      } else if (e instanceof IllegalArgumentException) {
-        code = ExitCodes.USAGE;
-      } else {
+      Failures.Verdict verdict = Failures.of(e);
+      if (verbose(parseResult)) {
         e.printStackTrace(err);
-        code = ExitCodes.SOFTWARE;
       }
-      err.println(name + ": " + e.getMessage());
+      err.println(name + ": " + verdict.line());
       err.flush();
-      return code;
+      return verdict.code();
     });
     return cl;
+  }
+
+  /** Whether {@value #VERBOSE} was given, before the subcommand or after it. */
+  private static boolean verbose(ParseResult parsed) {
+    for (ParseResult p = parsed; p != null; p = p.subcommand()) {
+      if (p.hasMatchedOption(VERBOSE)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Providers log through SLF4J; the command line shows warnings and errors only, unless told otherwise. */

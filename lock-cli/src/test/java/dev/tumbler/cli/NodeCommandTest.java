@@ -13,6 +13,7 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -120,6 +121,78 @@ class NodeCommandTest {
     assertTrue(r.out().contains("ERROR tumbler.node - tumbler node 127.0.0.1:" + port + " failed to start"),
         "the log says so too: " + r);
     assertFalse(r.toString().contains("a-secret-of-sixteen-bytes"), r.toString());
+  }
+
+  /**
+   * Issue 40: a member that takes thin clients on an algorithm whose grants never expire crashed with a
+   * NullPointerException and exit 70. It is the configuration error CLIENTS.md promises, named before anything
+   * starts: no log file, no port.
+   */
+  @Test
+  void clientListenOnAnAlgorithmWithoutTermsIsAConfigurationError() throws IOException {
+    for (String algorithm : new String[] {"lamport", "ricart-agrawala"}) {
+      int port = freePort();
+      int clientPort = freePort();
+      Path log = dir.resolve(algorithm + ".log");
+      CliTestSupport.Result r = node(Map.of("TUMBLER_SECRET", "a-secret-of-sixteen-bytes", "TUMBLER_CLIENT_SECRET",
+          "a-client-secret-of-16", "TUMBLER_CLIENT_LISTEN", "127.0.0.1:" + clientPort, "TUMBLER_LOG", log.toString()),
+          "--listen", "127.0.0.1:" + port, "--peers", "127.0.0.1:" + freePort(), "--algorithm", algorithm);
+      assertEquals(ExitCodes.CONFIG, r.code(), r.toString());
+      assertTrue(r.err().contains("tumbler node: key 'clientListen' (from environment variable TUMBLER_CLIENT_LISTEN): "
+          + "algorithm " + algorithm + " (key 'algorithm' from option --algorithm) cannot serve thin clients"),
+          r.toString());
+      assertTrue(r.err().contains("take clients with one of [") && r.err().contains("lease"), r.toString());
+      assertFalse(r.toString().contains("NullPointerException") || r.toString().contains("a-client-secret"),
+          r.toString());
+      assertFalse(Files.exists(log), "nothing started: no log");
+      for (int p : new int[] {port, clientPort}) {
+        try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
+          assertTrue(s.isBound(), "nothing listens on " + p);
+        }
+      }
+    }
+  }
+
+  /**
+   * Issue 40: a misspelled secret key is unknown to the provider; its error, on stderr and in the log, names the key
+   * and where it came from but never shows the value.
+   */
+  @Test
+  void aMisspelledSecretKeyIsNamedButItsValueNeverShows() throws IOException {
+    Path config = dir.resolve("node.conf");
+    Files.writeString(config, "algorithm=lease\nkeyStorePasswd=hunter2\n");
+    Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("rw-r--r--"));
+    Map<String, String> env = Map.of("TUMBLER_SECRET", "a-secret-of-sixteen-bytes");
+    String[] where = {"--listen", "127.0.0.1:" + freePort(), "--peers", "127.0.0.1:" + freePort()};
+    CliTestSupport.Result readable = node(env, concat(where, "--config", config.toString()));
+    assertEquals(ExitCodes.CONFIG, readable.code(), readable.toString());
+    assertTrue(readable.err().contains("holds a secret (key 'keyStorePasswd' at " + config + ":2) but group or others "
+        + "may read it"), readable.toString());
+    assertFalse(readable.toString().contains("hunter2"), readable.toString());
+
+    Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("rw-------"));
+    CliTestSupport.Result unknown = node(env, concat(where, "--config", config.toString()));
+    assertEquals(ExitCodes.CONFIG, unknown.code(), unknown.toString());
+    assertTrue(unknown.err().contains("unknown parameter [keyStorePasswd] for provider 'native'"), unknown.toString());
+    assertTrue(unknown.err().contains("(keyStorePasswd from " + config + ":2)"), unknown.toString());
+    assertTrue(unknown.out().contains(" starting: ") && unknown.out().contains("keyStorePasswd=***"),
+        "the start-up line shows the key, redacted: " + unknown);
+    assertTrue(unknown.out().contains(" failed to start: "), unknown.toString());
+    assertFalse(unknown.toString().contains("hunter2"), unknown.toString());
+
+    Map<String, String> misspelled = new HashMap<>(env);
+    misspelled.put("TUMBLER_PASWORD", "hunter2");
+    CliTestSupport.Result fromEnv = node(misspelled, concat(where, "--algorithm", "lease"));
+    assertEquals(ExitCodes.CONFIG, fromEnv.code(), fromEnv.toString());
+    assertTrue(fromEnv.err().contains("unknown parameter [pasword] for provider 'native'")
+        && fromEnv.err().contains("(pasword from environment variable TUMBLER_PASWORD)"), fromEnv.toString());
+    assertFalse(fromEnv.toString().contains("hunter2"), fromEnv.toString());
+  }
+
+  private static String[] concat(String[] a, String... b) {
+    String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, all, a.length, b.length);
+    return all;
   }
 
   @Test

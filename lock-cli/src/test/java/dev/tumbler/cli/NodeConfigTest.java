@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -121,12 +122,17 @@ class NodeConfigTest {
     env.put("TUMBLER_LISTEN", "127.0.0.1:7701");
     env.put("TUMBLER_PEERS", "127.0.0.1:7702");
     env.put("TUMBLER_CLIENT_LISTEN", "127.0.0.1:7801");
+    // issue 40: a member that takes clients runs an algorithm whose grants have a term; the default has none
+    ConfigException noTerms = assertThrows(ConfigException.class, () -> NodeConfig.resolve(fileOnly(null), env));
+    assertTrue(noTerms.getMessage().startsWith("key 'clientListen' (from environment variable TUMBLER_CLIENT_LISTEN): "
+        + "algorithm lamport (the default) cannot serve thin clients"), noTerms.getMessage());
+    env.put("TUMBLER_ALGORITHM", "lease");
     env.put("TUMBLER_JAVA_OPTS", "-Xmx64m"); // the launcher's, not a key
     env.put("TUMBLER_PASSWORD", "redis-password"); // tumbler run's, not a key
     env.put("HOME", "/root");
     NodeConfig c = NodeConfig.resolve(fileOnly(null), env);
     assertEquals(Optional.of("127.0.0.1:7801"), c.clientListen());
-    assertEquals("lock:native://127.0.0.1:7701?peers=127.0.0.1:7702&algorithm=lamport&clientListen=127.0.0.1:7801",
+    assertEquals("lock:native://127.0.0.1:7701?peers=127.0.0.1:7702&algorithm=lease&clientListen=127.0.0.1:7801",
         c.url());
 
     env.put("TUMBLER_lease_time", "1s");
@@ -163,6 +169,33 @@ class NodeConfigTest {
     ConfigException e = assertThrows(ConfigException.class, () -> NodeConfig.resolve(fileOnly(f), Map.of()));
     assertEquals("config file " + f + " holds a secret (key 'clientSecret' at " + f + ":4) but group or others may "
         + "read it (rw-r-----): run chmod 600 " + f, e.getMessage());
+  }
+
+  /** Issue 40: a misspelled secret's key passed the permission check and went into the URL the node logs. */
+  @Test
+  void aMisspelledSecretKeyIsASecretInTheFileTheEnvironmentAndOnTheCommandLine() throws IOException {
+    Path readable = file("node.conf", "listen=127.0.0.1:7701\npeers=127.0.0.1:7702\nkeyStorePasswd=hunter2\n",
+        "rw-r--r--");
+    ConfigException e = assertThrows(ConfigException.class, () -> NodeConfig.resolve(fileOnly(readable), Map.of()));
+    assertEquals("config file " + readable + " holds a secret (key 'keyStorePasswd' at " + readable + ":3) but group "
+        + "or others may read it (rw-r--r--): run chmod 600 " + readable, e.getMessage());
+
+    Path private600 = file("private.conf", "listen=127.0.0.1:7701\npeers=127.0.0.1:7702\nkeyStorePasswd=hunter2\n"
+        + "sentinelPasword=hunter3\n", "rw-------");
+    NodeConfig c = NodeConfig.resolve(fileOnly(private600), Map.of("TUMBLER_PASWORD", "hunter4"));
+    Properties secrets = c.secrets();
+    assertEquals(Set.of("keyStorePasswd", "sentinelPasword", "pasword"), secrets.stringPropertyNames());
+    String shown = LockUrl.parse(c.url()).withOverrides(secrets).toString();
+    for (String s : List.of(c.url(), shown)) {
+      assertFalse(s.contains("hunter"), s);
+    }
+    assertTrue(shown.contains("keyStorePasswd=***") && shown.contains("pasword=***"), shown);
+
+    ConfigException onTheCommandLine = assertThrows(ConfigException.class, () -> NodeConfig.resolve(
+        options(null, "127.0.0.1:7701", List.of("127.0.0.1:7702"), Map.of("passwd", "hunter2")), Map.of()));
+    assertTrue(onTheCommandLine.getMessage().startsWith("option --param passwd: a secret is never taken on the "
+        + "command line"), onTheCommandLine.getMessage());
+    assertFalse(onTheCommandLine.getMessage().contains("hunter2"), onTheCommandLine.getMessage());
   }
 
   @Test

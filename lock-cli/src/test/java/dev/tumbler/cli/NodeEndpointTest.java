@@ -14,14 +14,20 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.Writer;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
@@ -215,6 +221,134 @@ class NodeEndpointTest {
       t.join(WAIT.toMillis());
       if (other != null) {
         other.close();
+      }
+    }
+  }
+
+  // ---- issue 40: slow and stalled clients
+
+  private static final byte[] HALF_REQUEST = "GET /health HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII);
+
+  /** A connection that sends half a request and then nothing. */
+  private static Socket stalled(int port) throws IOException {
+    Socket s = new Socket(InetAddress.getLoopbackAddress(), port);
+    s.getOutputStream().write(HALF_REQUEST);
+    s.getOutputStream().flush();
+    return s;
+  }
+
+  /** A connection that sends half a request, one byte a second, on a thread of its own. */
+  private static Socket trickling(int port, List<Thread> threads) throws IOException {
+    Socket s = new Socket(InetAddress.getLoopbackAddress(), port);
+    threads.add(Thread.ofVirtual().start(() -> {
+      try {
+        for (byte b : HALF_REQUEST) {
+          s.getOutputStream().write(b);
+          s.getOutputStream().flush();
+          Thread.sleep(1000);
+        }
+      } catch (IOException | InterruptedException e) {
+        // closed by the endpoint, or by the test
+      }
+    }));
+    return s;
+  }
+
+  /** What the endpoint sends on {@code s} until it closes it (at most {@code patience}). */
+  private static String readToEnd(Socket s, Duration patience) throws IOException {
+    s.setSoTimeout((int) patience.toMillis());
+    try {
+      return new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+    } catch (SocketException e) {
+      return "(reset)"; // closed with our half request unread: closed as well
+    }
+  }
+
+  /**
+   * Issue 40: two connections that sent half a request held both threads of the JDK's HttpServer, and /health never
+   * answered again. Here 300 stalled connections and three that send a byte a second, against an endpoint whose
+   * request time-out (20 s) is far longer than the wait for the answer: /health and /metrics must answer while every
+   * one of them is still within its time-out, so neither can be waiting for them.
+   */
+  @Test
+  void stalledAndTricklingConnectionsDoNotStarveHealth() throws Exception {
+    Duration requestTimeout = Duration.ofSeconds(20);
+    HealthEndpoint.Limits limits = new HealthEndpoint.Limits(16, requestTimeout, 8 << 10);
+    List<Socket> sockets = new ArrayList<>();
+    List<Thread> threads = new ArrayList<>();
+    try (HealthEndpoint endpoint = HealthEndpoint.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+        () -> NodeStatus.SERVING, () -> null, limits)) {
+      int port = endpoint.address().getPort();
+      long opened = System.nanoTime();
+      for (int i = 0; i < 3; i++) {
+        sockets.add(trickling(port, threads));
+      }
+      for (int i = 0; i < 300; i++) {
+        sockets.add(stalled(port));
+      }
+      HttpRequest probe = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+          .timeout(requestTimeout.dividedBy(2)).GET().build();
+      HttpResponse<String> health = send(probe);
+      HttpResponse<String> metrics = send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+          .timeout(requestTimeout.dividedBy(2)).GET().build());
+      Duration took = Duration.ofNanos(System.nanoTime() - opened);
+      assertEquals(200, health.statusCode(), health.body());
+      assertEquals("ok\n", health.body());
+      assertEquals(200, metrics.statusCode());
+      assertTrue(metrics.body().contains("tumbler_status{state=\"serving\"} 1"), metrics.body());
+      assertTrue(took.compareTo(requestTimeout) < 0, "answered within the stalled connections' time-out: " + took);
+      // the connections open longest were shed to make room, told 503 first
+      String first = readToEnd(sockets.get(3), WAIT);
+      assertTrue(first.startsWith("HTTP/1.1 503 Service Unavailable\r\n") && first.contains("Retry-After: 1\r\n"),
+          first);
+    } finally {
+      for (Socket s : sockets) {
+        s.close();
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
+    }
+  }
+
+  /**
+   * A request's head must arrive whole within the request time-out, counted from the connection's acceptance:
+   * stalled and trickling connections are answered 408 and closed once it has passed, not before.
+   */
+  @Test
+  void stalledAndTricklingConnectionsAreClosedAfterTheRequestTimeout() throws Exception {
+    Duration requestTimeout = Duration.ofSeconds(2);
+    HealthEndpoint.Limits limits = new HealthEndpoint.Limits(64, requestTimeout, 8 << 10);
+    List<Socket> sockets = new ArrayList<>();
+    List<Thread> threads = new ArrayList<>();
+    try (HealthEndpoint endpoint = HealthEndpoint.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+        () -> NodeStatus.SERVING, () -> null, limits)) {
+      int port = endpoint.address().getPort();
+      long start = System.nanoTime();
+      for (int i = 0; i < 2; i++) {
+        sockets.add(trickling(port, threads));
+      }
+      for (int i = 0; i < 20; i++) {
+        sockets.add(stalled(port));
+      }
+      for (Socket s : sockets) {
+        String got = readToEnd(s, WAIT);
+        Duration after = Duration.ofNanos(System.nanoTime() - start);
+        assertTrue(after.compareTo(requestTimeout) >= 0, "closed only after the time-out: " + after);
+        assertTrue(got.startsWith("HTTP/1.1 408 Request Timeout\r\n") || got.equals("(reset)"), got);
+      }
+      // and a head larger than the limit is refused, not read for ever
+      try (Socket big = new Socket(InetAddress.getLoopbackAddress(), port)) {
+        big.getOutputStream().write(("GET /health HTTP/1.1\r\nX: " + "a".repeat(9000) + "\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII));
+        assertTrue(readToEnd(big, WAIT).startsWith("HTTP/1.1 431 "), "431 for a head over 8 KiB");
+      }
+    } finally {
+      for (Socket s : sockets) {
+        s.close();
+      }
+      for (Thread t : threads) {
+        t.join();
       }
     }
   }

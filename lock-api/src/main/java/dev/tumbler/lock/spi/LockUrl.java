@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -29,8 +30,13 @@ import java.util.regex.Pattern;
  *   <li>User info, path, parameter names and values are percent-decoded.
  *   <li>Typed getters parse durations ({@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, {@code 1d}, or
  *       ISO-8601 {@code PT30S}), integers, booleans and enums, and fail naming the parameter.
- *   <li>{@link #toString()} is redacted: the password and every parameter whose name contains
- *       {@code password}, {@code secret}, {@code token} or {@code credential} show as {@code ***}.
+ *   <li>{@link #toString()} is redacted: the password and every parameter whose name looks like a secret's
+ *       ({@link #isSecretParameter}: {@code password}, {@code passwd}, {@code pwd}, {@code secret}, {@code token},
+ *       {@code credential}, {@code auth}, {@code apikey}, …, and misspellings of the long ones, such as
+ *       {@code pasword}) show as {@code ***}.
+ *   <li>The error for unknown parameters ({@link #requireKnownParameters}) shows none of their values,
+ *       whatever their names: a misspelled secret's name may look like nothing secret, and the name alone is
+ *       enough to fix a typo.
  * </ul>
  *
  * <p>Immutable and thread safe. Every error is an {@link InvalidLockUrlException} that says what is wrong
@@ -267,7 +273,8 @@ public final class LockUrl {
       }
     }
     if (!unknown.isEmpty()) {
-      throw new InvalidLockUrlException("lock URL " + this + ": unknown parameter"
+      // the values of unknown parameters are never shown: this URL cannot tell a misspelled secret from a typo
+      throw new InvalidLockUrlException("lock URL " + render(unknown) + ": unknown parameter"
           + (unknown.size() > 1 ? "s " : " ") + unknown + " for provider '" + scheme
           + "'; accepted: " + new TreeSet<>(accepted));
     }
@@ -346,11 +353,82 @@ public final class LockUrl {
     throw new IllegalArgumentException("'" + text + "' is not a duration (write 500ms, 30s, 2m, 1h or 1d)");
   }
 
-  /** Whether a parameter of this name holds a secret and is redacted. */
+  /** Substrings of a name (lower case, letters and digits only) that make it a secret's. */
+  private static final List<String> SECRET_PARTS = List.of("password", "passwd", "passphrase", "passcode", "pwd",
+      "secret", "token", "credential", "apikey", "privatekey");
+  /** Words of a name ({@code camelCase}, {@code snake_case} or {@code kebab-case}) that make it a secret's. */
+  private static final Set<String> SECRET_WORDS = Set.of("pass", "pw", "auth", "authorization", "bearer", "jwt");
+  /** Long secret words whose misspellings ({@code pasword}, {@code passwrod}, {@code secert}) are secret too. */
+  private static final List<String> SECRET_MISSPELLED = List.of("password", "passwd", "passphrase", "secret",
+      "credential");
+  private static final Pattern WORD_BREAK = Pattern.compile("[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])"
+      + "|(?<=[A-Z])(?=[A-Z][a-z])");
+
+  /**
+   * Whether a parameter of this name holds a secret and is redacted. The rule is broad on purpose, since a
+   * redacted value costs nothing and a shown secret cannot be taken back: the name, in lower case with only its
+   * letters and digits, contains {@code password}, {@code passwd}, {@code passphrase}, {@code passcode},
+   * {@code pwd}, {@code secret}, {@code token}, {@code credential}, {@code apikey} or {@code privatekey}; or one
+   * of its words ({@code keyStorePassword}: key, store, password) is {@code pass}, {@code pw}, {@code auth},
+   * {@code authorization}, {@code bearer} or {@code jwt}; or it contains a misspelling of {@code password},
+   * {@code passwd}, {@code passphrase}, {@code secret} or {@code credential}: a part at most one edit away (a
+   * letter added, dropped, changed, or two swapped) from one of six letters, two from one of eight or more
+   * ({@code pasword}, {@code keyStorePasswd}, {@code sentinelPasword}, {@code secert}).
+   */
   public static boolean isSecretParameter(String name) {
-    String n = name.toLowerCase(Locale.ROOT);
-    return n.contains("password") || n.contains("secret") || n.contains("token") || n.contains("credential")
-        || n.equals("pass") || n.equals("pwd");
+    StringBuilder sb = new StringBuilder(name.length());
+    for (int i = 0; i < name.length(); i++) {
+      char c = Character.toLowerCase(name.charAt(i));
+      if (c < 0x80 && Character.isLetterOrDigit(c)) {
+        sb.append(c);
+      }
+    }
+    String compact = sb.toString();
+    for (String part : SECRET_PARTS) {
+      if (compact.contains(part)) {
+        return true;
+      }
+    }
+    for (String word : WORD_BREAK.split(name)) {
+      if (SECRET_WORDS.contains(word.toLowerCase(Locale.ROOT))) {
+        return true;
+      }
+    }
+    for (String word : SECRET_MISSPELLED) {
+      if (nearestSubstringDistance(word, compact) <= (word.length() >= 8 ? 2 : 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The least optimal-string-alignment distance (insertions, deletions, substitutions, and transpositions of
+   * two neighbours) between {@code pattern} and any substring of {@code text} (Sellers' approximate search).
+   */
+  static int nearestSubstringDistance(String pattern, String text) {
+    int m = pattern.length();
+    int n = text.length();
+    int[][] d = new int[m + 1][n + 1];
+    for (int i = 1; i <= m; i++) {
+      d[i][0] = i; // text columns start at 0 for free: a match may begin anywhere
+    }
+    for (int i = 1; i <= m; i++) {
+      for (int j = 1; j <= n; j++) {
+        int cost = pattern.charAt(i - 1) == text.charAt(j - 1) ? 0 : 1;
+        int v = Math.min(d[i - 1][j - 1] + cost, Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1));
+        if (i > 1 && j > 1 && pattern.charAt(i - 1) == text.charAt(j - 2)
+            && pattern.charAt(i - 2) == text.charAt(j - 1)) {
+          v = Math.min(v, d[i - 2][j - 2] + 1);
+        }
+        d[i][j] = v;
+      }
+    }
+    int best = m;
+    for (int j = 0; j <= n; j++) {
+      best = Math.min(best, d[m][j]);
+    }
+    return best;
   }
 
   private String shown(String name, String value) {
@@ -361,9 +439,17 @@ public final class LockUrl {
     return new InvalidLockUrlException("lock URL " + this + ": parameter '" + name + "': " + reason);
   }
 
-  /** The URL with the password and secret parameters replaced by {@code ***}. */
+  /**
+   * The URL with the password and the values of secret parameters ({@link #isSecretParameter}) replaced by
+   * {@code ***}.
+   */
   @Override
   public String toString() {
+    return render(List.of());
+  }
+
+  /** As {@link #toString()}, with the values of {@code hidden} parameters replaced by {@code ***} as well. */
+  private String render(Collection<String> hidden) {
     StringBuilder sb = new StringBuilder(PREFIX).append(scheme).append(':');
     if (hierarchical) {
       sb.append("//");
@@ -384,7 +470,8 @@ public final class LockUrl {
     char sep = '?';
     for (Map.Entry<String, String> e : parameters.entrySet()) {
       sb.append(sep).append(encode(e.getKey()));
-      sb.append('=').append(isSecretParameter(e.getKey()) ? REDACTED : encode(e.getValue(), QUERY_SAFE));
+      sb.append('=').append(isSecretParameter(e.getKey()) || hidden.contains(e.getKey()) ? REDACTED
+          : encode(e.getValue(), QUERY_SAFE));
       sep = '&';
     }
     return sb.toString();

@@ -134,6 +134,66 @@ class LockUrlTest {
     assertTrue(e.getMessage().contains("accepted: [leaseTime, renew]"), e.getMessage());
   }
 
+  /**
+   * Issue 40: a misspelled secret ({@code pasword=hunter2}) is an unknown parameter, and the error about it showed
+   * the URL whole. The error names unknown parameters but shows none of their values, whatever their names.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"pasword", "passwd", "keyStorePasswd", "sentinelPasword", "colour"})
+  void theErrorForUnknownParametersNeverShowsTheirValues(String name) {
+    LockUrl u = LockUrl.parse("lock:redis://h?leaseTime=5s&" + name + "=hunter2");
+    InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class,
+        () -> u.requireKnownParameters(Set.of("leaseTime", "password", "sentinelPassword", "keyStorePassword")));
+    assertFalse(e.getMessage().contains("hunter2"), e.getMessage());
+    assertTrue(e.getMessage().contains("unknown parameter [" + name + "]"), e.getMessage());
+    assertTrue(e.getMessage().contains("leaseTime=5s&" + name + "=***"), e.getMessage());
+  }
+
+  /** Names that look like a secret's, misspellings included, are redacted wherever the URL is shown. */
+  @ParameterizedTest
+  @ValueSource(strings = {"pasword", "passwd", "keyStorePasswd", "sentinelPasword", "passwrod", "PASSWORT",
+      "secert", "clientScret", "credentails", "keystorepasword", "trustStorePassw", "pwd", "pass", "pw", "auth",
+      "authToken", "accessToken", "apiKey", "api_key", "privateKey", "sslpassword", "passphrase", "bearer"})
+  void namesThatLookLikeASecretsAreRedacted(String name) {
+    assertTrue(LockUrl.isSecretParameter(name), name);
+    String url = "lock:redis://h?" + name + "=hunter2";
+    LockUrl u = LockUrl.parse(url);
+    assertEquals("lock:redis://h?" + name + "=***", u.toString());
+    assertEquals("hunter2", u.parameter(name).orElseThrow(), "redacted when shown, never when read");
+    for (String bad : List.of(url + "#x", url + "&&", url + "&x=%zz")) {
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, () -> LockUrl.parse(bad));
+      assertFalse(e.getMessage().contains("hunter2"), e.getMessage());
+    }
+    for (Runnable typed : List.<Runnable>of(() -> u.duration(name, null), () -> u.integer(name, 0, 0, 1),
+        () -> u.bool(name, false), () -> u.oneOf(name, List.of("a"), null))) {
+      InvalidLockUrlException e = assertThrows(InvalidLockUrlException.class, typed::run);
+      assertFalse(e.getMessage().contains("hunter2"), e.getMessage());
+    }
+  }
+
+  /** The rule is broad, but not so broad that the providers' ordinary parameters hide their values. */
+  @ParameterizedTest
+  @ValueSource(strings = {"leaseTime", "renew", "namespace", "tls", "mode", "timeout", "recheck", "master",
+      "sentinelUser", "user", "sessionTimeout", "connectionTimeout", "peers", "keyStore", "trustStore", "maxFrameSize",
+      "connectTimeout", "handshakeTimeout", "idleTimeout", "backoffMin", "backoffMax", "dialAddresses",
+      "clientListen", "maxClients", "cache", "recallInterval", "bucketSize", "priority", "electionDelay",
+      "leaderLease", "writerMode", "quietPeriod", "algorithm", "peerTimeout", "node", "table", "createSchema",
+      "maximumPoolSize", "poolName", "connectionInitSql", "schema", "catalog", "driverClassName", "sslmode",
+      "sslkey", "authenticationPluginClassName", "bypass", "compass", "passive", "author", "session", "select"})
+  void ordinaryNamesAreNotSecrets(String name) {
+    assertFalse(LockUrl.isSecretParameter(name), name);
+  }
+
+  @Test
+  void aMisspellingIsAtMostOneEditFromASixLetterWordAndTwoFromALongerOne() {
+    assertEquals(0, LockUrl.nearestSubstringDistance("secret", "clientsecretx"));
+    assertEquals(1, LockUrl.nearestSubstringDistance("secret", "secert"), "a swap is one edit");
+    assertEquals(1, LockUrl.nearestSubstringDistance("password", "sentinelpasword"));
+    assertEquals(2, LockUrl.nearestSubstringDistance("password", "paswrd"));
+    assertTrue(LockUrl.nearestSubstringDistance("secret", "select") > 1);
+    assertTrue(LockUrl.nearestSubstringDistance("password", "keyword") > 2);
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {
       "redis://h",                     // no lock: prefix

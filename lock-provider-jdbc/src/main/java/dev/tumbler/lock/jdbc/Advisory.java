@@ -2,7 +2,7 @@ package dev.tumbler.lock.jdbc;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.tumbler.lock.LeaseLostEvent;
-import dev.tumbler.lock.LockException;
+import dev.tumbler.lock.spi.Deadline;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -129,9 +129,12 @@ final class Advisory {
    * One try, no wait: the lease, or null when the lock is taken.
    *
    * @param owner for an election, its candidate, set as the session's {@code application_name}
+   * @param deadline bounds the wait for a connection, when a new session is needed
+   * @throws InterruptedException if interrupted while waiting for a connection
    */
-  AdvisoryLease tryGrant(Primitive p, String owner, int permits, int maxPermits, long sent) throws SQLException {
-    Session s = reserve(p);
+  AdvisoryLease tryGrant(Primitive p, String owner, int permits, int maxPermits, long sent, Deadline deadline)
+      throws SQLException, InterruptedException {
+    Session s = reserve(p, deadline);
     AdvisoryLease granted = null;
     try {
       synchronized (s) {
@@ -344,7 +347,7 @@ final class Advisory {
   }
 
   /** A live session without a grant of {@code p}'s name (an election's: a new one), reserved for it. */
-  private Session reserve(Primitive p) throws SQLException {
+  private Session reserve(Primitive p, Deadline deadline) throws SQLException, InterruptedException {
     boolean dedicated = p.isElection();
     if (!dedicated) {
       synchronized (sessions) {
@@ -359,7 +362,8 @@ final class Advisory {
         }
       }
     }
-    Connection c = borrow(p);
+    // (the session is kept: its network timeout is left as the pool set it)
+    Connection c = service.borrow(deadline, "trying " + p.describe(), false);
     try {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true); // a session lock taken in a transaction outlives it; none is needed
@@ -480,20 +484,6 @@ final class Advisory {
       } catch (InterruptedException e) {
         return;
       }
-    }
-  }
-
-  private Connection borrow(Primitive p) throws SQLException {
-    try {
-      return dataSource.getConnection();
-    } catch (SQLException e) {
-      if (dataSource instanceof HikariDataSource h && h.getHikariPoolMXBean() != null
-          && h.getHikariPoolMXBean().getActiveConnections() >= h.getMaximumPoolSize()) {
-        throw new LockException("cannot try " + p.describe() + ": all " + h.getMaximumPoolSize() + " connections of the "
-            + "pool are in use; mode=advisory keeps a connection for each election held and for each grant of a "
-            + "name this service already holds; raise maximumPoolSize", e);
-      }
-      throw e;
     }
   }
 

@@ -68,6 +68,15 @@ interface Dialect {
   /** Whether {@code e} says that a table or sequence does not exist. */
   boolean isMissingObject(SQLException e);
 
+  /**
+   * Checks that {@code sequence} keeps handing out increasing values to every session, as fencing needs.
+   * Nothing by default.
+   *
+   * @throws dev.tumbler.lock.LockException naming the sequence, what is wrong and the statement that mends it
+   * @throws SQLException if the database cannot be asked
+   */
+  default void checkSequence(Connection c, String sequence) throws SQLException {}
+
   /** Driver properties that bound every call by {@code timeout} (connect, socket reads, lock waits). */
   Map<String, String> timeoutProperties(Duration timeout);
 

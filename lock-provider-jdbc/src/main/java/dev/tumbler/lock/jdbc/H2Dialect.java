@@ -72,8 +72,9 @@ final class H2Dialect implements Dialect {
 
   @Override
   public boolean isMissingObject(SQLException e) {
-    return "42S02".equals(e.getSQLState()) || "42102".equals(e.getSQLState())
-        || e.getErrorCode() == 42102 || e.getErrorCode() == 90036;
+    // 42104: "table not found (this database is empty)", H2's word for a missing table in an empty database
+    return "42S02".equals(e.getSQLState()) || "42102".equals(e.getSQLState()) || "42104".equals(e.getSQLState())
+        || e.getErrorCode() == 42102 || e.getErrorCode() == 42104 || e.getErrorCode() == 90036;
   }
 
   @Override

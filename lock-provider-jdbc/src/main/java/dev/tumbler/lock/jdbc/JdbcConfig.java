@@ -180,6 +180,12 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
         pool.put(k, v);
       }
     }
+    String size = pool.get("maximumPoolSize");
+    int needed = minimumPoolSize(dialect, advisory);
+    if (size != null && Integer.parseInt(size) < needed) {
+      throw new InvalidLockUrlException("lock URL " + url + ": parameter 'maximumPoolSize': " + size + " is too small: "
+          + poolNeeds(dialect, advisory));
+    }
     LeaseSettings lease = LeaseSettings.fromUrl(url);
     if (advisory) {
       for (String k : List.of("leaseTime", "renew")) {
@@ -194,6 +200,40 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
     Optional<String> password = url.password().or(() -> url.parameter("password"));
     return new JdbcConfig(url, jdbcUrl, dialect, user, password, table, create, advisory, timeout, recheck,
         Collections.unmodifiableMap(pool), Collections.unmodifiableMap(driver), lease);
+  }
+
+  /**
+   * The fewest pooled connections with which the service keeps working while it both holds and waits: on
+   * PostgreSQL in lease mode 2 (one {@code LISTEN}s while the service has waiters; grants, renewals and
+   * releases take turns on the other); in advisory mode 3 (a session holding the grants, the {@code LISTEN},
+   * and a session for a grant of a name the service already holds: a second read lock, or a wait for its own
+   * lock); on a database without notifications (H2) 1.
+   */
+  static int minimumPoolSize(Dialect dialect, boolean advisory) {
+    return advisory ? 3 : dialect.canNotify() ? 2 : 1;
+  }
+
+  int minimumPoolSize() {
+    return minimumPoolSize(dialect, advisory);
+  }
+
+  /** What the service needs of its pool, and why, for messages that ask for a larger one. */
+  static String poolNeeds(Dialect dialect, boolean advisory) {
+    int n = minimumPoolSize(dialect, advisory);
+    if (advisory) {
+      return "mode=advisory needs at least " + n + " connections (a session holding the grants, one that LISTENs while "
+          + "the service has waiters, one for a grant of a name the service already holds) and one more for each "
+          + "election held and each further grant of one name held at once; raise maximumPoolSize";
+    }
+    if (dialect.canNotify()) {
+      return "lease mode on " + dialect.name() + " needs at least " + n + " connections (one LISTENs while the service "
+          + "has waiters; grants, renewals and releases need another); raise maximumPoolSize";
+    }
+    return "the service needs at least " + n + " connection; raise maximumPoolSize";
+  }
+
+  String poolNeeds() {
+    return poolNeeds(dialect, advisory);
   }
 
   private static String subprotocolOf(String rest) {
@@ -225,12 +265,76 @@ record JdbcConfig(LockUrl url, String jdbcUrl, Dialect dialect, Optional<String>
   record TableNames(String holders) {
     private static final Pattern IDENTIFIER = Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0,39}");
 
+    /**
+     * Words that cannot name a table or schema unquoted: PostgreSQL's reserved key words (those
+     * {@code pg_get_keywords()} lists with category {@code R}, reserved, or {@code T}, reserved but allowed as a
+     * function or type name; PostgreSQL 14, plus {@code system_user}, reserved since 16) and H2's (the key words
+     * of H2 2.x's parser, {@code org.h2.util.ParserUtil}; a few of them H2 accepts as a table name, and they are
+     * refused all the same). The provider writes its names unquoted, so that they
+     * mean what the README's DDL and an administrator's unquoted SQL mean (PostgreSQL folds them to lower case,
+     * H2 to upper case; quoting them would make {@code tumbler_locks} and {@code TUMBLER_LOCKS} different tables
+     * on H2); a reserved word is therefore refused rather than quoted. Checked against both databases by
+     * {@code JdbcPostgresTest.everyKeywordIsRefusedOrUsableAsATableName}.
+     */
+    static final Set<String> RESERVED = Set.of(
+        // PostgreSQL, category R
+        "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "both", "case", "cast", "check",
+        "collate", "column", "constraint", "create", "current_catalog", "current_date", "current_role", "current_time",
+        "current_timestamp", "current_user", "default", "deferrable", "desc", "distinct", "do", "else", "end", "except",
+        "false", "fetch", "for", "foreign", "from", "grant", "group", "having", "in", "initially", "intersect", "into",
+        "lateral", "leading", "limit", "localtime", "localtimestamp", "not", "null", "offset", "on", "only", "or",
+        "order", "placing", "primary", "references", "returning", "select", "session_user", "some", "symmetric",
+        "system_user", "table", "then", "to", "trailing", "true", "union", "unique", "user", "using", "variadic", "when",
+        "where", "window", "with",
+        // PostgreSQL, category T
+        "authorization", "binary", "collation", "concurrently", "cross", "current_schema", "freeze", "full", "ilike",
+        "inner", "is", "isnull", "join", "left", "like", "natural", "notnull", "outer", "overlaps", "right", "similar",
+        "tablesample", "verbose",
+        // H2, beyond the above
+        "between", "current_path", "day", "exists", "groups", "hour", "if", "interval", "key", "minus", "minute",
+        "month", "over", "partition", "qualify", "range", "regexp", "row", "rownum", "rows", "second", "set", "top",
+        "uescape", "unknown", "value", "values", "year", "_rowid_");
+
+    /**
+     * Reads {@code [schema.]table}: refused when it is not an identifier, when either part is a reserved word,
+     * when the schema is one of the database's own ({@code information_schema}, PostgreSQL's {@code pg_*}:
+     * {@code pg_catalog}, {@code pg_toast}, {@code pg_temp_N}, ...), and when an unqualified name starts with
+     * {@code pg_} (PostgreSQL looks in {@code pg_catalog} first, so such a name may mean a system catalog).
+     *
+     * @throws InvalidLockUrlException naming the parameter {@code table} and what is wrong
+     */
     static TableNames of(LockUrl url, String table) {
       if (!IDENTIFIER.matcher(table).matches()) {
         throw new InvalidLockUrlException("lock URL " + url + ": parameter 'table': '" + table + "' is not a table name "
             + "(letters, digits and '_', at most 40, optionally after 'schema.')");
       }
-      return new TableNames(table.toLowerCase(Locale.ROOT));
+      String lower = table.toLowerCase(Locale.ROOT);
+      int dot = lower.indexOf('.');
+      String schema = dot < 0 ? null : lower.substring(0, dot);
+      String name = lower.substring(dot + 1);
+      if (schema != null && RESERVED.contains(schema)) {
+        throw reserved(url, schema, "schema");
+      }
+      if (RESERVED.contains(name)) {
+        throw reserved(url, name, "table");
+      }
+      if (schema != null && (schema.equals("information_schema") || schema.startsWith("pg_"))) {
+        throw new InvalidLockUrlException("lock URL " + url + ": parameter 'table': '" + schema + "' is a schema of the "
+            + "database itself (information_schema, and PostgreSQL's pg_catalog, pg_toast, pg_temp and every other pg_ "
+            + "schema); put the lock tables in a schema of the application, such as 'public." + name + "'");
+      }
+      if (schema == null && name.startsWith("pg_")) {
+        throw new InvalidLockUrlException("lock URL " + url + ": parameter 'table': '" + name + "' starts with 'pg_', "
+            + "as PostgreSQL's system catalogs do, which it looks in first; choose a name without that prefix, or write "
+            + "the schema ('public." + name + "')");
+      }
+      return new TableNames(lower);
+    }
+
+    private static InvalidLockUrlException reserved(LockUrl url, String word, String what) {
+      return new InvalidLockUrlException("lock URL " + url + ": parameter 'table': '" + word + "' is a reserved word of "
+          + "SQL (PostgreSQL or H2) and cannot name a " + what + " unquoted; choose another name, such as '" + word
+          + "_locks'");
     }
 
     String keys() {

@@ -1,6 +1,7 @@
 package dev.tumbler.lock.jdbc;
 
 import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariConfigMXBean;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.SQLExceptionOverride;
 import dev.tumbler.lock.InvalidLockUrlException;
@@ -38,6 +39,10 @@ import javax.sql.DataSource;
  * {@code connectionTestQuery}, {@code connectionInitSql}, {@code schema}, {@code catalog},
  * {@code driverClassName}); and driver properties as {@code dataSource.<property>}, as in HikariCP's own
  * property files. Anything else is an error.
+ *
+ * <p>A pool smaller than the mode needs is refused ({@link InvalidLockUrlException} naming
+ * {@code maximumPoolSize}): on PostgreSQL 2 in lease mode (one connection {@code LISTEN}s while the service
+ * has waiters), 3 in advisory mode, 1 on H2; an application's HikariCP pool is checked the same way.
  *
  * <p>An application that has a {@link DataSource} passes it in the connect properties under
  * {@link #DATA_SOURCE}, with a URL that only names the database: the service then uses it and opens no
@@ -88,6 +93,7 @@ public final class JdbcLockProvider implements LockProvider {
     String database;
     if (given != null) {
       ds = (DataSource) given;
+      checkPoolSize(config, ds);
       database = config.dialect().name() + "|ds@" + System.identityHashCode(ds) + "|" + config.table().holders();
     } else {
       pool = openPool(config);
@@ -107,6 +113,34 @@ public final class JdbcLockProvider implements LockProvider {
     }
   }
 
+  /**
+   * Refuses an application's pool that is too small for the mode, when its size can be read (a HikariCP
+   * pool, or a wrapper of one); of any other DataSource the README says what is needed, and a call that gets
+   * no connection in time fails naming the pool.
+   */
+  private static void checkPoolSize(JdbcConfig config, DataSource ds) {
+    Integer size = maximumPoolSize(ds);
+    if (size != null && size < config.minimumPoolSize()) {
+      throw new InvalidLockUrlException("the DataSource passed in the connect property '" + DATA_SOURCE + "' is a pool "
+          + "of maximumPoolSize=" + size + ", too small: " + config.poolNeeds());
+    }
+  }
+
+  /** The size of a HikariCP pool (or of one a DataSource wraps), or null when it cannot be read. */
+  static Integer maximumPoolSize(DataSource ds) {
+    if (ds instanceof HikariConfigMXBean h) {
+      return h.getMaximumPoolSize();
+    }
+    try {
+      if (ds.isWrapperFor(HikariDataSource.class)) {
+        return ds.unwrap(HikariDataSource.class).getMaximumPoolSize();
+      }
+    } catch (SQLException | RuntimeException e) {
+      // a DataSource that cannot say: nothing to check
+    }
+    return null;
+  }
+
   private static HikariDataSource openPool(JdbcConfig config) {
     HikariConfig hc = new HikariConfig();
     hc.setJdbcUrl(config.jdbcUrl());
@@ -117,7 +151,9 @@ public final class JdbcLockProvider implements LockProvider {
     hc.setMaximumPoolSize(10);
     hc.setMinimumIdle(1);
     hc.setConnectionTimeout(Math.max(250, timeoutMs));
-    hc.setValidationTimeout(Math.max(250, timeoutMs / 2));
+    // checking an idle connection (on a partition it waits for the whole of this) should not stretch a wait
+    // much past its deadline: half the call bound, at most a second
+    hc.setValidationTimeout(Math.max(250, Math.min(1000, timeoutMs / 2)));
     hc.setAutoCommit(true);
     hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
     Dialect dialect = config.dialect();
@@ -149,6 +185,10 @@ public final class JdbcLockProvider implements LockProvider {
       return new HikariDataSource(hc);
     } catch (RuntimeException e) {
       Throwable cause = e.getCause() != null ? e.getCause() : e;
+      if (refusedCredentials(cause)) {
+        throw new dev.tumbler.lock.CredentialsRefusedException("the " + config.dialect().name() + " database of "
+            + config.url() + " refused the credentials given (parameters 'user' and 'password'): " + cause.getMessage(), e);
+      }
       throw new ServiceUnavailableException("cannot connect to the " + config.dialect().name() + " database of "
           + config.url() + ": " + cause.getMessage(), e);
     }
@@ -175,6 +215,20 @@ public final class JdbcLockProvider implements LockProvider {
     }
   }
 
+  /**
+   * Whether {@code e} (or a cause) is the database refusing a login or a right: SQLState class {@code 28} (invalid
+   * authorization) or {@code 42501} (insufficient privilege). Trying again cannot help.
+   */
+  static boolean refusedCredentials(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s && s.getSQLState() != null
+          && (s.getSQLState().startsWith("28") || s.getSQLState().equals("42501"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static void prepareSchema(JdbcConfig config, DataSource ds) {
     SQLException last = null;
     for (int tries = 0; tries < 3; tries++) {
@@ -190,6 +244,11 @@ public final class JdbcLockProvider implements LockProvider {
       }
     }
     String state = last.getSQLState();
+    if (refusedCredentials(last)) {
+      throw new dev.tumbler.lock.CredentialsRefusedException("the " + config.dialect().name() + " database of "
+          + config.url() + " refused the user given (parameter 'user') the rights the lock table "
+          + config.table().holders() + " needs: " + last.getMessage(), last);
+    }
     if (state != null && state.startsWith("08") || last instanceof java.sql.SQLTransientConnectionException) {
       throw new ServiceUnavailableException("cannot reach the " + config.dialect().name() + " database of "
           + config.url() + ": " + last.getMessage(), last);

@@ -1,5 +1,8 @@
 package dev.tumbler.lock.jdbc;
 
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.HikariPoolMXBean;
+import com.zaxxer.hikari.pool.HikariPool;
 import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.HeldLock;
 import dev.tumbler.lock.LeaderElection;
@@ -22,6 +25,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientConnectionException;
+import java.sql.SQLTransientException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -29,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
@@ -70,18 +75,41 @@ import org.slf4j.LoggerFactory;
  * same database, or, on PostgreSQL, a {@code pg_notify} from any client), until the holder's grant expires
  * by itself, or until {@code recheck} has passed (on databases without notifications, a backoff that
  * doubles from {@value #FIRST_BACKOFF_MILLIS} ms up to {@code recheck}), whichever comes first — never past
- * their deadline. A wait rides out a database outage of up to one lease term, retrying every 100 ms.
- * In line, a waiter also looks again at least every {@code T/3}, to keep its place.
+ * their deadline. In line, a waiter also looks again at least every {@code T/3}, to keep its place.
+ *
+ * <h2>Outages</h2>
+ * A timed wait rides out an unreachable database (or a pool with no connection free) until its deadline,
+ * retrying every 100 ms, and then throws {@link ServiceUnavailableException}, never "not granted"; an
+ * acquire without deadline gives up after a lease term of outage. The pool's {@code connectionTimeout} and
+ * the driver's socket timeout do not stretch a wait: each attempt's borrow (on a HikariCP pool) and, on
+ * PostgreSQL, its statements are bounded by the time left plus {@value #LATE_MILLIS} ms, and what must be
+ * undone after a failure (an uncertain grant, a place in line the database could not be told of) is undone
+ * in the background. What the service cannot bound (another DataSource's borrow, an H2 reply) the API's
+ * answer grace does: a timed acquire always ends by its wait plus
+ * {@value dev.tumbler.lock.spi.AbstractLockService#ANSWER_GRACE_MILLIS} ms.
+ *
+ * <h2>Connections</h2>
+ * Every call borrows a connection for one short transaction and gives it back, except the {@code LISTEN}
+ * connection on PostgreSQL, held only while the service has waiters ({@link Notifications}), and in advisory
+ * mode the sessions holding locks ({@link Advisory}); {@link JdbcConfig#minimumPoolSize} is what a pool
+ * needs for that.
  *
  * <p>Errors of the driver never reach callers raw: an unreachable database is a
  * {@link ServiceUnavailableException}, anything the database refuses a {@link LockException}, both naming
- * the lock and the operation. Thread safe.
+ * the lock and the operation; a pool whose connections are all in use is a {@link ServiceUnavailableException}
+ * naming {@code maximumPoolSize}. Thread safe.
  */
 final class JdbcLockService extends AbstractLockService {
   private static final Logger LOG = LoggerFactory.getLogger(JdbcLockService.class);
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final long FIRST_BACKOFF_MILLIS = 20;
   private static final long OUTAGE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /**
+   * How far past its deadline an attempt may run: its borrow of a connection, and on PostgreSQL its statements
+   * (through the connection's network timeout), are bounded by the time the wait has left plus this.
+   */
+  static final long LATE_MILLIS = 500;
+  private static final Executor DIRECT = Runnable::run;
 
   static final Set<Capability> CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
       Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
@@ -92,6 +120,8 @@ final class JdbcLockService extends AbstractLockService {
 
   private final JdbcConfig config;
   private final DataSource dataSource;
+  /** The DataSource as a HikariCP pool (the service's own, or an application's), or null when it is not one. */
+  private final HikariDataSource hikari;
   private final AutoCloseable ownedPool;
   private final Dialect dialect;
   private final String serviceId;
@@ -133,11 +163,13 @@ final class JdbcLockService extends AbstractLockService {
     super(info, config.lease(), ticker);
     this.config = config;
     this.dataSource = dataSource;
+    this.hikari = dataSource instanceof HikariDataSource h ? h : null;
     this.ownedPool = ownedPool;
     this.dialect = config.dialect();
     this.serviceId = randomId();
     this.recheckNanos = config.recheck().toNanos();
-    // how long a wait rides out an outage: a lease term; in advisory mode (no term) six call timeouts
+    // how long an acquire without deadline rides out an outage: a lease term; in advisory mode (no term) six call
+    // timeouts
     this.leaseNanos = config.lease().expires() ? config.lease().leaseTime().toNanos() : 6 * config.timeout().toNanos();
     this.wakeups = new Wakeups(database);
     this.notifications = dialect.canNotify()
@@ -277,7 +309,7 @@ final class JdbcLockService extends AbstractLockService {
       return Optional.empty();
     }
     List<HeldLock> out = new ArrayList<>();
-    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(heldSql);
+    try (Connection c = borrow("listing the held locks"); PreparedStatement s = c.prepareStatement(heldSql);
         ResultSet rs = s.executeQuery()) {
       while (rs.next()) {
         Optional<String[]> kindAndName = Primitive.parse(rs.getString(1), namespace());
@@ -309,17 +341,18 @@ final class JdbcLockService extends AbstractLockService {
     if (advisory != null) {
       try {
         return advisory.leaderOf(p);
-      } catch (SQLException e) {
+      } catch (SQLException | RuntimeException e) {
         LOG.debug("cannot look up the leader of '{}': {}", p.name(), e.toString());
         return Optional.empty();
       }
     }
-    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(leaderSql)) {
+    try (Connection c = borrow("looking up the leader of '" + p.name() + "'");
+        PreparedStatement s = c.prepareStatement(leaderSql)) {
       s.setString(1, p.key());
       try (ResultSet rs = s.executeQuery()) {
         return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
       }
-    } catch (SQLException e) {
+    } catch (SQLException | RuntimeException e) {
       LOG.debug("cannot look up the leader of '{}': {}", p.name(), e.toString());
       return Optional.empty();
     }
@@ -368,8 +401,12 @@ final class JdbcLockService extends AbstractLockService {
 
   /**
    * Tries to grant {@code p} until {@code deadline}: one attempt if it has expired, else waiting for
-   * releases (bounded by the holders' own expiry and the recheck bound). While there is time left, an
-   * unreachable database is retried every 100 ms, for at most one lease term in a row.
+   * releases (bounded by the holders' own expiry and the recheck bound). An unreachable database (or a pool
+   * with no connection free) is retried every 100 ms while the wait has time left: a timed wait rides an
+   * outage out until its deadline, an acquire without one for a lease term; then the
+   * {@link ServiceUnavailableException} is thrown. Each attempt's borrow of a connection, and on PostgreSQL
+   * its statements, are bounded by the time left plus {@value #LATE_MILLIS} ms, so the pool's
+   * {@code connectionTimeout} and the driver's socket timeout do not stretch the wait.
    *
    * @return the lease, not yet registered; null if the deadline passed
    */
@@ -381,6 +418,7 @@ final class JdbcLockService extends AbstractLockService {
     // this acquire's place in the name's line (lease mode): joined by its first attempt that is not granted
     String waiterId = advisory == null ? serviceId + ":w" + sequence.incrementAndGet() : null;
     boolean inLine = false;
+    boolean unreachable = false;
     AbstractLease granted = null;
     // counted until it has undone what it must (an uncertain grant, its place in line): close() waits for it
     synchronized (inFlight) {
@@ -390,18 +428,20 @@ final class JdbcLockService extends AbstractLockService {
       while (true) {
         long seen = waiter == null ? 0 : waiter.version();
         Attempt a;
+        // a try that will not wait takes no place in line (a held lock's tryAcquire(0) writes nothing)
+        boolean join = waiterId != null && !deadline.isExpired();
+        // (an attempt that fails may have joined all the same: the wait leaves the line when it ends)
+        inLine |= join;
         try {
-          // a try that will not wait takes no place in line (a held lock's tryAcquire(0) writes nothing)
-          boolean join = waiterId != null && !deadline.isExpired();
-          a = attempt(p, owner, waiterId, join, permits, maxPermits);
-          inLine |= join;
+          a = attempt(p, owner, waiterId, join, permits, maxPermits, deadline);
           outageStart = 0;
         } catch (ServiceUnavailableException e) {
           long now = ticker().read();
           if (outageStart == 0) {
             outageStart = now;
           }
-          if (deadline.isExpired() || now - outageStart >= leaseNanos) {
+          if (deadline.isExpired() || deadline.isNone() && now - outageStart >= leaseNanos) {
+            unreachable = true;
             throw e;
           }
           LOG.debug("database unreachable while waiting for {}; retrying: {}", p.describe(), e.getMessage());
@@ -445,7 +485,12 @@ final class JdbcLockService extends AbstractLockService {
         wakeups.unregister(p.key(), waiter);
       }
       if (inLine && granted == null) {
-        leaveLine(p, waiterId);
+        if (unreachable) {
+          // the database cannot be reached now: leave in the background (or the place expires with its term)
+          inBackground("leaving the line of " + p.describe(), () -> leaveLine(p, waiterId, Deadline.none()));
+        } else {
+          leaveLine(p, waiterId, Deadline.after(Duration.ZERO, ticker()));
+        }
       }
       synchronized (inFlight) {
         if (--inFlight[0] == 0) {
@@ -455,14 +500,18 @@ final class JdbcLockService extends AbstractLockService {
     }
   }
 
-  /** Gives up a place in line (the deadline passed, an interrupt, an error), waking whoever was behind it. */
-  private void leaveLine(Primitive p, String waiterId) {
+  /**
+   * Gives up a place in line (the deadline passed, an interrupt, an error), waking whoever was behind it.
+   * Bounded by {@code deadline} plus {@value #LATE_MILLIS} ms; a place it cannot delete expires with its term.
+   */
+  private void leaveLine(Primitive p, String waiterId, Deadline deadline) {
     boolean interrupted = Thread.interrupted();
-    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(dequeueSql)) {
+    try (Connection c = borrow(deadline, "leaving the line of " + p.describe(), true);
+        PreparedStatement s = c.prepareStatement(dequeueSql)) {
       s.setString(1, p.key());
       s.setString(2, waiterId);
       s.execute();
-    } catch (SQLException | RuntimeException e) {
+    } catch (SQLException | RuntimeException | InterruptedException e) {
       LOG.debug("leaving the line of {} failed; the place expires in the database: {}", p.describe(), e.toString());
     } finally {
       wakeups.local(p.key());
@@ -472,25 +521,74 @@ final class JdbcLockService extends AbstractLockService {
     }
   }
 
+  /**
+   * Runs {@code task} on a virtual thread of its own, counted among the calls in flight that {@link #doClose}
+   * lets end before it closes the pool.
+   */
+  private void inBackground(String what, Runnable task) {
+    synchronized (inFlight) {
+      inFlight[0]++;
+    }
+    Thread.ofVirtual().name("tumbler-jdbc-cleanup").start(() -> {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        LOG.debug("{} failed: {}", what, e.toString());
+      } finally {
+        synchronized (inFlight) {
+          if (--inFlight[0] == 0) {
+            inFlight.notifyAll();
+          }
+        }
+      }
+    });
+  }
+
   /** The outcome of one attempt: a lease, or how long until a conflicting grant expires (-1: unknown). */
   private record Attempt(AbstractLease lease, long waitMs) {}
 
-  private Attempt attempt(Primitive p, String owner, String waiterId, boolean join, int permits, int maxPermits)
-      throws InterruptedException {
+  private Attempt attempt(Primitive p, String owner, String waiterId, boolean join, int permits, int maxPermits,
+      Deadline deadline) throws InterruptedException {
     String holder = serviceId + ":" + sequence.incrementAndGet();
     long sent = ticker().read();
+    if (advisory != null) {
+      AdvisoryLease l;
+      try {
+        // (an advisory attempt that fails gives back what it took on its session, or discards the session)
+        l = advisory.tryGrant(p, owner, permits, maxPermits, sent, deadline);
+      } catch (SQLException | RuntimeException e) {
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
+        }
+        if (isLockTimeout(e)) {
+          return new Attempt(null, FIRST_BACKOFF_MILLIS); // a statement that waited too long: not granted now
+        }
+        throw translate("acquiring " + p.describe(), e);
+      }
+      if (Thread.interrupted()) {
+        if (l != null) {
+          try {
+            l.release();
+          } catch (RuntimeException e) {
+            LOG.debug("giving back an interrupted grant of {} failed: {}", p.describe(), e.toString());
+          }
+        }
+        throw new InterruptedException();
+      }
+      return new Attempt(l, -1);
+    }
+    // nothing is sent before a connection is had: a failure to get one needs no undoing
+    Connection c = borrow(deadline, "acquiring " + p.describe(), true);
     Attempt a;
     try {
-      a = advisory != null ? new Attempt(advisory.tryGrant(p, owner, permits, maxPermits, sent), -1)
-          : grant(p, holder, waiterId, join, owner, permits, maxPermits, sent);
+      a = grant(c, p, holder, waiterId, join, owner, permits, maxPermits, sent);
     } catch (SQLException | RuntimeException e) {
-      // the grant may have committed with its reply lost: give back whatever it may have granted, now,
-      // with the interrupt status set aside, since it would fail the call
-      boolean interrupted = Thread.interrupted();
-      if (!isLockTimeout(e) && advisory == null) {
-        releaseQuietly(p, holder); // (an advisory attempt discards its session, and with it any lock)
+      // the grant may have committed with its reply lost: give back whatever it may have granted, at once but
+      // in the background, so that an unreachable database does not stretch this wait
+      if (!isLockTimeout(e)) {
+        inBackground("undoing an uncertain grant of " + p.describe(), () -> releaseQuietly(p, holder));
       }
-      if (interrupted) {
+      if (Thread.interrupted()) {
         throw new InterruptedException();
       }
       if (isLockTimeout(e)) {
@@ -498,15 +596,11 @@ final class JdbcLockService extends AbstractLockService {
         return new Attempt(null, FIRST_BACKOFF_MILLIS);
       }
       throw translate("acquiring " + p.describe(), e);
+    } finally {
+      closeQuietly(c);
     }
     if (Thread.interrupted()) {
-      if (a.lease() instanceof AdvisoryLease l) {
-        try {
-          l.release();
-        } catch (RuntimeException e) {
-          LOG.debug("giving back an interrupted grant of {} failed: {}", p.describe(), e.toString());
-        }
-      } else if (a.lease() != null) {
+      if (a.lease() != null) {
         releaseQuietly(p, holder);
       }
       throw new InterruptedException();
@@ -514,149 +608,145 @@ final class JdbcLockService extends AbstractLockService {
     return a;
   }
 
-  private Attempt grant(Primitive p, String holder, String waiterId, boolean join, String owner, int permits,
-      int maxPermits, long sent) throws SQLException {
+  private Attempt grant(Connection c, Primitive p, String holder, String waiterId, boolean join, String owner,
+      int permits, int maxPermits, long sent) throws SQLException {
     if (oneCallGrantSql != null) {
-      return grantInOneCall(p, holder, waiterId, join, owner, permits, maxPermits, sent);
+      return grantInOneCall(c, p, holder, waiterId, join, owner, permits, maxPermits, sent);
     }
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
-      try {
-        lockKey(c, p.key());
-        boolean expired = false;
-        boolean conflict = false;
-        long used = 0;
-        long waitMs = Long.MAX_VALUE;
-        try (PreparedStatement s = c.prepareStatement(holdersSql)) {
-          s.setString(1, p.key());
-          try (ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-              char mode = rs.getString(1).charAt(0);
-              int held = rs.getInt(2);
-              long left = rs.getLong(3);
-              if (left <= 0) {
-                expired = true;
-                continue;
-              }
-              switch (p.mode()) {
-                case 'S' -> {
-                  if (mode != 'S') {
-                    conflict = true;
-                    waitMs = Math.min(waitMs, left);
-                  }
-                }
-                case 'P' -> {
-                  used += held;
-                  waitMs = Math.min(waitMs, left);
-                }
-                default -> {
+    c.setAutoCommit(false);
+    try {
+      lockKey(c, p.key());
+      boolean expired = false;
+      boolean conflict = false;
+      long used = 0;
+      long waitMs = Long.MAX_VALUE;
+      try (PreparedStatement s = c.prepareStatement(holdersSql)) {
+        s.setString(1, p.key());
+        try (ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            char mode = rs.getString(1).charAt(0);
+            int held = rs.getInt(2);
+            long left = rs.getLong(3);
+            if (left <= 0) {
+              expired = true;
+              continue;
+            }
+            switch (p.mode()) {
+              case 'S' -> {
+                if (mode != 'S') {
                   conflict = true;
                   waitMs = Math.min(waitMs, left);
                 }
               }
-            }
-          }
-        }
-        if (p.mode() == 'P' && used + permits > maxPermits) {
-          conflict = true;
-        }
-        if (expired) {
-          try (PreparedStatement s = c.prepareStatement(deleteExpiredSql)) {
-            s.setString(1, p.key());
-            s.executeUpdate();
-          }
-        }
-        Line line = line(c, p, waiterId);
-        if (conflict || line.ahead()) {
-          if (line.ticket() == null) {
-            if (join) {
-              try (PreparedStatement s = c.prepareStatement(enqueueSql)) {
-                s.setString(1, p.key());
-                s.setString(2, waiterId);
-                s.setString(3, String.valueOf(p.mode()));
-                s.setInt(4, permits);
-                s.executeUpdate();
+              case 'P' -> {
+                used += held;
+                waitMs = Math.min(waitMs, left);
+              }
+              default -> {
+                conflict = true;
+                waitMs = Math.min(waitMs, left);
               }
             }
-          } else {
-            try (PreparedStatement s = c.prepareStatement(refreshWaiterSql)) {
+          }
+        }
+      }
+      if (p.mode() == 'P' && used + permits > maxPermits) {
+        conflict = true;
+      }
+      if (expired) {
+        try (PreparedStatement s = c.prepareStatement(deleteExpiredSql)) {
+          s.setString(1, p.key());
+          s.executeUpdate();
+        }
+      }
+      Line line = line(c, p, waiterId);
+      if (conflict || line.ahead()) {
+        if (line.ticket() == null) {
+          if (join) {
+            try (PreparedStatement s = c.prepareStatement(enqueueSql)) {
               s.setString(1, p.key());
               s.setString(2, waiterId);
+              s.setString(3, String.valueOf(p.mode()));
+              s.setInt(4, permits);
               s.executeUpdate();
             }
           }
-          c.commit();
-          return new Attempt(null, conflict && waitMs != Long.MAX_VALUE ? waitMs : -1);
-        }
-        if (line.ticket() != null) {
-          try (PreparedStatement s = c.prepareStatement(dequeueSql)) {
+        } else {
+          try (PreparedStatement s = c.prepareStatement(refreshWaiterSql)) {
             s.setString(1, p.key());
             s.setString(2, waiterId);
-            s.execute();
-          }
-        }
-        long token;
-        try (PreparedStatement s = c.prepareStatement(insertSql)) {
-          s.setString(1, p.key());
-          s.setString(2, holder);
-          s.setString(3, String.valueOf(p.mode()));
-          s.setInt(4, permits);
-          s.setString(5, owner);
-          try (ResultSet rs = s.executeQuery()) {
-            if (!rs.next()) {
-              throw new SQLException("the insert of a grant returned no token");
-            }
-            token = rs.getLong(1);
+            s.executeUpdate();
           }
         }
         c.commit();
-        return new Attempt(new JdbcLease(this, p, holder, token, permits, sent), 0);
-      } catch (SQLException | RuntimeException e) {
-        rollbackQuietly(c, e);
-        throw e;
+        return new Attempt(null, conflict && waitMs != Long.MAX_VALUE ? waitMs : -1);
       }
+      if (line.ticket() != null) {
+        try (PreparedStatement s = c.prepareStatement(dequeueSql)) {
+          s.setString(1, p.key());
+          s.setString(2, waiterId);
+          s.execute();
+        }
+      }
+      long token;
+      try (PreparedStatement s = c.prepareStatement(insertSql)) {
+        s.setString(1, p.key());
+        s.setString(2, holder);
+        s.setString(3, String.valueOf(p.mode()));
+        s.setInt(4, permits);
+        s.setString(5, owner);
+        try (ResultSet rs = s.executeQuery()) {
+          if (!rs.next()) {
+            throw new SQLException("the insert of a grant returned no token");
+          }
+          token = rs.getLong(1);
+        }
+      }
+      c.commit();
+      return new Attempt(new JdbcLease(this, p, holder, token, permits, sent), 0);
+    } catch (SQLException | RuntimeException e) {
+      rollbackQuietly(c, e);
+      throw e;
     }
   }
 
-  private Attempt grantInOneCall(Primitive p, String holder, String waiterId, boolean join, String owner,
-      int permits, int maxPermits, long sent) throws SQLException {
+  private Attempt grantInOneCall(Connection c, Primitive p, String holder, String waiterId, boolean join,
+      String owner, int permits, int maxPermits, long sent) throws SQLException {
     NamedSql sql = oneCallGrantSql.get(p.mode());
-    try (Connection c = dataSource.getConnection()) {
-      if (!c.getAutoCommit()) {
-        // the statements must commit together when the call ends (an application's pool may hand out
-        // connections in manual-commit mode; the pool resets it when the connection comes back)
-        c.setAutoCommit(true);
-      }
-      try (PreparedStatement s = c.prepareStatement(sql.sql())) {
-        sql.bind(s, Map.of("key", p.key(), "waiter", waiterId, "holder", holder, "mode", String.valueOf(p.mode()),
-            "permits", permits, "owner", owner, "max", maxPermits, "join", join));
-        boolean isResultSet = s.execute();
-        Long token = null;
-        Long waitMs = null;
-        int resultSets = 0;
-        while (isResultSet || s.getUpdateCount() != -1) {
-          if (isResultSet) {
-            try (ResultSet rs = s.getResultSet()) {
-              // the second result set (after the key row's) is the decision
-              if (++resultSets == 2) {
-                if (!rs.next()) {
-                  throw new SQLException("the grant statement returned no row");
-                }
-                token = rs.getObject(1, Long.class);
-                waitMs = rs.getObject(2, Long.class);
+    if (!c.getAutoCommit()) {
+      // the statements must commit together when the call ends (an application's pool may hand out
+      // connections in manual-commit mode; the pool resets it when the connection comes back)
+      c.setAutoCommit(true);
+    }
+    try (PreparedStatement s = c.prepareStatement(sql.sql())) {
+      sql.bind(s, Map.of("key", p.key(), "waiter", waiterId, "holder", holder, "mode", String.valueOf(p.mode()),
+          "permits", permits, "owner", owner, "max", maxPermits, "join", join));
+      boolean isResultSet = s.execute();
+      Long token = null;
+      Long waitMs = null;
+      int resultSets = 0;
+      while (isResultSet || s.getUpdateCount() != -1) {
+        if (isResultSet) {
+          try (ResultSet rs = s.getResultSet()) {
+            // the second result set (after the key row's) is the decision
+            if (++resultSets == 2) {
+              if (!rs.next()) {
+                throw new SQLException("the grant statement returned no row");
               }
+              token = rs.getObject(1, Long.class);
+              waitMs = rs.getObject(2, Long.class);
             }
           }
-          isResultSet = s.getMoreResults();
         }
-        if (resultSets != 2) {
-          throw new SQLException("the grant call returned " + resultSets + " result sets instead of 2");
-        }
-        if (token == null) {
-          return new Attempt(null, waitMs == null ? -1 : waitMs);
-        }
-        return new Attempt(new JdbcLease(this, p, holder, token, permits, sent), 0);
+        isResultSet = s.getMoreResults();
       }
+      if (resultSets != 2) {
+        throw new SQLException("the grant call returned " + resultSets + " result sets instead of 2");
+      }
+      if (token == null) {
+        return new Attempt(null, waitMs == null ? -1 : waitMs);
+      }
+      return new Attempt(new JdbcLease(this, p, holder, token, permits, sent), 0);
     }
   }
 
@@ -737,7 +827,7 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   boolean renew(Primitive p, String holder) {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = borrow("renewing " + p.describe())) {
       c.setAutoCommit(false);
       try {
         lockKey(c, p.key());
@@ -759,7 +849,7 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   void release(Primitive p, String holder) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(releaseSql)) {
+    try (Connection c = borrow("releasing " + p.describe()); PreparedStatement s = c.prepareStatement(releaseSql)) {
       s.setString(1, p.key());
       s.setString(2, holder);
       s.execute();
@@ -779,7 +869,8 @@ final class JdbcLockService extends AbstractLockService {
         throw translate("reading the permits of " + p.describe(), e);
       }
     }
-    try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(availableSql)) {
+    try (Connection c = borrow("reading the permits of " + p.describe());
+        PreparedStatement s = c.prepareStatement(availableSql)) {
       s.setString(1, p.key());
       try (ResultSet rs = s.executeQuery()) {
         rs.next();
@@ -788,6 +879,139 @@ final class JdbcLockService extends AbstractLockService {
     } catch (SQLException | RuntimeException e) {
       throw translate("reading the permits of " + p.describe(), e);
     }
+  }
+
+  // ---- connections
+
+  /**
+   * A connection for a call that has no deadline of its own (a renewal, a release, a listing): the pool's
+   * own {@code connectionTimeout} bounds the borrow.
+   *
+   * @throws ServiceUnavailableException if none comes: naming the pool when all its connections were in use
+   */
+  private Connection borrow(String what) {
+    try {
+      return dataSource.getConnection();
+    } catch (SQLException | RuntimeException e) {
+      throw noConnection(what, e);
+    }
+  }
+
+  /**
+   * A connection for a call of a wait that ends at {@code deadline}: with a deadline, the borrow waits at most
+   * the time left plus {@value #LATE_MILLIS} ms (on a HikariCP pool; another DataSource waits as it is set up
+   * to), and, when {@code boundStatements}, the connection's network timeout is lowered to the same bound for
+   * the call (HikariCP resets it when the connection comes back; a PostgreSQL statement then fails rather
+   * than wait for an answer past it; H2 ignores it). Not lowered on connections the caller keeps.
+   *
+   * <p>One exception: when that bound passes while the pool is opening a connection (it has room to grow and
+   * no connection has failed to open), the database is not known to be down, only slow to hand over a new
+   * session (on a busy machine); the borrow then waits the rest of the pool's {@code connectionTimeout}, as
+   * a call without deadline would. A database that refuses connections records a failure and is reported
+   * at the bound; one that accepts them and never answers (a partition) may keep the borrow waiting, and the
+   * API's answer grace then ends the wait ({@link #unanswered()}).
+   *
+   * @throws ServiceUnavailableException if none comes in time: naming the pool when all its connections were
+   *     in use, the database as unreachable otherwise
+   * @throws InterruptedException if interrupted while waiting for one
+   */
+  Connection borrow(Deadline deadline, String what, boolean boundStatements) throws InterruptedException {
+    if (deadline.isNone()) {
+      return borrow(what);
+    }
+    long bound = TimeUnit.NANOSECONDS.toMillis(deadline.remainingNanos()) + LATE_MILLIS;
+    Connection c;
+    try {
+      HikariPoolMXBean mx = hikari == null || hikari.isClosed() ? null : hikari.getHikariPoolMXBean();
+      long poolTimeout = hikari == null ? 0 : hikari.getConnectionTimeout();
+      if (mx instanceof HikariPool pool && bound < poolTimeout) {
+        long start = System.nanoTime();
+        try {
+          c = pool.getConnection(bound);
+        } catch (SQLTransientConnectionException e) {
+          long rest = poolTimeout - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+          if (e.getCause() != null || Thread.currentThread().isInterrupted() || rest <= 0
+              || mx.getTotalConnections() >= hikari.getMaximumPoolSize()) {
+            throw e;
+          }
+          c = pool.getConnection(rest);
+        }
+      } else {
+        c = dataSource.getConnection();
+      }
+    } catch (SQLException | RuntimeException e) {
+      if (Thread.interrupted()) {
+        throw new InterruptedException(); // HikariCP turns an interrupt into an SQLException and sets the status
+      }
+      throw noConnection(what, e);
+    }
+    if (boundStatements && hikari != null && bound < Integer.MAX_VALUE) {
+      try {
+        int current = c.getNetworkTimeout();
+        if (current == 0 || bound < current) {
+          c.setNetworkTimeout(DIRECT, (int) bound);
+        }
+      } catch (SQLException | RuntimeException e) {
+        closeQuietly(c);
+        throw translate(what, e);
+      }
+    }
+    return c;
+  }
+
+  private static void closeQuietly(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException e) {
+      LOG.debug("closing a connection failed: {}", e.toString());
+    }
+  }
+
+  /**
+   * Why no connection came for {@code what}: a HikariCP pool whose connections were all in use (with no
+   * failure to connect behind it) has too few for what the service and the application ask of it; a failure
+   * to connect is the database being unreachable; another DataSource cannot say which.
+   */
+  private LockException noConnection(String what, Exception e) {
+    if (e instanceof LockException le) {
+      return le;
+    }
+    if (isClosed()) {
+      return translate(what, e);
+    }
+    String where = "the " + dialect.name() + " database of " + info().url();
+    if (e instanceof SQLTransientConnectionException && e.getCause() instanceof SQLException cause) {
+      return new ServiceUnavailableException(where + " unreachable while " + what + ": " + cause.getMessage(), e);
+    }
+    if (hikari != null) {
+      HikariPoolMXBean mx = hikari.getHikariPoolMXBean();
+      if (e instanceof SQLTransientConnectionException && mx != null
+          && mx.getActiveConnections() >= hikari.getMaximumPoolSize()) {
+        return new ServiceUnavailableException("no connection of the pool of " + info().url() + " came free while "
+            + what + " (" + e.getMessage() + "): " + config.poolNeeds()
+            + (ownedPool == null ? " (of the application's pool, besides the connections the application uses)" : ""), e);
+      }
+      return translate(what, e);
+    }
+    if (e instanceof SQLException s && !(s instanceof SQLTransientException) && s.getSQLState() != null
+        && !sessionEnded(s)) {
+      return translate(what, e);
+    }
+    return new ServiceUnavailableException("no connection came from the application's DataSource while " + what + " ("
+        + e.getMessage() + "): " + where + " is unreachable, or the pool has no connection free; " + config.poolNeeds()
+        + ", besides the connections the application uses", e);
+  }
+
+  /**
+   * A timed acquire that the service left unanswered past its deadline and the API's answer grace: its calls
+   * are bounded by the deadline plus {@value #LATE_MILLIS} ms where the pool and driver allow it, so the
+   * database (or a pool handed in by the application, which the service cannot bound) did not answer.
+   */
+  @Override
+  protected RuntimeException unanswered() {
+    return new ServiceUnavailableException("the " + dialect.name() + " database of " + info().url() + " did not answer "
+        + "an acquire within its wait plus " + ANSWER_GRACE_MILLIS + " ms (unreachable, or no connection of the pool "
+        + "came free)");
   }
 
   private boolean isLockTimeout(Exception e) {

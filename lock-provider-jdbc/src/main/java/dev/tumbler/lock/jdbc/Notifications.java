@@ -10,11 +10,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * PostgreSQL's {@code LISTEN} for one service: a virtual thread holds one connection of the service's pool,
- * listens on the table's release channel and wakes the waiters of each released key. Started with the
- * first wait, so a service that never waits holds no extra connection. When the connection breaks, it
- * wakes every waiter (notifications may have been missed) and listens again on a new one; meanwhile
- * waiters look again every {@code recheck}. Thread safe.
+ * PostgreSQL's {@code LISTEN} for one service: while the service has waiters, a virtual thread holds one
+ * connection of the service's pool, listens on the table's release channel and wakes the waiters of each
+ * released key. Started by the first wait; once no waiter is left (it looks every
+ * {@value #POLL_MILLIS} ms) it stops listening ({@code UNLISTEN}) and gives the connection back to the
+ * pool, so a service without waiters holds no connection for it; the next wait starts it again. When the
+ * connection breaks, it wakes every waiter (notifications may have been missed) and listens again on a new
+ * one; meanwhile waiters look again every {@code recheck}. So the pool must have a connection for the
+ * service's calls besides this one ({@link JdbcConfig#minimumPoolSize}). Thread safe.
  */
 final class Notifications {
   private static final Logger LOG = LoggerFactory.getLogger(Notifications.class);
@@ -25,6 +28,7 @@ final class Notifications {
   private final Wakeups wakeups;
   private final Duration retry;
   private volatile boolean closed;
+  /** The listening thread, or null when none runs (guarded by this). */
   private Thread thread;
 
   Notifications(DataSource dataSource, String channel, Wakeups wakeups, Duration retry) {
@@ -34,6 +38,7 @@ final class Notifications {
     this.retry = retry;
   }
 
+  /** Listens, unless a thread does already; called by each wait after it registered as a waiter. */
   synchronized void start() {
     if (thread == null && !closed) {
       thread = Thread.ofVirtual().name("tumbler-jdbc-listen-" + channel).start(this::run);
@@ -56,15 +61,27 @@ final class Notifications {
     }
   }
 
+  /**
+   * Whether to go on: false once the service is closed or has no waiter, and then the thread is gone (under
+   * the same lock as {@link #start}, so a waiter that registered after this look starts a new one).
+   */
+  private synchronized boolean stillNeeded() {
+    if (closed || !wakeups.hasWaiters()) {
+      thread = null;
+      return false;
+    }
+    return true;
+  }
+
   private void run() {
-    while (!closed) {
+    while (stillNeeded()) {
       try (Connection c = dataSource.getConnection()) {
         PGConnection pg = c.unwrap(PGConnection.class);
         try (Statement s = c.createStatement()) {
           s.execute("LISTEN " + channel);
         }
         wakeups.wakeAll(); // releases while we were not listening
-        while (!closed) {
+        while (!closed && wakeups.hasWaiters()) {
           PGNotification[] ns = pg.getNotifications(POLL_MILLIS);
           if (ns != null) {
             for (PGNotification n : ns) {
@@ -72,8 +89,17 @@ final class Notifications {
             }
           }
         }
+        if (!closed) {
+          // the connection goes back to the pool: it must not go on collecting this channel's notifications
+          try (Statement s = c.createStatement()) {
+            s.execute("UNLISTEN " + channel);
+          }
+        }
       } catch (Exception e) {
         if (closed) {
+          synchronized (this) {
+            thread = null;
+          }
           return;
         }
         LOG.debug("listening on {} failed; listening again in {} ms: {}", channel, retry.toMillis(), e.toString());
@@ -81,6 +107,9 @@ final class Notifications {
         try {
           Thread.sleep(retry);
         } catch (InterruptedException ie) {
+          synchronized (this) {
+            thread = null;
+          }
           return;
         }
       }

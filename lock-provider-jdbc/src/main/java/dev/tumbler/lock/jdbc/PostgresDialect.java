@@ -1,6 +1,9 @@
 package dev.tumbler.lock.jdbc;
 
+import dev.tumbler.lock.LockException;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -89,6 +92,37 @@ final class PostgresDialect implements Dialect {
     p.put("options", "-c lock_timeout=" + ms + " -c statement_timeout=" + ms
         + " -c idle_in_transaction_session_timeout=" + ms);
     return p;
+  }
+
+  /**
+   * Refuses a fencing sequence with a {@code CACHE} above 1 (each session would hand out values from a block
+   * of its own, out of order with the others', so a later grant could get a smaller token) or that is not
+   * logged ({@code UNLOGGED}, PostgreSQL 15 and later: reset to its start after a crash). A sequence that is
+   * missing is left to the first grant's error, as before.
+   */
+  @Override
+  public void checkSequence(Connection c, String sequence) throws SQLException {
+    try (PreparedStatement s = c.prepareStatement("SELECT q.seqcache, r.relpersistence FROM pg_sequence q "
+        + "JOIN pg_class r ON r.oid = q.seqrelid WHERE q.seqrelid = to_regclass(?)")) {
+      s.setString(1, sequence);
+      try (ResultSet rs = s.executeQuery()) {
+        if (!rs.next()) {
+          return;
+        }
+        long cache = rs.getLong(1);
+        String persistence = rs.getString(2);
+        if (cache > 1) {
+          throw new LockException("the fencing sequence " + sequence + " has CACHE " + cache + ": each session "
+              + "would hand out tokens from a block of its own, out of order with the others', and a later grant "
+              + "could get a smaller token; run ALTER SEQUENCE " + sequence + " CACHE 1");
+        }
+        if ("u".equals(persistence)) {
+          throw new LockException("the fencing sequence " + sequence + " is UNLOGGED: after a crash it starts "
+              + "again from its first value, and tokens would go back; run ALTER SEQUENCE " + sequence
+              + " SET LOGGED, then move it past every token handed out");
+        }
+      }
+    }
   }
 
   @Override

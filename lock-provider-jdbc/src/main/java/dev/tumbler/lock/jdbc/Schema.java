@@ -22,7 +22,9 @@ import java.util.List;
  *       goes to no one while a live waiter that it must not pass is ahead of it (since version 2);
  *   <li>{@code <table>_meta}: {@code schema_version}, so that a later release can migrate;
  *   <li>{@code <table>_fence}: the sequence fencing tokens are drawn from, under the name's row lock. It
- *       never goes back: not when rows are deleted, not across restarts.
+ *       does not go back when rows are deleted, nor across restarts and crashes; it can after a failover
+ *       to a standby that lost WAL, a restore, or when made {@code UNLOGGED}, restarted or given a
+ *       {@code CACHE} above 1 (the README's "What keeps tokens increasing").
  * </ul>
  */
 final class Schema {
@@ -64,10 +66,10 @@ final class Schema {
   }
 
   /**
-   * Checks that the schema exists and has a version this provider reads; creates it first when
-   * {@code create}.
+   * Checks that the schema exists and has a version this provider reads, and that the dialect accepts the
+   * fencing sequence ({@link Dialect#checkSequence}); creates the schema first when {@code create}.
    *
-   * @throws LockException naming the missing table, or the unsupported version
+   * @throws LockException naming the missing table, the unsupported version, or what is wrong with the sequence
    * @throws SQLException if the database cannot be reached
    */
   static void prepare(Connection c, Dialect d, JdbcConfig.TableNames t, boolean create) throws SQLException {
@@ -98,6 +100,7 @@ final class Schema {
         throw e;
       }
     }
+    d.checkSequence(c, t.sequence());
   }
 
   private static Integer readVersion(Connection c, Dialect d, JdbcConfig.TableNames t) throws SQLException {

@@ -12,6 +12,7 @@ import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import java.util.List;
 import java.util.Properties;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -53,6 +54,20 @@ class JdbcConfigTest {
   }
 
   @Test
+  void onePooledConnectionIsEnoughOnH2() throws Exception {
+    // H2 has no LISTEN: holders and waiters of one service take turns on one connection
+    try (LockService s = LockProviders.connect(h2() + "?createSchema=true&maximumPoolSize=1&leaseTime=2s")) {
+      Lease held = s.lock("x").acquire();
+      assertTrue(s.lock("x").tryAcquire(java.time.Duration.ofMillis(300)).isEmpty(), "a held lock was granted");
+      try (Lease other = s.lock("y").tryAcquire(java.time.Duration.ofSeconds(1)).orElseThrow()) {
+        assertTrue(other.isValid());
+      }
+      held.release();
+      s.lock("x").tryAcquire(java.time.Duration.ofSeconds(1)).orElseThrow().release();
+    }
+  }
+
+  @Test
   void passwordsNeverShown() throws Exception {
     InvalidLockUrlException inUrl = rejected("lock:jdbc:postgresql://app:" + SECRET + "@db:5432/app");
     assertFalse(inUrl.getMessage().contains(SECRET), inUrl.getMessage());
@@ -67,6 +82,25 @@ class JdbcConfigTest {
   }
 
   @Test
+  void aRefusedPasswordIsCredentialsRefusedNamingTheParameterNotTheValue() throws Exception {
+    String db = h2();
+    try (LockService owner = LockProviders.connect(db + "?createSchema=true&user=sa&password=" + SECRET)) {
+      dev.tumbler.lock.CredentialsRefusedException e = assertThrows(dev.tumbler.lock.CredentialsRefusedException.class,
+          () -> LockProviders.connect(db + "?user=sa&password=not-" + SECRET).close());
+      assertTrue(e.getMessage().contains("'password'"), e.getMessage());
+      assertFalse(e.getMessage().contains(SECRET), e.getMessage());
+      assertTrue(owner.lock("x").tryAcquire(java.time.Duration.ZERO).isPresent());
+    }
+  }
+
+  @Test
+  void aMissingTableInAnEmptyDatabaseSaysHowToCreateIt() {
+    dev.tumbler.lock.LockException e = assertThrows(dev.tumbler.lock.LockException.class,
+        () -> LockProviders.connect(h2()).close());
+    assertTrue(e.getMessage().contains("createSchema=true"), e.getMessage());
+  }
+
+  @Test
   void malformedUrlsSayWhatIsWrong() {
     assertTrue(rejected("lock:jdbc://db:5432/app").getMessage().contains("lock:jdbc:postgresql://"));
     InvalidLockUrlException e = rejected("lock:jdbc:mysql://db/app");
@@ -74,6 +108,41 @@ class JdbcConfigTest {
     assertTrue(rejected("lock:jdbc:postgresql").getMessage().contains(JdbcLockProvider.DATA_SOURCE));
     assertTrue(rejected(h2() + "?table=drop%20table").getMessage().contains("table"));
     assertTrue(rejected(h2() + "?timeout=5").getMessage().contains("timeout"));
+  }
+
+  @Test
+  void reservedWordsAreRefusedAsTableOrSchemaNames() {
+    // each passed the old check, then failed at connect with a raw SQL syntax error
+    for (String table : List.of("select", "user", "USER", "Order", "table", "limit", "current_user", "rownum", "_rowid_",
+        "value", "key", "analyse", "public.select", "user.locks", "select.locks")) {
+      InvalidLockUrlException e = rejected(h2() + "?createSchema=true&table=" + table);
+      assertTrue(e.getMessage().contains("'table'") && e.getMessage().contains("reserved"),
+          "table=" + table + " refused without saying why: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void schemasOfTheDatabaseItselfAreRefused() {
+    // table=information_schema.tables&createSchema=true created four tables inside information_schema on PostgreSQL
+    for (String table : List.of("information_schema.tables", "INFORMATION_SCHEMA.locks", "Information_Schema.locks",
+        "pg_catalog.locks", "pg_toast.locks", "pg_temp.locks", "pg_temp_3.locks", "PG_CATALOG.locks", "pg_class")) {
+      InvalidLockUrlException e = rejected(h2() + "?createSchema=true&table=" + table);
+      assertTrue(e.getMessage().contains("'table'") && e.getMessage().toLowerCase(java.util.Locale.ROOT).contains(
+          table.toLowerCase(java.util.Locale.ROOT).substring(0, table.indexOf('.') < 0 ? table.length() : table.indexOf('.'))),
+          "table=" + table + " refused without naming the schema: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void applicationNamesThatMerelyContainReservedWordsAreAccepted() throws Exception {
+    for (String table : List.of("users", "selection", "user_locks", "order_locks", "app.locks", "public.tumbler_locks",
+        "pg.locks", "information.locks", "locks_pg_catalog")) {
+      JdbcConfig c = JdbcConfig.from(dev.tumbler.lock.spi.LockUrl.parse(h2() + "?table=" + table), false);
+      assertEquals(table.toLowerCase(java.util.Locale.ROOT), c.table().holders());
+    }
+    try (LockService s = LockProviders.connect(h2() + "?createSchema=true&table=public.selection")) {
+      s.lock("x").acquire().release();
+    }
   }
 
   @Test

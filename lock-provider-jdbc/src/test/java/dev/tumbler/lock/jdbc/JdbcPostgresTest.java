@@ -15,6 +15,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeAll;
@@ -196,6 +197,79 @@ class JdbcPostgresTest {
     try (Connection c = pg.admin(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(query)) {
       rs.next();
       return rs.getLong(1);
+    }
+  }
+
+  /**
+   * Every keyword of PostgreSQL (all of {@code pg_get_keywords()}) and of H2 is either refused by the
+   * {@code table} check or usable, unquoted, as a table and schema name on both databases: the check's list of
+   * reserved words leaves out none that would fail later with a syntax error.
+   */
+  @Test
+  void everyKeywordIsRefusedOrUsableAsATableName() throws Exception {
+    java.util.Set<String> words = new java.util.TreeSet<>();
+    try (Connection c = pg.admin(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT word FROM pg_get_keywords()")) {
+      while (rs.next()) {
+        words.add(rs.getString(1));
+      }
+    }
+    // H2 names its keywords as constants of its parser's utility class
+    for (java.lang.reflect.Field f : org.h2.util.ParserUtil.class.getFields()) {
+      if (f.getType() == int.class && org.h2.util.ParserUtil.isKeyword(f.getName(), true)) {
+        words.add(f.getName().toLowerCase(java.util.Locale.ROOT));
+      }
+    }
+    assertTrue(words.size() > 400 && words.contains("select") && words.contains("rownum"), "keywords: " + words);
+    java.util.List<String> refused = new java.util.ArrayList<>();
+    java.util.List<String> broken = new java.util.ArrayList<>();
+    try (Connection p = pg.admin(); Statement ps = p.createStatement();
+        Connection h = java.sql.DriverManager.getConnection("jdbc:h2:mem:keywords;DB_CLOSE_DELAY=-1");
+        Statement hs = h.createStatement()) {
+      for (String w : words) {
+        try {
+          JdbcConfig.TableNames.of(dev.tumbler.lock.spi.LockUrl.parse("lock:jdbc:h2:mem:x"), w);
+          JdbcConfig.TableNames.of(dev.tumbler.lock.spi.LockUrl.parse("lock:jdbc:h2:mem:x"), w + ".locks");
+        } catch (dev.tumbler.lock.InvalidLockUrlException e) {
+          refused.add(w);
+          continue;
+        }
+        for (Statement s : List.of(ps, hs)) {
+          try {
+            s.execute("CREATE TABLE " + w + " (lock_key VARCHAR(10))");
+            s.execute("SELECT lock_key FROM " + w + " WHERE lock_key = 'x' FOR UPDATE");
+            s.execute("DROP TABLE " + w);
+            s.execute("CREATE SCHEMA " + w);
+            s.execute("CREATE TABLE " + w + ".locks (lock_key VARCHAR(10))");
+            s.execute("DROP TABLE " + w + ".locks");
+            s.execute("DROP SCHEMA " + w);
+          } catch (java.sql.SQLException e) {
+            broken.add(w + " (" + (s == ps ? "postgresql" : "h2") + ": " + e.getMessage().lines().findFirst().orElse("")
+                + ")");
+          }
+        }
+      }
+    }
+    assertTrue(broken.isEmpty(), "accepted as table or schema names, but refused by the database: " + broken);
+    assertTrue(refused.containsAll(List.of("select", "user", "rownum", "table")), "refused: " + refused);
+  }
+
+  @Test
+  void fencingSequenceWithACacheIsRefused() throws Exception {
+    try (LockService s = connect("cached_locks", "")) {
+      s.lock("a").acquire().release();
+    }
+    // a cache per session would hand out tokens out of order: a later grant could get a smaller one
+    sql("ALTER SEQUENCE cached_locks_fence CACHE 20");
+    try {
+      LockException e = assertThrows(LockException.class, () -> connect("cached_locks", "").close());
+      assertTrue(e.getMessage().contains("cached_locks_fence") && e.getMessage().contains("CACHE 1"),
+          "the error does not name the sequence and the way out: " + e.getMessage());
+    } finally {
+      sql("ALTER SEQUENCE cached_locks_fence CACHE 1");
+    }
+    try (LockService s = connect("cached_locks", "")) {
+      s.lock("a").acquire().release();
     }
   }
 

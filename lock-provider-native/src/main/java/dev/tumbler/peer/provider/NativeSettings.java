@@ -112,6 +112,10 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
       accepted.addAll(TcpTransportConfig.PARAMETERS);
       url.requireKnownParameters(accepted);
       TcpTransportConfig tcp = TcpTransportConfig.fromUrl(url, info);
+      if (tcp.clientListen().isPresent() && !algorithm.leased()) {
+        // CLIENTS.md D3: such a member refuses clients; refused here, before the node waits a term it has not got
+        throw new InvalidLockUrlException("lock URL " + url + ": parameter 'clientListen': " + notForClients(algorithm));
+      }
       checkSize(url, algorithm, tcp.peers().size());
       if (tcp.self().endsWith(":0") && !tcp.peers().isEmpty()) {
         // a peer's id is where its peers dial it: an ephemeral port is known to nobody else, and the id
@@ -178,13 +182,18 @@ record NativeSettings(Kind kind, String cluster, String self, List<String> peers
     accepted.addAll(TcpClientConfig.PARAMETERS);
     url.requireKnownParameters(accepted);
     if (!algorithm.leased()) {
-      throw new InvalidLockUrlException("lock URL " + url + ": algorithm " + algorithm.name() + " cannot serve thin "
-          + "clients: its grants hold until released, so a client that died would hold its locks for ever and one "
-          + "cut off could not know it lost them; members take clients with " + leasedNames());
+      throw new InvalidLockUrlException("lock URL " + url + ": " + notForClients(algorithm));
     }
     TcpClientConfig client = TcpClientConfig.fromUrl(url, info);
     return new NativeSettings(Kind.CLIENT, "", "client#" + CLIENTS.incrementAndGet(), client.members(), algorithm,
         algorithmSettings, peerTimeout, lease, null, bucketSize, election, client);
+  }
+
+  /** Why a member or a client of {@code algorithm}, whose grants hold until released, cannot have thin clients. */
+  private static String notForClients(Algorithm<?> algorithm) {
+    return "algorithm " + algorithm.name() + " cannot serve thin clients: its grants hold until released, so a client "
+        + "that died would hold its locks for ever and one cut off could not know it lost them; members take clients "
+        + "with " + leasedNames();
   }
 
   private static String leasedNames() {

@@ -1,5 +1,6 @@
 package dev.tumbler.peer.provider;
 
+import dev.tumbler.lock.CredentialsRefusedException;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.Ticker;
@@ -19,6 +20,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
 import org.slf4j.Logger;
@@ -97,7 +99,7 @@ final class NodeRegistry {
 
   private static PeerNode<?> start(NativeSettings settings, String redactedUrl) {
     if (settings.thinClient()) {
-      return startClient(settings);
+      return startClient(settings, redactedUrl);
     }
     if (settings.takesClients()) {
       joinLater(settings);
@@ -165,8 +167,11 @@ final class NodeRegistry {
   /**
    * A thin client (CLIENTS.md): a {@link ClientCore} behind the client transport, which dials every member's client
    * listener; the service runs on it as on a member's core.
+   *
+   * @throws CredentialsRefusedException if the members refuse its {@code clientSecret} (a configuration error: told
+   *     at once, not after {@code peerTimeout} as if no member were up)
    */
-  private static PeerNode<?> startClient(NativeSettings settings) {
+  private static PeerNode<?> startClient(NativeSettings settings, String redactedUrl) {
     TcpClientTransport transport = TcpClientTransport.open(settings.client());
     ClientCore core = new ClientCore(transport.self(), List.copyOf(transport.peers()), settings.algorithm().name(),
         settings.leaseNanos(), settings.peerTimeout().toNanos(), new SplittableRandom());
@@ -181,6 +186,13 @@ final class NodeRegistry {
     // with none reachable it returns anyway, and its requests wait or fail as they would a moment later)
     long end = System.nanoTime() + settings.peerTimeout().toNanos();
     while (!node.inspect(c -> ((ClientCore) c).linked()) && System.nanoTime() - end < 0) {
+      Optional<String> refused = transport.credentialRefused();
+      if (refused.isPresent()) {
+        node.close();
+        throw new CredentialsRefusedException("lock URL " + redactedUrl + ": the members refused this thin client's "
+            + "credential: parameter 'clientSecret' is not the clientSecret the members were given (" + refused.get()
+            + ")");
+      }
       try {
         Thread.sleep(1);
       } catch (InterruptedException e) {

@@ -72,6 +72,9 @@ class NativeProviderTest {
       "lock:native://127.0.0.1:1,127.0.0.1:2?secret=0123456789abcdef|clientSecret",
       "lock:native://127.0.0.1:1,127.0.0.1:2?secret=0123456789abcdef&clientSecret=fedcba9876543210|neither 'secret'",
       "lock:native://127.0.0.1:1,127.0.0.1:2?clientSecret=fedcba9876543210|cannot serve thin clients",
+      // issue 40: a member that takes clients on an algorithm without terms was a NullPointerException
+      "lock:native://127.0.0.1:1?peers=127.0.0.1:2&secret=0123456789abcdef&clientSecret=fedcba9876543210&clientListen=127.0.0.1:3|parameter 'clientListen': algorithm lamport cannot serve thin clients",
+      "lock:native://127.0.0.1:1?peers=127.0.0.1:2&algorithm=ricart-agrawala&secret=0123456789abcdef&clientSecret=fedcba9876543210&clientListen=127.0.0.1:3|parameter 'clientListen': algorithm ricart-agrawala cannot serve",
       "lock:native://127.0.0.1:1,127.0.0.1:2?algorithm=lease&clientSecret=short|clientSecret",
       "lock:native://127.0.0.1:1,127.0.0.1:2?algorithm=lease&clientSecret=fedcba9876543210&clientListen=x:1|several hosts",
       "lock:native://127.0.0.1:1,127.0.0.1:2?algorithm=lease&clientSecret=fedcba9876543210&bucketz=1|bucketz",

@@ -143,7 +143,7 @@ public final class RedisLockProvider implements LockProvider {
     try {
       node = connect.get();
     } catch (JedisDataException e) {
-      throw new LockException("Redis refused the connection for " + config.url() + ": " + e.getMessage(), e);
+      throw refused(config, e);
     } catch (JedisException e) {
       throw new ServiceUnavailableException("cannot reach Redis " + config.hosts() + " (mode="
           + config.mode().name().toLowerCase(Locale.ROOT) + ") for " + config.url() + ": " + e.getMessage(), e);
@@ -155,6 +155,22 @@ public final class RedisLockProvider implements LockProvider {
       throw e;
     }
     return node;
+  }
+
+  /**
+   * A server's refusal of the connection: {@link dev.tumbler.lock.CredentialsRefusedException} when it refused the
+   * credentials ({@code WRONGPASS}, {@code NOAUTH}, {@code NOPERM}, or a password given to a server that has none),
+   * a {@link LockException} otherwise. Neither shows a password: the URL is the redacted one.
+   */
+  static LockException refused(RedisConfig config, JedisDataException e) {
+    String m = String.valueOf(e.getMessage());
+    if (m.startsWith("WRONGPASS") || m.startsWith("NOAUTH") || m.startsWith("NOPERM")
+        || m.contains("called without any password configured")) {
+      return new dev.tumbler.lock.CredentialsRefusedException("Redis refused the credentials given for " + config.url()
+          + " (parameters 'user' and 'password'" + (config.mode() == RedisConfig.Mode.SENTINEL
+          ? ", or 'sentinelUser' and 'sentinelPassword'" : "") + "): " + m, e);
+    }
+    return new LockException("Redis refused the connection for " + config.url() + ": " + m, e);
   }
 
   /** One server must answer; in Redlock mode, a majority. */
@@ -174,8 +190,8 @@ public final class RedisLockProvider implements LockProvider {
     int needed = nodes.size() / 2 + 1;
     if (up < needed) {
       String why = last == null ? "" : ": " + last.getMessage();
-      if (last instanceof redis.clients.jedis.exceptions.JedisDataException) {
-        throw new dev.tumbler.lock.LockException("Redis refused the connection for " + config.url() + why, last);
+      if (last instanceof JedisDataException d) {
+        throw refused(config, d);
       }
       throw new ServiceUnavailableException("cannot reach Redis " + down + " for " + config.url()
           + (nodes.size() > 1 ? " (" + up + " of " + nodes.size() + " masters up, " + needed + " needed)" : "") + why,

@@ -34,6 +34,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.UnifiedJedis;
+import redis.embedded.RedisServer;
 
 /** The provider against a real Redis server started here. */
 class RedisProviderTest {
@@ -55,6 +56,31 @@ class RedisProviderTest {
 
   static LockService open() {
     return LockProviders.connect(url(""));
+  }
+
+  @Test
+  void refusedCredentialsAreCredentialsRefusedNamingTheParameterNotTheValue() throws Exception {
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    RedisServer guarded = RedisServer.builder().port(port).bind("127.0.0.1")
+        .setting("save \"\"").setting("appendonly no").setting("requirepass right-one-42").build();
+    guarded.start();
+    try {
+      for (String url : List.of("lock:redis://:wrong-one-42@127.0.0.1:" + port, "lock:redis://127.0.0.1:" + port,
+          "lock:redis://:wrong-one-42@" + redis.address())) {
+        dev.tumbler.lock.CredentialsRefusedException e = assertThrows(dev.tumbler.lock.CredentialsRefusedException.class,
+            () -> LockProviders.connect(url).close(), url);
+        assertTrue(e.getMessage().contains("'password'"), e.getMessage());
+        assertFalse(e.getMessage().contains("wrong-one-42") || e.getMessage().contains("right-one-42"), e.getMessage());
+      }
+      try (LockService s = LockProviders.connect("lock:redis://:right-one-42@127.0.0.1:" + port)) {
+        s.lock("guarded").tryAcquire(Duration.ZERO).orElseThrow().release();
+      }
+    } finally {
+      guarded.stop();
+    }
   }
 
   @Test

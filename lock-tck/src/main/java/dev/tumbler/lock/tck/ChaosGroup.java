@@ -1,5 +1,6 @@
 package dev.tumbler.lock.tck;
 
+import static dev.tumbler.lock.tck.LockTck.*;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -66,7 +67,7 @@ import org.junit.jupiter.api.Test;
  * ({@code -Dtck.chaos.seconds=600}). The seed of the random choices is printed and taken from
  * {@code -Dtck.chaos.seed}; timing makes a run unrepeatable anyway, so it only fixes the choices.
  */
-abstract class ChaosGroup {
+abstract class ChaosGroup extends TckGroup {
   private static final int SERVICES = 3;
   private static final int WORKERS_PER_SERVICE = 3;
   private static final int NAMES = 3;
@@ -74,10 +75,8 @@ abstract class ChaosGroup {
   /** At most this many services closed and replaced per storm: opening one can be slow (a peer node). */
   private static final int CLOSES_PER_STORM = 2;
 
-  private final LockTck tck;
-
   ChaosGroup(LockTck tck) {
-    this.tck = tck;
+    super(tck);
   }
 
   /** Faults a storm injects before it ends, by default (unless it reaches {@link #MAX_STORM} first). */
@@ -166,7 +165,7 @@ abstract class ChaosGroup {
         names.add(LockTck.name("chaos-" + i));
       }
       for (int i = 0; i < SERVICES; i++) {
-        services.set(i, tck.open());
+        services.set(i, open());
         cut.set(i, false);
       }
       interrupter = new ScheduledThreadPoolExecutor(1, r -> Thread.ofPlatform().daemon().name("tck-chaos-interrupter")
@@ -253,7 +252,7 @@ abstract class ChaosGroup {
           restartBackend(r);
         } else if (what == 0 && closesLeft > 0 && !cut.get(i)) {
           closesLeft--;
-          LockService old = services.getAndSet(i, tck.open());
+          LockService old = services.getAndSet(i, open());
           closes.incrementAndGet();
           old.close();
         } else if (what == 1 && faults.contains(FaultInjector.Fault.CUT_OFF_CLIENT)) {
@@ -489,7 +488,7 @@ abstract class ChaosGroup {
       assertTrue(unexpected.isEmpty(), "calls ended in exceptions the contract does not name for them ("
           + unexpected.size() + "), the first: " + unexpected.subList(0, Math.min(3, unexpected.size())));
       assertTrue(violations.isEmpty(), "storm " + number + ": " + violations.subList(0, Math.min(5, violations.size())));
-      LockService fresh = tck.open();
+      LockService fresh = open();
       Duration bound = tck.leaseTime().plus(LockTck.SLACK);
       for (String n : names) {
         long t0 = System.nanoTime();
@@ -514,7 +513,7 @@ abstract class ChaosGroup {
 
     /** Where the provider lists its grants: none of the storm's names, once all is released. */
     void checkNothingListed() throws InterruptedException {
-      LockService s = tck.open();
+      LockService s = open();
       long end = System.nanoTime() + LockTck.SLACK.toNanos();
       List<HeldLock> left;
       do {

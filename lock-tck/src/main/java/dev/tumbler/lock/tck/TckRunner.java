@@ -249,12 +249,22 @@ public final class TckRunner {
     if (dot > 0) {
       Optional<Class<?>> c = groupClass(name.substring(0, dot));
       String method = name.substring(dot + 1);
-      if (c.isPresent() && java.util.Arrays.stream(c.get().getDeclaredMethods()).anyMatch(m -> m.getName().equals(method)
-          && m.isAnnotationPresent(org.junit.jupiter.api.Test.class))) {
+      if (c.isPresent() && hasTest(c.get(), method)) {
         return Optional.of(c.get().getSimpleName() + "." + method);
       }
     }
     return Optional.empty();
+  }
+
+  /** Whether the group {@code group} (the {@code @Nested} class) or the group file it extends has the test {@code method}. */
+  private static boolean hasTest(Class<?> group, String method) {
+    for (Class<?> k = group; k != null && k != Object.class; k = k.getSuperclass()) {
+      if (java.util.Arrays.stream(k.getDeclaredMethods()).anyMatch(m -> m.getName().equals(method)
+          && m.isAnnotationPresent(org.junit.jupiter.api.Test.class))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The group class of a name: its simple class name or display name, case-insensitive. */

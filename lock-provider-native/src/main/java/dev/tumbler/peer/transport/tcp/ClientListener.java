@@ -349,12 +349,13 @@ final class ClientListener {
     out.flush();
     Frame r = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
     if (r.type() != Frames.RESPONSE) {
-      throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "expected RESPONSE, got type " + r.type());
+      throw Frames.notAResponse(r, client, "clientSecret"); // the client checks this member's proof first
     }
     byte[] expected = Frames.proof(clientSecret, Frames.CLIENT_PROOF, client, dialled, hello.nonce(), nonce);
     if (!Frames.sameProof(expected, Frames.parseResponse(r.body()))) {
       TcpTransport.reject(out, Reason.BAD_MAC);
-      throw new TcpProtocolException(Reason.BAD_MAC, "from '" + client + "' (not the client secret)");
+      throw new TcpProtocolException(Reason.BAD_MAC, "from '" + client + "' (not the client secret: its clientSecret "
+          + "differs from this member's)");
     }
     return new Proven(client,
         Frames.proof(clientSecret, Frames.CLIENT_TO_MEMBER_KEY, client, dialled, hello.nonce(), nonce),

@@ -143,6 +143,23 @@ final class Frames {
         body.length)};
   }
 
+  /**
+   * The acceptor's reading of what came back instead of a RESPONSE to its CHALLENGE: a REJECT means the dialer
+   * refused the acceptor's proof, which with an honest dialer means that the two do not share the secret (named
+   * {@code secretName}); anything else is an unexpected frame.
+   */
+  static TcpProtocolException notAResponse(Frame f, String dialer, String secretName) {
+    if (f.type() == REJECT) {
+      Reason said = f.body().length == 1 ? Reason.ofCode(f.body()[0]) : Reason.REJECTED;
+      if (said == Reason.BAD_MAC) {
+        return new TcpProtocolException(Reason.BAD_MAC, said, "'" + dialer + "' refused this node's proof: its "
+            + secretName + " differs from this node's");
+      }
+      return new TcpProtocolException(Reason.REJECTED, said, "'" + dialer + "' says: " + said.text);
+    }
+    return new TcpProtocolException(Reason.UNEXPECTED_FRAME, "expected RESPONSE, got type " + f.type());
+  }
+
   static byte[] parseResponse(byte[] body) throws TcpProtocolException {
     if (body.length != PROOF_BYTES) {
       throw new TcpProtocolException(Reason.CORRUPT_FRAME, "RESPONSE of " + body.length + " bytes");

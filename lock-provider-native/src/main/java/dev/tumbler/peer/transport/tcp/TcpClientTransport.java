@@ -14,6 +14,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -21,6 +22,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -62,7 +64,10 @@ import org.slf4j.LoggerFactory;
  *   <li>After a failed attempt or a broken connection the client waits and redials: exponential backoff
  *       from {@code backoffMin} to {@code backoffMax}, each wait drawn from the upper half, reset after a
  *       successful handshake (as a member redials a peer). A member that refuses (wrong secret,
- *       {@code maxClients} reached) is redialled the same way; the refusal is logged with its reason.
+ *       {@code maxClients} reached) is redialled the same way; the refusal is logged with its reason, once (again
+ *       when the reason changes, or a minute later). When every member has been tried and those that answered all
+ *       refused the client secret, {@link #credentialRefused()} says so, so that a caller waiting for a first link
+ *       can fail at once rather than wait out its time-out.
  * </ul>
  *
  * <p>Thread safe. {@link #send} never blocks (a bounded queue and a writer thread per connection). One
@@ -241,11 +246,52 @@ public final class TcpClientTransport implements Transport {
 
   // ---------------------------------------------------------------- one member
 
+  /** How the last attempt to reach a member ended (see {@link #credentialRefused}). */
+  private enum Outcome {
+    /** No attempt has ended yet. */
+    PENDING,
+    /** Its link came up (and may have gone down since). */
+    UP,
+    /** It and this client do not share the client secret: one of them refused the other's proof. */
+    REFUSED,
+    /** Not reached, or the handshake failed for another reason. */
+    FAILED
+  }
+
+  /**
+   * Whether the members refused this client's credential, as far as can be told yet: every member has been tried, none
+   * has let the client in, and at least one of them does not share its {@code clientSecret} (the client found the
+   * member's proof wrong, or the member said so of the client's). Then the description (which members refused, which
+   * could not be reached), else empty; never the secret. A member that refuses once is still redialled, as ever; this
+   * tells a caller that waits for a first link that none will come with this credential.
+   */
+  public Optional<String> credentialRefused() {
+    List<String> refused = new ArrayList<>();
+    List<String> unreachable = new ArrayList<>();
+    for (Member m : links.values()) {
+      switch (m.outcome) {
+        case PENDING, UP -> {
+          return Optional.empty();
+        }
+        case REFUSED -> refused.add(m.id);
+        case FAILED -> unreachable.add(m.id);
+      }
+    }
+    if (refused.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of("refused by " + String.join(", ", refused)
+        + (unreachable.isEmpty() ? "" : "; not reached: " + String.join(", ", unreachable)));
+  }
+
   /** The dialler and reader of one member's connection, on one platform thread. */
   private final class Member {
     final String id;
     /** The current connection while it is up (after its peerUp, until its peerDown); else null. */
     volatile DuplexLink link;
+    volatile Outcome outcome = Outcome.PENDING;
+    /** Refusals logged once, not at every redial. */
+    private final RepeatedWarning refusals = new RepeatedWarning();
 
     Member(String id) {
       this.id = id;
@@ -269,17 +315,31 @@ public final class TcpClientTransport implements Transport {
               config.idleTimeout(), queueLimit);
           failures = 0;
           link = l;
+          outcome = Outcome.UP;
+          refusals.reset();
           LOG.info("{}: link to {} up{}", self, id, config.tls() ? " (TLS)" : "");
           callback(r -> r.peerUp(id));
           DuplexLink writing = l;
           spawn("tumbler-tcp-client-write-" + id, writing::writeLoop);
           l.readLoop(payload -> callback(r -> r.deliver(id, payload)));
         } catch (TcpProtocolException e) {
-          if (state == State.STARTED) {
-            LOG.warn("{}: link to {} {}: {}", self, id, l == null ? "refused" : "closed", l == null ? e.getMessage()
-                : l.ending(e));
+          if (l == null && outcome != Outcome.UP) {
+            outcome = e.secretsDiffer() ? Outcome.REFUSED : Outcome.FAILED;
+          }
+          if (state == State.STARTED && l != null) {
+            LOG.warn("{}: link to {} closed: {}", self, id, l.ending(e));
+          } else if (state == State.STARTED) {
+            String due = refusals.due(e.getMessage());
+            if (due != null) {
+              LOG.warn("{}: link to {} refused: {}", self, id, due);
+            } else {
+              LOG.debug("{}: link to {} refused again: {}", self, id, e.getMessage());
+            }
           }
         } catch (IOException e) {
+          if (l == null && outcome == Outcome.PENDING) {
+            outcome = Outcome.FAILED;
+          }
           if (state == State.STARTED) {
             if (l != null) {
               LOG.info("{}: link to {} broke: {}", self, id, l.ending(e));
@@ -368,8 +428,9 @@ public final class TcpClientTransport implements Transport {
       byte[][] ch = Frames.parseChallenge(c.body());
       byte[] expected = Frames.proof(clientSecret, Frames.MEMBER_PROOF, self, id, nonce, ch[0]);
       if (!Frames.sameProof(expected, ch[1])) {
-        TcpTransport.reject(out, Reason.BAD_MAC);
-        throw new TcpProtocolException(Reason.BAD_MAC, id + " did not prove the client secret");
+        TcpTransport.reject(out, Reason.BAD_MAC); // the member logs that this client refused its proof
+        throw new TcpProtocolException(Reason.BAD_MAC, id + " did not prove the client secret: this client's "
+            + "clientSecret differs from the member's");
       }
       Frames.write(out, Frames.RESPONSE, Frames.proof(clientSecret, Frames.CLIENT_PROOF, self, id, nonce, ch[0]));
       out.flush();
@@ -386,7 +447,7 @@ public final class TcpClientTransport implements Transport {
     private void rejected(Frame f) throws TcpProtocolException {
       if (f.type() == Frames.REJECT) {
         Reason r = f.body().length == 1 ? Reason.ofCode(f.body()[0]) : Reason.REJECTED;
-        throw new TcpProtocolException(Reason.REJECTED, id + " says: " + r.text);
+        throw new TcpProtocolException(Reason.REJECTED, r, id + " says: " + r.text);
       }
     }
 

@@ -42,13 +42,28 @@ final class TcpProtocolException extends IOException {
   }
 
   private final Reason reason;
+  private final Reason said;
 
   TcpProtocolException(Reason reason, String detail) {
+    this(reason, null, detail);
+  }
+
+  /** {@code said}: the reason the other end gave in its REJECT, when this is about one. */
+  TcpProtocolException(Reason reason, Reason said, String detail) {
     super(reason.text + (detail.isEmpty() ? "" : ": " + detail));
     this.reason = reason;
+    this.said = said;
   }
 
   Reason reason() {
     return reason;
+  }
+
+  /**
+   * Whether the connection failed because the two ends do not share the secret: this end found the other's proof
+   * wrong, or the other end said so of this end's.
+   */
+  boolean secretsDiffer() {
+    return reason == Reason.BAD_MAC || said == Reason.BAD_MAC;
   }
 }

@@ -639,7 +639,9 @@ public final class TcpTransport implements Transport {
   private void logInboundEnd(Socket s, String remote, String peer, Watchdog watchdog, Exception failure) {
     switch (failure) {
       case TcpProtocolException e -> {
-        if (state == State.STARTED && (peer != null || handshakeLog.allow(e.reason().name()))) {
+        // a named peer's failures are worth a line each, but not one per retry of a peer whose secret differs
+        boolean limited = peer == null || e.secretsDiffer();
+        if (state == State.STARTED && (!limited || handshakeLog.allow(e.reason().name()))) {
           LOG.warn("{}: closing connection from {}{}: {}", self, remote, peer == null ? "" : " (" + peer + ")",
               e.getMessage());
         }
@@ -793,7 +795,7 @@ public final class TcpTransport implements Transport {
     out.flush();
     Frame r = Frames.read(in, Frames.MAX_HANDSHAKE_FRAME);
     if (r.type() != Frames.RESPONSE) {
-      throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "expected RESPONSE, got type " + r.type());
+      throw Frames.notAResponse(r, hello.dialer(), "secret"); // the dialer checks this node's proof first
     }
     byte[] expected = Frames.proof(secret, Frames.DIALER_PROOF, hello.dialer(), self, hello.nonce(), nonce);
     if (!Frames.sameProof(expected, Frames.parseResponse(r.body()))) {
@@ -870,6 +872,8 @@ public final class TcpTransport implements Transport {
     volatile Socket socket;
     /** The current plain TCP connection, which {@link #send} may write to; null on TLS and while down. */
     volatile Direct direct;
+    /** Refusals logged once, not at every redial (the dialer thread's own). */
+    private final RepeatedWarning refusals = new RepeatedWarning();
 
     Outbound(String peer) {
       this.peer = peer;
@@ -1073,6 +1077,7 @@ public final class TcpTransport implements Transport {
           generation = g;
           wasUp = true;
           failures = 0;
+          refusals.reset();
           LOG.info("{}: link to {}{} up{}", self, peer, via(peer), config.tls() ? " (TLS)" : "");
           callback(r -> r.peerUp(peer));
           if (d != null) {
@@ -1083,8 +1088,11 @@ public final class TcpTransport implements Transport {
             writeLoop(s, g, link.out, new FrameSealer(link.sessionKey));
           }
         } catch (TcpProtocolException e) {
-          if (state == State.STARTED) {
-            LOG.warn("{}: link to {} refused: {}", self, peer, e.getMessage());
+          String due = refusals.due(e.getMessage());
+          if (state == State.STARTED && due != null) {
+            LOG.warn("{}: link to {} refused: {}", self, peer, due);
+          } else if (state == State.STARTED) {
+            LOG.debug("{}: link to {} refused again: {}", self, peer, e.getMessage());
           }
         } catch (IOException e) {
           if (state == State.STARTED) {
@@ -1181,7 +1189,8 @@ public final class TcpTransport implements Transport {
       byte[] expected = Frames.proof(secret, Frames.ACCEPTOR_PROOF, self, peer, nonce, ch[0]);
       if (!Frames.sameProof(expected, ch[1])) {
         reject(out, Reason.BAD_MAC);
-        throw new TcpProtocolException(Reason.BAD_MAC, peer + " did not prove the shared secret");
+        throw new TcpProtocolException(Reason.BAD_MAC, peer + " did not prove the shared secret: its secret differs "
+            + "from this node's");
       }
       Frames.write(out, Frames.RESPONSE, Frames.proof(secret, Frames.DIALER_PROOF, self, peer, nonce, ch[0]));
       out.flush();

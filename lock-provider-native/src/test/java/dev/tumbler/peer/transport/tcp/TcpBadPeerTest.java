@@ -312,6 +312,37 @@ class TcpBadPeerTest {
     assertNodeUnharmed();
   }
 
+  private static int count(String text, String part) {
+    int n = 0;
+    for (int i = text.indexOf(part); i >= 0; i = text.indexOf(part, i + 1)) {
+      n++;
+    }
+    return n;
+  }
+
+  /**
+   * Issue 40: a member whose secret differs checks the acceptor's proof first and sends a REJECT, which the acceptor
+   * logged as "unexpected frame type" at every redial. The acceptor names the refusal (rate-limited), and the dialer
+   * warns once, not at every redial.
+   */
+  @Test
+  void aMemberWithAnotherSecretIsRefusedAndBothEndsSaySo() throws Exception {
+    byte[] other = "another cluster's secret, long enough".getBytes(StandardCharsets.UTF_8);
+    String log = TcpTestSupport.logged(() -> {
+      try (TcpTransport wrong = TcpTransport.open(config(fakeId, List.of(nodeId, goodId)).secret(other).build())) {
+        wrong.start(new Recorder());
+        await("redialled a few times", () -> count(TcpTestSupport.logSoFar(), "'" + fakeId + "' refused this node's "
+            + "proof: its secret differs from this node's") >= 3);
+      }
+    });
+    assertFalse(log.contains("unexpected frame type"), log);
+    assertEquals(1, count(log, fakeId + ": link to " + nodeId + " refused: authentication failed (secrets differ, or "
+        + "a replayed or reflected handshake): " + nodeId + " did not prove the shared secret: its secret differs from "
+        + "this node's"), "the dialer warns once, not at every redial: " + log);
+    assertEquals(0, nodeEvents.count("up " + fakeId));
+    assertNodeUnharmed();
+  }
+
   @Test
   void reflectedProofIsRejected() throws Exception {
     // sending the node its own proof back must fail: proofs are bound to a direction

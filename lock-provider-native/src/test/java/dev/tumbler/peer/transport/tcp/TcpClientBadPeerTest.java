@@ -149,6 +149,43 @@ class TcpClientBadPeerTest {
     assertNodeUnharmed();
   }
 
+  private static int count(String text, String part) {
+    int n = 0;
+    for (int i = text.indexOf(part); i >= 0; i = text.indexOf(part, i + 1)) {
+      n++;
+    }
+    return n;
+  }
+
+  /**
+   * Issue 40: a thin client with another clientSecret checked the member's proof first and sent a REJECT, which the
+   * member logged as "unexpected frame type: expected RESPONSE, got type 5"; the client logged a warning at every
+   * redial and could not tell its caller. Now the member names the refusal, the client says it once, and
+   * {@link TcpClientTransport#credentialRefused} tells a caller at once.
+   */
+  @Test
+  void aClientWithAnotherClientSecretIsRefusedAndBothEndsSaySo() throws Exception {
+    byte[] other = "another client secret, long enough".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    String log = logged(() -> {
+      try (TcpClientTransport wrong = TcpClientTransport.open(clientConfig(List.of(clientAddr)).clientSecret(other)
+          .backoff(java.time.Duration.ofMillis(20), java.time.Duration.ofMillis(50)).build())) {
+        assertEquals(java.util.Optional.empty(), wrong.credentialRefused(), "nothing tried yet");
+        wrong.start(new Sequenced());
+        await("the client knows it is refused", () -> wrong.credentialRefused().isPresent());
+        assertEquals("refused by " + clientAddr, wrong.credentialRefused().orElseThrow());
+        await("redialled a few times", () -> count(TcpTestSupport.logSoFar(), "refused this node's proof") >= 3);
+        assertFalse(wrong.isUp(clientAddr));
+      }
+    });
+    assertFalse(log.contains("unexpected frame type"), log);
+    assertTrue(log.contains("closing client connection from ") && log.contains("refused this node's proof: its "
+        + "clientSecret differs from this node's"), log);
+    assertEquals(1, count(log, "did not prove the client secret: this client's clientSecret differs from the "
+        + "member's"), "the client warns once, not at every redial: " + log);
+    assertNoOtherClientUp();
+    assertNodeUnharmed();
+  }
+
   @Test
   void aPeerWithTheClientSecretIsRefusedByThePeerListener() throws Exception {
     String log = logged(() -> {

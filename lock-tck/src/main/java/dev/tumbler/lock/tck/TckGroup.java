@@ -1,0 +1,93 @@
+package dev.tumbler.lock.tck;
+
+import static dev.tumbler.lock.tck.LockTck.*;
+import dev.tumbler.lock.Capability;
+import dev.tumbler.lock.LockService;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import org.junit.jupiter.api.AfterEach;
+
+/**
+ * What every TCK group stands on: the run's {@link LockTck} (its target, the services and threads it closes after
+ * each test) and the helpers the groups share. A group is an abstract class of its own file, entered from a small
+ * {@code @Nested} class of {@link LockTck} that carries its name, its display name and what it requires; the
+ * static helpers ({@code name}, {@code held}, {@code eventually}, the slacks) are {@link LockTck}'s, imported.
+ */
+abstract class TckGroup {
+  /** The run this group belongs to. */
+  final LockTck tck;
+  /** The target, as {@link LockTck#createTarget()} made it. */
+  final TckTarget target;
+  /** What this test opened and started (a group's instance serves one test): closed after it. */
+  private final TestResources resources = new TestResources();
+  /** Services the test opened: closed after it. */
+  final List<LockService> opened = resources.opened;
+
+  TckGroup(LockTck tck) {
+    this.tck = tck;
+    this.target = tck.target();
+  }
+
+  @AfterEach
+  final void closeThisTestsResources() throws InterruptedException {
+    resources.closeAll();
+  }
+
+  /** Opens a fresh service that is closed after the test. */
+  final LockService open() {
+    return resources.open(target);
+  }
+
+  /** A service on the target's URL with {@code overrides} as its connect properties; closed after the test. */
+  final LockService connect(Properties overrides) {
+    return resources.connect(target, overrides);
+  }
+
+  final Set<Capability> capabilities() {
+    return tck.capabilities();
+  }
+
+  final boolean declares(Capability c) {
+    return tck.declares(c);
+  }
+
+  final Set<FaultInjector.Fault> faultsSupported() {
+    return tck.faultsSupported();
+  }
+
+  final Duration leaseTime() {
+    return tck.leaseTime();
+  }
+
+  final Duration expiryBound() {
+    return tck.expiryBound();
+  }
+
+  final Duration releaseBound() {
+    return tck.releaseBound();
+  }
+
+  /** A background task on its own thread; interrupted and joined after the test. */
+  final <T> LockTck.Job<T> start(String what, Callable<T> body) {
+    return resources.start(what, body);
+  }
+
+  final void awaitBlocked(LockTck.Job<?> job) throws InterruptedException {
+    tck.awaitBlocked(job);
+  }
+
+  final void isolate(FaultInjector.Fault how, LockService s) {
+    tck.isolate(how, s);
+  }
+
+  final void restore(FaultInjector.Fault how, LockService s) {
+    tck.restore(how, s);
+  }
+
+  final FaultInjector.Fault isolation() {
+    return tck.isolation();
+  }
+}
