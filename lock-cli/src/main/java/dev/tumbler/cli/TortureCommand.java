@@ -40,13 +40,16 @@ import picocli.CommandLine.Spec;
         "4:a safety violation of a promise was found (safety, lease-exclusion, lost-notification, token-order)",
         "5:no safety violation, but a wait or a recovery past its bound",
         "69:the lock service is unavailable",
-        "70:internal error (a backend or a client process could not start)",
+        "70:internal error (a bug; --verbose shows the stack trace)",
+        "71:a server of the backend or a client process could not start (the line names its log)",
         "78:invalid lock URL"})
 final class TortureCommand implements Callable<Integer> {
   /** A safety violation of something the provider promises was found. */
   static final int SAFETY_VIOLATION = 4;
   /** Only the bounds on waits and recovery were broken. */
   static final int BOUND_VIOLATION = 5;
+  /** A server of the backend or a client process could not start (EX_OSERR). */
+  static final int CANNOT_START = 71;
 
   @Spec
   CommandSpec spec;
@@ -154,7 +157,13 @@ final class TortureCommand implements Callable<Integer> {
     if (target.backend != null) {
       err.println("torture: starting " + target.backend + "…");
       err.flush();
-      t = Backends.start(target.backend, options);
+      try {
+        t = Backends.start(target.backend, options);
+      } catch (IllegalStateException | java.io.UncheckedIOException e) {
+        err.println(spec.qualifiedName() + ": " + target.backend + " did not start: " + e.getMessage()
+            + " (its servers' logs are in " + dir.toAbsolutePath() + ")");
+        return CANNOT_START;
+      }
     } else {
       t = Backends.url(target.url, leaseTime);
     }
@@ -166,10 +175,22 @@ final class TortureCommand implements Callable<Integer> {
       err.println("torture: " + t.describe() + "; seed " + s + "; report in " + dir.toAbsolutePath());
       err.flush();
       Progress progress = new Progress(err);
-      TortureRun.Result r = TortureRun.run(t, new TortureRun.Settings(clients, names, time, nemeses, s, dir, java,
-          progress::print, progress.every(), null));
+      TortureRun.Result r;
+      try {
+        r = TortureRun.run(t, new TortureRun.Settings(clients, names, time, nemeses, s, dir, java, progress::print,
+            progress.every(), null));
+      } catch (IllegalStateException e) {
+        progress.done();
+        err.println(spec.qualifiedName() + ": " + e.getMessage());
+        return CANNOT_START;
+      }
       progress.done();
-      return verdict(r.analysis(), r.summary(), dir, out);
+      int code = verdict(r.analysis(), r.summary(), dir, out);
+      if (r.aborted() != null && code == ExitCodes.OK) {
+        err.println(spec.qualifiedName() + ": " + r.aborted());
+        return CANNOT_START;
+      }
+      return code;
     }
   }
 

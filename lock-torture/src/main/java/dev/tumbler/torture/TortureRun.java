@@ -86,8 +86,9 @@ public final class TortureRun {
    * @param analysis the checker's findings
    * @param reportDir the report directory
    * @param summary the text summary (also in {@code summary.txt})
+   * @param aborted why the fault phase ended early (a server that did not come back), or null
    */
-  public record Result(Checker.Analysis analysis, Path reportDir, String summary) {}
+  public record Result(Checker.Analysis analysis, Path reportDir, String summary, String aborted) {}
 
   /**
    * The faults of {@code requested} that {@code target} does not take, as an error message; null if it takes all.
@@ -136,6 +137,7 @@ public final class TortureRun {
         random.nextLong());
     Nemesis nemesis = new Nemesis(target, clients, register, nemeses.stream().sorted().toList(), random.split());
     Thread progress = null;
+    String aborted = null;
     try {
       RunParameters params = new RunParameters(target.name(), target.describe(),
           target.redactedUrl(target.addresses()), s.clients(), s.names(), s.time().toMillis(), Fault.labels(nemeses),
@@ -155,8 +157,13 @@ public final class TortureRun {
         progress = Thread.ofPlatform().daemon().name("torture-progress").start(() -> report(s, target, register,
             clients, nemesis, phaseStart, phaseEnd));
       }
-      nemesis.run(phaseEnd);
-      awaitRecovered(history, names, nemesis.lastHealed(), recovery.plusSeconds(1));
+      try {
+        nemesis.run(phaseEnd);
+        awaitRecovered(history, names, nemesis.lastHealed(), recovery.plusSeconds(1));
+      } catch (IllegalStateException | java.io.UncheckedIOException e) {
+        // a server that did not come back: the run so far is still worth checking
+        aborted = "the fault phase ended early: " + e.getMessage();
+      }
       clients.stopAll(maxWait.plus(WAIT_SLACK).plusSeconds(5));
     } finally {
       if (progress != null) {
@@ -168,7 +175,7 @@ public final class TortureRun {
     }
     Checker.Analysis analysis = Checker.check(history.events());
     String summary = Report.write(s.reportDir(), analysis);
-    return new Result(analysis, s.reportDir(), summary);
+    return new Result(analysis, s.reportDir(), aborted == null ? summary : summary + "\n" + aborted + "\n", aborted);
   }
 
   private static void awaitHello(Register register, Clients clients, Clients.Client c) throws InterruptedException {
