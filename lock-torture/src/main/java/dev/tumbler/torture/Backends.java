@@ -166,14 +166,25 @@ public final class Backends {
     return list.get(ThreadLocalRandom.current().nextInt(list.size()));
   }
 
-  /** What the targets the harness starts have in common. */
+  /**
+   * What the targets the harness starts have in common: a name, a lease term, the failover's own time (the
+   * {@link #allowance()}), and what {@link #close()} stops.
+   */
   private abstract static class Started implements Target {
     final String name;
     final Duration lease;
+    private final Duration allowance;
+    private AutoCloseable servers = () -> { };
 
-    Started(String name, Duration lease) {
+    Started(String name, Duration lease, Duration allowance) {
       this.name = name;
       this.lease = lease;
+      this.allowance = allowance;
+    }
+
+    /** What {@link #close()} stops. */
+    final void stops(AutoCloseable what) {
+      this.servers = what;
     }
 
     @Override
@@ -184,6 +195,20 @@ public final class Backends {
     @Override
     public Duration leaseTime() {
       return lease;
+    }
+
+    @Override
+    public Duration allowance() {
+      return allowance;
+    }
+
+    @Override
+    public void close() {
+      try {
+        servers.close();
+      } catch (Exception e) {
+        throw new IllegalStateException("cannot stop " + name + ": " + e.getMessage(), e);
+      }
     }
 
     @Override
@@ -228,7 +253,10 @@ public final class Backends {
     private final Path dir;
 
     RedisTarget(String name, Duration lease, Options o) {
-      super(name, lease);
+      // sentinels: 1 s to call the primary down, then a vote and a promotion; cluster: a 2 s node timeout, then the
+      // replica's election; restarted single servers answer at once
+      super(name, lease, name.equals("redis-sentinel") || name.equals("redis-cluster") ? Duration.ofSeconds(6)
+          : Duration.ofSeconds(2));
       this.dir = o.dir().resolve("redis");
       try {
         java.nio.file.Files.createDirectories(dir);
@@ -246,6 +274,15 @@ public final class Backends {
         case "redis-cluster" -> cluster = RedisCluster.start(3, true);
         default -> throw new IllegalArgumentException(name);
       }
+      stops(() -> {
+        masters.forEach(RedisProcess::close);
+        if (sentinels != null) {
+          sentinels.close();
+        }
+        if (cluster != null) {
+          cluster.close();
+        }
+      });
     }
 
     @Override
@@ -324,23 +361,6 @@ public final class Backends {
       return super.tookOver(killed);
     }
 
-    @Override
-    public Duration allowance() {
-      // sentinels: 1 s to call the primary down, then a vote and a promotion; cluster: a 2 s node timeout, then the
-      // replica's election; restarted single servers answer at once
-      return sentinels != null || cluster != null ? Duration.ofSeconds(6) : Duration.ofSeconds(2);
-    }
-
-    @Override
-    public void close() {
-      masters.forEach(RedisProcess::close);
-      if (sentinels != null) {
-        sentinels.close();
-      }
-      if (cluster != null) {
-        cluster.close();
-      }
-    }
   }
 
   /** A 3-member ZooKeeper ensemble. */
@@ -348,8 +368,10 @@ public final class Backends {
     private final ZooKeeperEnsemble ensemble;
 
     ZooKeeperTarget(Duration lease, Options o) {
-      super("zookeeper", lease);
+      // a follower gives up on a silent leader after syncLimit (2 s), then the election
+      super("zookeeper", lease, Duration.ofSeconds(5));
       this.ensemble = ZooKeeperEnsemble.start(3, o.dir().resolve("zookeeper"), o.java());
+      stops(ensemble);
     }
 
     @Override
@@ -377,16 +399,6 @@ public final class Backends {
       return ensemble.leader().map(m -> m);
     }
 
-    @Override
-    public Duration allowance() {
-      // a follower gives up on a silent leader after syncLimit (2 s), then the election
-      return Duration.ofSeconds(5);
-    }
-
-    @Override
-    public void close() {
-      ensemble.close();
-    }
   }
 
   /** One PostgreSQL server. */
@@ -395,9 +407,11 @@ public final class Backends {
     private final PostgresServer server;
 
     PostgresTarget(String mode, Duration lease, Options o) {
-      super("postgresql", lease);
+      // crash recovery, then the pool's new connections
+      super("postgresql", lease, Duration.ofSeconds(5));
       this.mode = mode;
       this.server = PostgresServer.start(o.dir().resolve("postgresql"), "postgres-1");
+      stops(server::close);
     }
 
     @Override
@@ -426,16 +440,6 @@ public final class Backends {
       return Optional.of(server);
     }
 
-    @Override
-    public Duration allowance() {
-      // crash recovery, then the pool's new connections
-      return Duration.ofSeconds(5);
-    }
-
-    @Override
-    public void close() {
-      server.close();
-    }
   }
 
   /** Three {@code tumbler node} members; the clients are thin clients of them. */
@@ -446,7 +450,9 @@ public final class Backends {
     private final NativeCluster cluster;
 
     NativeTarget(String algorithm, Duration lease, Options o) {
-      super("native", lease);
+      // the others give up on a dead leader after 1.5 leader leases, elect without it after the election delay, and
+      // the new server grants nothing for its grace: a lease term and 1.5 leader leases (NATIVE-ALGORITHMS, lease)
+      super("native", lease, LEADER_LEASE.multipliedBy(3).plus(ELECTION_DELAY).plus(lease));
       this.algorithm = algorithm;
       Map<String, String> params = new LinkedHashMap<>();
       params.put("leaseTime", millis(lease));
@@ -455,6 +461,7 @@ public final class Backends {
       params.put("peerTimeout", "5s");
       params.put("idleTimeout", "2s");
       this.cluster = NativeCluster.start(3, algorithm, params, o.dir().resolve("native"), o.java());
+      stops(cluster);
     }
 
     @Override
@@ -489,17 +496,6 @@ public final class Backends {
       return cluster.leader().map(m -> m);
     }
 
-    @Override
-    public Duration allowance() {
-      // the others give up on a dead leader after 1.5 leader leases, elect without it after the election delay, and
-      // the new server grants nothing for its grace: a lease term and 1.5 leader leases (NATIVE-ALGORITHMS, lease)
-      return LEADER_LEASE.multipliedBy(3).plus(ELECTION_DELAY).plus(lease);
-    }
-
-    @Override
-    public void close() {
-      cluster.close();
-    }
   }
 
   // ---- a user's URL

@@ -1,5 +1,6 @@
 package dev.tumbler.torture;
 
+import dev.tumbler.lock.tck.FencedResource;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -38,7 +39,8 @@ public final class Register implements AutoCloseable {
   private final ServerSocket server;
   private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
   private long seq;
-  private final Map<String, Long> highest = new HashMap<>();
+  /** The fenced resource behind each name (the TCK's {@link FencedResource}: equal tokens pass, lower ones do not). */
+  private final Map<String, FencedResource<String>> resources = new HashMap<>();
   /** Who holds each name now, by the clients' own reports: for the nemesis to aim at holders. */
   private final Map<String, String> holders = new HashMap<>();
   private final Map<String, String> hellos = new LinkedHashMap<>();
@@ -131,8 +133,9 @@ public final class Register implements AutoCloseable {
       if (in.name() == null || in.token() == null) {
         throw new IllegalArgumentException("a write without a name or a token");
       }
-      long high = highest.getOrDefault(in.name(), Long.MIN_VALUE);
-      if (in.token() < high) {
+      FencedResource<String> resource = resources.computeIfAbsent(in.name(), k -> new FencedResource<>());
+      if (!resource.write(in.token(), in.lease())) {
+        long high = resource.highestToken();
         Event s = stampAndAppend(new Event(0, 0, Event.Type.STALE, client, in.name(), in.token(), in.grant(),
             null, high, null, null, null, null));
         answer.put("seq", s.seq());
@@ -140,7 +143,6 @@ public final class Register implements AutoCloseable {
         answer.put("highest", high);
         return answer;
       }
-      highest.put(in.name(), in.token());
       answer.put("seq", stampAndAppend(in).seq());
       answer.put("ok", true);
       return answer;

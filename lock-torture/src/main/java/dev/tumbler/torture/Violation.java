@@ -8,7 +8,8 @@ import java.util.List;
  * @param kind the class of violation
  * @param name the lock name
  * @param summary one sentence: who, what, when (register sequence numbers)
- * @param seqs the events it rests on, in order: the history excerpt starts at the first and ends after the last
+ * @param seqs the events it rests on (kept in order): the history excerpt runs from the first to the last; the second
+ *     is where the report marks it
  * @param causes the faults in the window that led to it ({@code restart #4 on redis-1}), or empty for none
  * @param promised whether the provider declares the capability that rules it out (a violation of a promise), or
  *     the run's own bound (waits, recovery)
@@ -19,7 +20,7 @@ public record Violation(Kind kind, String name, String summary, List<Long> seqs,
     boolean promised, String promise) {
 
   public Violation {
-    seqs = List.copyOf(seqs);
+    seqs = seqs.stream().sorted().toList();
     causes = List.copyOf(causes);
   }
 
