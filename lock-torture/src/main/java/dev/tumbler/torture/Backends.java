@@ -212,16 +212,6 @@ public final class Backends {
     }
 
     @Override
-    public String redactedUrl(List<String> proxied) {
-      return LockUrl.parse(url(proxied)).toString();
-    }
-
-    @Override
-    public Map<String, String> clientEnvironment() {
-      return Map.of();
-    }
-
-    @Override
     public Set<Fault> faults() {
       return Backends.faults(name);
     }
@@ -229,11 +219,6 @@ public final class Backends {
     @Override
     public String whyNot(Fault fault) {
       return Backends.whyNot(name, fault);
-    }
-
-    @Override
-    public boolean tookOver(Server killed) {
-      return leader().map(l -> l != killed).orElse(false);
     }
 
     String describe(List<? extends Server> servers, List<String> addresses) {
@@ -628,16 +613,6 @@ public final class Backends {
     }
 
     @Override
-    public String redactedUrl(List<String> proxied) {
-      return LockUrl.parse(url(proxied)).toString();
-    }
-
-    @Override
-    public Map<String, String> clientEnvironment() {
-      return Map.of();
-    }
-
-    @Override
     public Set<Fault> faults() {
       return hosts.isEmpty() ? EnumSet.of(Fault.KILL, Fault.PAUSE) : EnumSet.copyOf(CLIENT);
     }
@@ -652,26 +627,6 @@ public final class Backends {
       }
       return fault.label() + " needs a backend the harness started itself (--backend): against a URL only client "
           + "faults run (kill, pause, partition)";
-    }
-
-    @Override
-    public List<Server> servers() {
-      return List.of();
-    }
-
-    @Override
-    public Optional<Server> leader() {
-      return Optional.empty();
-    }
-
-    @Override
-    public boolean tookOver(Server killed) {
-      return false;
-    }
-
-    @Override
-    public Duration allowance() {
-      return Duration.ofSeconds(2);
     }
 
     @Override

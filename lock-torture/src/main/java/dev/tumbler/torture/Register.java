@@ -1,22 +1,11 @@
 package dev.tumbler.torture;
 
 import dev.tumbler.lock.tck.FencedResource;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.UncheckedIOException;
-import java.io.Writer;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
@@ -36,8 +25,7 @@ import java.util.concurrent.TimeUnit;
 public final class Register implements AutoCloseable {
   private final History history;
   private final long startNanos;
-  private final ServerSocket server;
-  private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
+  private final LineServer server;
   private long seq;
   /** The fenced resource behind each name (the TCK's {@link FencedResource}: equal tokens pass, lower ones do not). */
   private final Map<String, FencedResource<String>> resources = new HashMap<>();
@@ -45,7 +33,6 @@ public final class Register implements AutoCloseable {
   private final Map<String, String> holders = new HashMap<>();
   private final Map<String, String> hellos = new LinkedHashMap<>();
   private final Map<Event.Type, Long> counts = new ConcurrentHashMap<>();
-  private volatile boolean closed;
 
   /**
    * Starts the register on an ephemeral loopback port.
@@ -56,17 +43,12 @@ public final class Register implements AutoCloseable {
   public Register(History history, long startNanos) {
     this.history = history;
     this.startNanos = startNanos;
-    try {
-      this.server = new ServerSocket(0, 100, InetAddress.getLoopbackAddress());
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot open the register's port", e);
-    }
-    Thread.ofVirtual().name("register-accept").start(this::acceptLoop);
+    this.server = new LineServer("register", Connection::new);
   }
 
   /** {@code 127.0.0.1:port}, where the clients report. */
   public String address() {
-    return "127.0.0.1:" + server.getLocalPort();
+    return server.address();
   }
 
   /** Records an event of the harness itself (a fault, a process started or ended), and returns it stamped. */
@@ -155,65 +137,32 @@ public final class Register implements AutoCloseable {
     return answer;
   }
 
-  private void acceptLoop() {
-    while (!closed) {
-      Socket s;
-      try {
-        s = server.accept();
-      } catch (IOException e) {
-        return;
-      }
-      connections.add(s);
-      Thread.ofVirtual().name("register-conn").start(() -> serve(s));
-    }
-  }
+  /** One client's connection: its first line is its hello, which names it. */
+  private final class Connection implements java.util.function.UnaryOperator<String> {
+    private String client;
 
-  private void serve(Socket s) {
-    try (s;
-        BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
-        Writer out = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8)) {
-      String client = null;
-      String line;
-      while ((line = in.readLine()) != null) {
-        Map<String, Object> answer;
-        try {
-          Event e = Event.fromJson(line);
-          if (client == null) {
-            if (e.type() != Event.Type.HELLO || e.client() == null) {
-              throw new IllegalArgumentException("the first line must be a hello with the client's id");
-            }
-            client = e.client();
+    @Override
+    public String apply(String line) {
+      Map<String, Object> answer;
+      try {
+        Event e = Event.fromJson(line);
+        if (client == null) {
+          if (e.type() != Event.Type.HELLO || e.client() == null) {
+            throw new IllegalArgumentException("the first line must be a hello with the client's id");
           }
-          answer = receive(client, e);
-        } catch (IllegalArgumentException ex) {
-          answer = Map.of("error", ex.getMessage());
+          client = e.client();
         }
-        out.write(Json.write(answer));
-        out.write('\n');
-        out.flush();
+        answer = receive(client, e);
+      } catch (IllegalArgumentException ex) {
+        answer = Map.of("error", ex.getMessage());
       }
-    } catch (IOException e) {
-      // the client is gone (killed, or done)
-    } finally {
-      connections.remove(s);
+      return Json.write(answer);
     }
   }
 
   @Override
   public void close() {
-    closed = true;
-    try {
-      server.close();
-    } catch (IOException ignored) {
-      // closing anyway
-    }
-    for (Socket s : connections) {
-      try {
-        s.close();
-      } catch (IOException ignored) {
-        // closing anyway
-      }
-    }
+    server.close();
     history.flush();
   }
 }

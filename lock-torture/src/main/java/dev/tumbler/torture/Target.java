@@ -1,5 +1,6 @@
 package dev.tumbler.torture;
 
+import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.torture.backend.Server;
 import java.time.Duration;
 import java.util.List;
@@ -35,10 +36,14 @@ public interface Target extends AutoCloseable {
   String url(List<String> proxied);
 
   /** The lock URL for the history: secrets shown as {@code ***}. */
-  String redactedUrl(List<String> proxied);
+  default String redactedUrl(List<String> proxied) {
+    return LockUrl.parse(url(proxied)).toString();
+  }
 
-  /** Extra environment of the client processes (a credential they pass to the provider). */
-  Map<String, String> clientEnvironment();
+  /** Extra environment of the client processes (a credential they pass to the provider); none by default. */
+  default Map<String, String> clientEnvironment() {
+    return Map.of();
+  }
 
   /** The faults that apply here. */
   Set<Fault> faults();
@@ -46,23 +51,34 @@ public interface Target extends AutoCloseable {
   /** Why {@code fault} does not apply here (for an error message), when it does not. */
   String whyNot(Fault fault);
 
-  /** The server processes (empty for a user's URL). */
-  List<Server> servers();
+  /** The server processes; none for a target the harness did not start. */
+  default List<Server> servers() {
+    return List.of();
+  }
 
   /**
    * The server a failover kills: the one that leads or serves the locks now (ZooKeeper's leader, the Redis primary,
-   * a cluster master, the native lock server).
+   * a cluster master, the native lock server); none by default.
    */
-  Optional<Server> leader();
-
-  /** After {@code killed} leads no more: whether another server has taken over (checked until the allowance ends). */
-  boolean tookOver(Server killed);
+  default Optional<Server> leader() {
+    return Optional.empty();
+  }
 
   /**
-   * How much longer than a lease term and a holder's work a name may stay unavailable after a server fault here: the
-   * failover's own time (an election, a replica's promotion, a restart's recovery).
+   * After {@code killed} leads no more: whether another server has taken over (checked until the allowance ends). By
+   * default, whether {@link #leader()} names another.
    */
-  Duration allowance();
+  default boolean tookOver(Server killed) {
+    return leader().map(l -> l != killed).orElse(false);
+  }
+
+  /**
+   * How much longer than a lease term and a holder's work a name may stay unavailable after a fault here: the
+   * failover's own time (an election, a replica's promotion, a restart's recovery); 2 s by default.
+   */
+  default Duration allowance() {
+    return Duration.ofSeconds(2);
+  }
 
   @Override
   void close();

@@ -1,21 +1,9 @@
 package dev.tumbler.torture;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.UncheckedIOException;
-import java.io.Writer;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -39,10 +27,8 @@ import java.util.concurrent.TimeUnit;
  * {@code OK}. Time is the server's monotonic clock. Thread safe.
  */
 final class MemLockServer implements AutoCloseable {
-  private final ServerSocket server;
-  private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
+  private final LineServer server;
   private final Map<String, Name> names = new HashMap<>();
-  private volatile boolean closed;
 
   private static final class Holder {
     final String owner;
@@ -63,16 +49,11 @@ final class MemLockServer implements AutoCloseable {
   }
 
   MemLockServer() {
-    try {
-      server = new ServerSocket(0, 100, InetAddress.getLoopbackAddress());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    Thread.ofVirtual().start(this::acceptLoop);
+    server = new LineServer("torture-mem", () -> this::handle);
   }
 
   String address() {
-    return "127.0.0.1:" + server.getLocalPort();
+    return server.address();
   }
 
   private static long now() {
@@ -132,50 +113,8 @@ final class MemLockServer implements AutoCloseable {
     }
   }
 
-  private void acceptLoop() {
-    while (!closed) {
-      Socket s;
-      try {
-        s = server.accept();
-      } catch (IOException e) {
-        return;
-      }
-      connections.add(s);
-      Thread.ofVirtual().start(() -> serve(s));
-    }
-  }
-
-  private void serve(Socket s) {
-    try (s;
-        BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
-        Writer out = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8)) {
-      String line;
-      while ((line = in.readLine()) != null) {
-        out.write(handle(line));
-        out.write('\n');
-        out.flush();
-      }
-    } catch (IOException | RuntimeException e) {
-      // the client is gone
-    } finally {
-      connections.remove(s);
-    }
-  }
-
   @Override
   public void close() {
-    closed = true;
-    try {
-      server.close();
-    } catch (IOException ignored) {
-      // closing anyway
-    }
-    for (Socket s : connections) {
-      try {
-        s.close();
-      } catch (IOException ignored) {
-        // closing anyway
-      }
-    }
+    server.close();
   }
 }

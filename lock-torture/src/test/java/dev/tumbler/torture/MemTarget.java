@@ -1,12 +1,8 @@
 package dev.tumbler.torture;
 
-import dev.tumbler.lock.spi.LockUrl;
-import dev.tumbler.torture.backend.Server;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 
 /** A {@link MemLockServer} in this JVM as a torture target: client faults only; the URL gives each name its defect. */
@@ -49,16 +45,6 @@ final class MemTarget implements Target {
   }
 
   @Override
-  public String redactedUrl(List<String> proxied) {
-    return LockUrl.parse(url(proxied)).toString();
-  }
-
-  @Override
-  public Map<String, String> clientEnvironment() {
-    return Map.of();
-  }
-
-  @Override
   public Set<Fault> faults() {
     return EnumSet.of(Fault.KILL, Fault.PAUSE, Fault.PARTITION);
   }
@@ -66,26 +52,6 @@ final class MemTarget implements Target {
   @Override
   public String whyNot(Fault fault) {
     return faults().contains(fault) ? null : fault.label() + " does not apply to the in-JVM test server";
-  }
-
-  @Override
-  public List<Server> servers() {
-    return List.of();
-  }
-
-  @Override
-  public Optional<Server> leader() {
-    return Optional.empty();
-  }
-
-  @Override
-  public boolean tookOver(Server killed) {
-    return false;
-  }
-
-  @Override
-  public Duration allowance() {
-    return Duration.ofSeconds(2);
   }
 
   @Override

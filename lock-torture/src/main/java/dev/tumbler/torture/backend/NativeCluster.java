@@ -131,7 +131,7 @@ public final class NativeCluster implements AutoCloseable {
   }
 
   /** One {@code tumbler node}. */
-  public static final class Member implements Server {
+  public static final class Member extends ProcessServer {
     private final String id;
     private final String listen;
     private final int clientPort;
@@ -139,7 +139,6 @@ public final class NativeCluster implements AutoCloseable {
     private final List<String> command;
     private final Map<String, String> env;
     private final Path log;
-    private Process process;
 
     Member(String id, String listen, int clientPort, int httpPort, List<String> command, Map<String, String> env,
         Path log) {
@@ -162,15 +161,11 @@ public final class NativeCluster implements AutoCloseable {
       return listen;
     }
 
-    synchronized void launch() {
+    void launch() {
       ProcessBuilder b = new ProcessBuilder(command).redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
       b.environment().putAll(env);
-      try {
-        process = Processes.start(b);
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot start native member " + id, e);
-      }
+      launch(b);
     }
 
     void awaitHealthy(Duration max) {
@@ -188,22 +183,6 @@ public final class NativeCluster implements AutoCloseable {
       kill();
       launch();
       awaitHealthy(Duration.ofSeconds(90));
-    }
-
-    @Override
-    public synchronized void kill() {
-      Processes.kill(process);
-      process = null;
-    }
-
-    @Override
-    public synchronized boolean isRunning() {
-      return process != null && process.isAlive();
-    }
-
-    @Override
-    public synchronized List<Long> pids() {
-      return process == null ? List.of() : List.of(process.pid());
     }
 
     /** The body of a 200 answer to {@code GET path} on its HTTP endpoint, or empty. */

@@ -17,14 +17,13 @@ import redis.embedded.RedisExecProvider;
  * with the same file (a cluster node then rejoins with the node id its {@code nodes.conf} keeps; a sentinel with
  * what it rewrote into its file). No persistence: a server started again is empty.
  */
-public final class RedisProcess implements Server {
+public final class RedisProcess extends ProcessServer {
   private static Path binary;
 
   private final int port;
   private final Path conf;
   private final boolean sentinel;
   private final String id;
-  private Process process;
 
   private RedisProcess(int port, Path conf, boolean sentinel, String id) {
     this.port = port;
@@ -79,16 +78,6 @@ public final class RedisProcess implements Server {
   }
 
   @Override
-  public synchronized boolean isRunning() {
-    return process != null && process.isAlive();
-  }
-
-  @Override
-  public synchronized List<Long> pids() {
-    return process == null ? List.of() : List.of(process.pid());
-  }
-
-  @Override
   public void start() {
     restart();
   }
@@ -123,12 +112,8 @@ public final class RedisProcess implements Server {
     if (sentinel) {
       cmd.add("--sentinel");
     }
-    try {
-      process = Processes.start(new ProcessBuilder(cmd).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(conf.resolveSibling(conf.getFileName() + ".log").toFile())));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    Process process = launch(new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(conf.resolveSibling(conf.getFileName() + ".log").toFile())));
     Processes.await(Duration.ofSeconds(15), "redis-server on port " + port + " to answer", () -> {
       if (!process.isAlive()) {
         throw new IllegalStateException("redis-server on port " + port + " exited; see " + conf + ".log");
@@ -139,15 +124,6 @@ public final class RedisProcess implements Server {
         return false;
       }
     });
-  }
-
-  /** Kills the process at once (SIGKILL): a crash, nothing is saved. */
-  @Override
-  public synchronized void kill() {
-    if (process != null) {
-      Processes.kill(process);
-      process = null;
-    }
   }
 
   /** Kills the process. */

@@ -121,13 +121,12 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
   }
 
   /** One member: a {@code QuorumPeerMain} JVM. */
-  public static final class Member implements Server {
+  public static final class Member extends ProcessServer {
     private final String id;
     private final int port;
     private final Path conf;
     private final Path log;
     private final JavaCommand java;
-    private Process process;
 
     Member(String id, int port, Path conf, Path log, JavaCommand java) {
       this.id = id;
@@ -146,16 +145,11 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
       return "127.0.0.1:" + port;
     }
 
-    synchronized void launch() {
-      try {
-        process = Processes.start(new ProcessBuilder(java.main("org.apache.zookeeper.server.quorum.QuorumPeerMain",
-            List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dzookeeper.jmx.log4j.disable=true"),
-            List.of(conf.toAbsolutePath().toString())))
-            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-            .redirectInput(ProcessBuilder.Redirect.PIPE));
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot start ZooKeeper member " + id, e);
-      }
+    void launch() {
+      launch(new ProcessBuilder(java.main("org.apache.zookeeper.server.quorum.QuorumPeerMain",
+          List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dzookeeper.jmx.log4j.disable=true"),
+          List.of(conf.toAbsolutePath().toString())))
+          .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())));
     }
 
     /** Starts the member again and waits until it has joined the quorum as a leader or a follower. */
@@ -170,22 +164,6 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
         String mode = mode().orElse("");
         return mode.equals("leader") || mode.equals("follower");
       });
-    }
-
-    @Override
-    public synchronized void kill() {
-      Processes.kill(process);
-      process = null;
-    }
-
-    @Override
-    public synchronized boolean isRunning() {
-      return process != null && process.isAlive();
-    }
-
-    @Override
-    public synchronized List<Long> pids() {
-      return process == null ? List.of() : List.of(process.pid());
     }
 
     /** What the member says of itself ({@code srvr}): {@code leader}, {@code follower}, …, or empty. */
