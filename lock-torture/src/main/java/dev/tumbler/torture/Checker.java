@@ -61,7 +61,6 @@ public final class Checker {
   private String provider = "?";
   private final Map<String, Lease> leases = new LinkedHashMap<>();
   private final List<FaultWindow> faults = new ArrayList<>();
-  private final Map<Long, Event> bySeq = new HashMap<>();
   private final List<Violation> violations = new ArrayList<>();
 
   private Checker(List<Event> events) {
@@ -197,7 +196,6 @@ public final class Checker {
     Map<Long, FaultWindow> openFaults = new LinkedHashMap<>();
     Map<String, Event> invoked = new HashMap<>();
     for (Event e : events) {
-      bySeq.put(e.seq(), e);
       switch (e.type()) {
         case INVOKE -> invoked.put(e.client(), e);
         case HELLO -> {

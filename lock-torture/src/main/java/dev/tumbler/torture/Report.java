@@ -244,7 +244,8 @@ public final class Report {
         + "<span><i class=\"sw\" style=\"background:repeating-linear-gradient(45deg,#fff 0 3px,#bbb 3px 6px)\"></i>"
         + "the part a paused client reported on waking</span>"
         + "<span style=\"color:#c00\">✕ lost (onLost)</span><span style=\"color:#e67e00\">▲ stale write rejected</span>"
-        + "<span>| write accepted</span><span style=\"color:#c00\">● violation</span>"
+        + "<span>| write accepted</span><span style=\"color:#c00\">● violation of a promise</span>"
+        + "<span style=\"color:#e6a100\">● violation of what the provider does not promise</span>"
         + "<span><i class=\"sw\" style=\"background:rgba(66,133,244,.18)\"></i>client fault</span>"
         + "<span><i class=\"sw\" style=\"background:rgba(219,68,55,.18)\"></i>server fault</span></p>");
   }
