@@ -164,6 +164,12 @@ final class NativeClientTargets {
     }
 
     /** Blackholes the client's links to every member; returns once the client sees them all down. */
+    /** Each client reaches the backend through proxies, a session and renewals of its own: its faults stay with it. */
+    @Override
+    public boolean isolatesClients() {
+      return true;
+    }
+
     @Override
     public void cutOff(LockService client) {
       for (TcpProxy p : proxiesOf(client)) {

@@ -49,6 +49,12 @@ final class ReplicatedTarget implements TckTarget, FaultInjector {
     return LockProviders.connect(url);
   }
 
+  /** Each client reaches the backend through proxies, a session and renewals of its own: its faults stay with it. */
+  @Override
+  public boolean isolatesClients() {
+    return true;
+  }
+
   @Override
   public Duration leaseTime() {
     return leaseTime;

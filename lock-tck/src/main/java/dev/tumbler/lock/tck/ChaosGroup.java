@@ -238,11 +238,11 @@ abstract class ChaosGroup extends TckGroup {
     void inflict(Duration min, Duration max, SplittableRandom r) throws InterruptedException {
       long start = System.nanoTime();
       long end = start + max.toNanos();
-      long target = faults() + FAULTS_PER_STORM;
+      long goal = faults() + FAULTS_PER_STORM;
       int closesLeft = CLOSES_PER_STORM;
       boolean restarted = !faults.contains(FaultInjector.Fault.CRASH_BACKEND);
       long restartAt = start + min.toNanos() / 3 + r.nextLong(Math.max(1, min.toNanos() / 3));
-      while (System.nanoTime() - end < 0 && (System.nanoTime() - start < min.toNanos() || faults() < target
+      while (System.nanoTime() - end < 0 && (System.nanoTime() - start < min.toNanos() || faults() < goal
           || !restarted)) {
         Thread.sleep(Math.max(1, Math.min(r.nextLong(10, 150), TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()))));
         int i = r.nextInt(SERVICES);
@@ -259,7 +259,7 @@ abstract class ChaosGroup extends TckGroup {
           if (cut.get(i)) {
             heal(i);
           } else {
-            tck.target().faults().orElseThrow().cutOff(services.get(i));
+            target.faults().orElseThrow().cutOff(services.get(i));
             cut.set(i, true);
             cuts.incrementAndGet();
           }
@@ -268,7 +268,7 @@ abstract class ChaosGroup extends TckGroup {
     }
 
     void restartBackend(SplittableRandom r) throws InterruptedException {
-      FaultInjector f = tck.target().faults().orElseThrow();
+      FaultInjector f = target.faults().orElseThrow();
       tck.crashed = true;
       f.crashBackend();
       try {
@@ -282,7 +282,7 @@ abstract class ChaosGroup extends TckGroup {
 
     void heal(int i) {
       if (cut.get(i)) {
-        tck.target().faults().orElseThrow().heal(services.get(i));
+        target.faults().orElseThrow().heal(services.get(i));
         cut.set(i, false);
       }
     }

@@ -30,6 +30,16 @@ public interface FaultInjector {
   Set<Fault> supported();
 
   /**
+   * Whether {@link #cutOff}, {@link #pauseRenewals} and {@link #endSessions} reach only the client given, so that tests
+   * using them may run beside other tests (a client behind its own proxy, a session of its own). False, the default,
+   * when they may reach other clients too: a cut-off of a peer node that other services also run on. The TCK then
+   * runs a test that injects such a fault alone, from the fault to its end.
+   */
+  default boolean isolatesClients() {
+    return false;
+  }
+
+  /**
    * Cuts {@code client} (a service from {@link TckTarget#open()}) off from the backend: its requests
    * and the backend's replies are dropped or refused until {@link #heal}. Other clients are unaffected.
    */

@@ -31,9 +31,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.api.function.Executable;
 
 /**
@@ -84,6 +89,17 @@ public abstract class LockTck {
    * ({@code AbstractLockService.ANSWER_GRACE_MILLIS}, 2 s) and 1 s for a busy machine.
    */
   protected static final Duration OUTAGE_SLACK = Duration.ofSeconds(3);
+
+  /**
+   * The resource every group shares: groups that may run beside others read it; groups that fault the whole backend,
+   * or time the provider under contention, write it and run alone ({@code @ResourceLock}). Groups run at the same time
+   * only when JUnit's parallel execution is enabled ({@code junit.jupiter.execution.parallel.enabled=true}); a test
+   * whose client fault may reach other clients runs alone from the fault on ({@link FaultGate}).
+   */
+  static final String BACKEND = "dev.tumbler.lock.tck.backend";
+
+  /** Lets tests run side by side while keeping a test's client faults from other tests' clients. */
+  final FaultGate gate = new FaultGate();
 
   /** The groups, in the order the TCK reports them. */
   static final List<Class<?>> GROUPS = List.of(Registry.class, Mutex.class, Contention.class, Fencing.class,
@@ -203,8 +219,11 @@ public abstract class LockTck {
   }
 
   @AfterEach
-  final void closeEverything() throws InterruptedException {
-    resources.closeAll();
+  final void closeEverything(TestInfo test) throws InterruptedException {
+    // a group's test closes its own (TckGroup); groups run beside the provider's own tests, so not these
+    if (test.getTestClass().filter(TckGroup.class::isAssignableFrom).isEmpty()) {
+      resources.closeAll();
+    }
     if (crashed) {
       // a failed crash test may have left the backend down: restart it for the next one
       crashed = false;
@@ -399,27 +418,6 @@ public abstract class LockTck {
     assertMessageNames(t, argument, call + " failed with " + type.getSimpleName());
   }
 
-  /** Cuts {@code s} off (or pauses its renewals), so that its leases end on the backend. */
-  final void isolate(FaultInjector.Fault how, LockService s) {
-    FaultInjector f = target.faults().orElseThrow();
-    switch (how) {
-      case CUT_OFF_CLIENT -> f.cutOff(s);
-      case PAUSE_RENEWALS -> f.pauseRenewals(s);
-      case END_SESSIONS -> f.endSessions(s);
-      default -> throw new IllegalArgumentException(how.name());
-    }
-  }
-
-  final void restore(FaultInjector.Fault how, LockService s) {
-    FaultInjector f = target.faults().orElseThrow();
-    switch (how) {
-      case CUT_OFF_CLIENT -> f.heal(s);
-      case PAUSE_RENEWALS -> f.resumeRenewals(s);
-      case END_SESSIONS -> f.allowSessions(s);
-      default -> throw new IllegalArgumentException(how.name());
-    }
-  }
-
   /** Chooses a fault that makes a holder's leases end: cut-off if the injector can, else paused renewals. */
   final FaultInjector.Fault isolation() {
     Set<FaultInjector.Fault> s = faultsSupported();
@@ -431,6 +429,8 @@ public abstract class LockTck {
 
   @Nested
   @DisplayName("registry and URL")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Registry extends RegistryGroup {
     Registry() {
       super(LockTck.this);
@@ -439,6 +439,8 @@ public abstract class LockTck {
 
   @Nested
   @DisplayName("mutex contract")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Mutex extends MutexGroup {
     Mutex() {
       super(LockTck.this);
@@ -447,6 +449,8 @@ public abstract class LockTck {
 
   @Nested
   @DisplayName("exclusion under contention")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ_WRITE)
   class Contention extends ContentionGroup {
     Contention() {
       super(LockTck.this);
@@ -456,6 +460,8 @@ public abstract class LockTck {
   @Nested
   @DisplayName("fencing")
   @Requires(Capability.FENCING)
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Fencing extends FencingGroup {
     Fencing() {
       super(LockTck.this);
@@ -465,6 +471,8 @@ public abstract class LockTck {
   @Nested
   @DisplayName("leases")
   @Requires(Capability.LEASE_EXPIRY)
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Leases extends LeasesGroup {
     Leases() {
       super(LockTck.this);
@@ -474,6 +482,8 @@ public abstract class LockTck {
   @Nested
   @DisplayName("semaphore")
   @Requires(Capability.SEMAPHORE)
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Semaphores extends SemaphoresGroup {
     Semaphores() {
       super(LockTck.this);
@@ -483,6 +493,8 @@ public abstract class LockTck {
   @Nested
   @DisplayName("read/write")
   @Requires(Capability.READ_WRITE)
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class ReadWrite extends ReadWriteGroup {
     ReadWrite() {
       super(LockTck.this);
@@ -492,6 +504,8 @@ public abstract class LockTck {
   @Nested
   @DisplayName("fairness")
   @Requires(Capability.FAIR)
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Fairness extends FairnessGroup {
     Fairness() {
       super(LockTck.this);
@@ -501,6 +515,8 @@ public abstract class LockTck {
   @Nested
   @DisplayName("transactions")
   @Requires(Capability.TRANSACTIONS)
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Transactions extends TransactionsGroup {
     Transactions() {
       super(LockTck.this);
@@ -510,6 +526,8 @@ public abstract class LockTck {
   @Nested
   @DisplayName("elections")
   @Requires(Capability.LEADER_ELECTION)
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Elections extends ElectionsGroup {
     Elections() {
       super(LockTck.this);
@@ -518,6 +536,8 @@ public abstract class LockTck {
 
   @Nested
   @DisplayName("names")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Names extends NamesGroup {
     Names() {
       super(LockTck.this);
@@ -526,6 +546,8 @@ public abstract class LockTck {
 
   @Nested
   @DisplayName("bad input")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class BadInput extends BadInputGroup {
     BadInput() {
       super(LockTck.this);
@@ -534,6 +556,8 @@ public abstract class LockTck {
 
   @Nested
   @DisplayName("closed service")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Closed extends ClosedGroup {
     Closed() {
       super(LockTck.this);
@@ -542,6 +566,8 @@ public abstract class LockTck {
 
   @Nested
   @DisplayName("faults")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ_WRITE)
   class Faults extends FaultsGroup {
     Faults() {
       super(LockTck.this);
@@ -552,6 +578,8 @@ public abstract class LockTck {
   @DisplayName("fault tolerance")
   @Requires(value = Capability.FAULT_TOLERANT, anyFault = {FaultInjector.Fault.CRASH_MINORITY,
       FaultInjector.Fault.PARTITION_MINORITY})
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ_WRITE)
   class FaultTolerance extends FaultToleranceGroup {
     FaultTolerance() {
       super(LockTck.this);
@@ -560,6 +588,8 @@ public abstract class LockTck {
 
   @Nested
   @DisplayName("outages")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ_WRITE)
   class Outages extends OutagesGroup {
     Outages() {
       super(LockTck.this);
@@ -568,6 +598,8 @@ public abstract class LockTck {
 
   @Nested
   @DisplayName("chaos")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ_WRITE)
   class Chaos extends ChaosGroup {
     Chaos() {
       super(LockTck.this);

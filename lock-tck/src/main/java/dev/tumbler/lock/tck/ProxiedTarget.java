@@ -51,6 +51,12 @@ public abstract class ProxiedTarget implements TckTarget, FaultInjector {
     return Set.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS);
   }
 
+  /** Each client reaches the backend through proxies, a session and renewals of its own: its faults stay with it. */
+  @Override
+  public boolean isolatesClients() {
+    return true;
+  }
+
   @Override
   public final void cutOff(LockService client) {
     clients.cutOff(client);

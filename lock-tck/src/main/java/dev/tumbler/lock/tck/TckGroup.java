@@ -9,6 +9,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 
 /**
  * What every TCK group stands on: the run's {@link LockTck} (its target, the services and threads it closes after
@@ -26,14 +27,27 @@ abstract class TckGroup {
   /** Services the test opened: closed after it. */
   final List<LockService> opened = resources.opened;
 
+  /** This test's share of the run's {@link FaultGate}. */
+  private final FaultGate.Hold hold;
+
   TckGroup(LockTck tck) {
     this.tck = tck;
-    this.target = tck.target();
+    this.hold = tck.gate.hold();
+    this.target = new GatedTarget(tck.target(), hold);
+  }
+
+  @BeforeEach
+  final void enterTheGate() throws InterruptedException {
+    hold.enter();
   }
 
   @AfterEach
   final void closeThisTestsResources() throws InterruptedException {
-    resources.closeAll();
+    try {
+      resources.closeAll();
+    } finally {
+      hold.leave();
+    }
   }
 
   /** Opens a fresh service that is closed after the test. */
@@ -80,11 +94,23 @@ abstract class TckGroup {
   }
 
   final void isolate(FaultInjector.Fault how, LockService s) {
-    tck.isolate(how, s);
+    FaultInjector f = target.faults().orElseThrow();
+    switch (how) {
+      case CUT_OFF_CLIENT -> f.cutOff(s);
+      case PAUSE_RENEWALS -> f.pauseRenewals(s);
+      case END_SESSIONS -> f.endSessions(s);
+      default -> throw new IllegalArgumentException(how.name());
+    }
   }
 
   final void restore(FaultInjector.Fault how, LockService s) {
-    tck.restore(how, s);
+    FaultInjector f = target.faults().orElseThrow();
+    switch (how) {
+      case CUT_OFF_CLIENT -> f.heal(s);
+      case PAUSE_RENEWALS -> f.resumeRenewals(s);
+      case END_SESSIONS -> f.allowSessions(s);
+      default -> throw new IllegalArgumentException(how.name());
+    }
   }
 
   final FaultInjector.Fault isolation() {

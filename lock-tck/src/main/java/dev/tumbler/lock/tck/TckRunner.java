@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Properties;
@@ -212,6 +213,7 @@ public final class TckRunner {
     LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
         .selectors(DiscoverySelectors.selectClass(TargetTck.class))
         .filters((PostDiscoveryFilter) d -> include(d, selected))
+        .configurationParameters(parallel())
         .build();
     current = target;
     try {
@@ -221,6 +223,17 @@ public final class TckRunner {
       current = null;
     }
     return results;
+  }
+
+  /**
+   * The groups run side by side (those that fault the whole backend or time it alone, see {@link LockTck#BACKEND}),
+   * on eight threads: the TCK mostly waits for terms to pass. {@code -Dtck.parallel=false} runs one test at a time.
+   */
+  static Map<String, String> parallel() {
+    boolean on = !"false".equalsIgnoreCase(System.getProperty("tck.parallel", "true"));
+    return Map.of("junit.jupiter.execution.parallel.enabled", Boolean.toString(on),
+        "junit.jupiter.execution.parallel.config.strategy", "fixed",
+        "junit.jupiter.execution.parallel.config.fixed.parallelism", "8");
   }
 
   /** Keeps the tests of the selected groups ({@code Group}) and the selected tests ({@code Group.method}). */

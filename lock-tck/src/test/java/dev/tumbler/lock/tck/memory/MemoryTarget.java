@@ -56,6 +56,12 @@ public final class MemoryTarget implements TckTarget, FaultInjector {
     return EnumSet.of(Fault.CUT_OFF_CLIENT, Fault.PAUSE_RENEWALS, Fault.CRASH_MINORITY, Fault.PARTITION_MINORITY);
   }
 
+  /** Each client reaches the backend through proxies, a session and renewals of its own: its faults stay with it. */
+  @Override
+  public boolean isolatesClients() {
+    return true;
+  }
+
   @Override
   public void crashMinority(java.util.Collection<LockService> spare) {
     MemoryServer.get(server).minorityFault(true);
