@@ -60,7 +60,7 @@ class TortureCommandTest {
   private static CliTestSupport.Result check(Path dir, boolean interleave, boolean lateWait) throws Exception {
     Files.createDirectories(dir);
     RunParameters run = new RunParameters("test", "hand-written", "lock:test://x", 2, 1, 10_000, List.of(), 1, 1000,
-        2000, 2000, 2500, 6000);
+        2000, 2000, 2500, 6000, 2000);
     List<Event> events = new ArrayList<>();
     events.add(Event.of(Type.RUN).withDetail(run.toDetail()));
     for (String c : List.of("c1", "c2")) {

@@ -255,8 +255,8 @@ public final class Backends {
             masters.add(RedisProcess.start(dir, Processes.freePort(), List.of(), false, "redis-" + i));
           }
         }
-        case "redis-sentinel" -> sentinels = RedisSentinels.start();
-        case "redis-cluster" -> cluster = RedisCluster.start(3, true);
+        case "redis-sentinel" -> sentinels = RedisSentinels.start(dir);
+        case "redis-cluster" -> cluster = RedisCluster.start(dir, 3, true);
         default -> throw new IllegalArgumentException(name);
       }
       stops(() -> {

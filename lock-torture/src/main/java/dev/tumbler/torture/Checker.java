@@ -325,7 +325,7 @@ public final class Checker {
             + "'s lease #" + e.grant() + " (token " + e.token() + ") at seq " + e.seq() + " after it had accepted one of "
             + by.client() + "'s lease #" + by.grant() + " (token " + by.token() + ") at seq " + by.seq()
             + ", which came after this lease's own write: the two holders' writes interleaved",
-            List.of(first.seq(), by.seq(), e.seq()), causes(first.seq(), e.seq(), who(e.client(), by.client())),
+            List.of(first.seq(), by.seq(), e.seq()), causes(first, e, who(e.client(), by.client())),
             promised, promise));
       }
       String prev = lastWriter.get(e.name());
@@ -358,7 +358,14 @@ public final class Checker {
           if (a.client.equals(b.client)) {
             continue;
           }
-          List<FaultWindow> inWindow = windows(a.start.seq(), b.start.seq(), who(a.client, b.client));
+          // either grant may have been made any time after its acquire was invoked
+          Event from = a.start;
+          for (Event inv : new Event[] {a.invoke, b.invoke}) {
+            if (inv != null && inv.seq() < from.seq()) {
+              from = inv;
+            }
+          }
+          List<FaultWindow> inWindow = windows(from, b.start, who(a.client, b.client));
           boolean server = inWindow.stream().anyMatch(FaultWindow::server);
           List<String> causes = inWindow.stream().map(FaultWindow::label).toList();
           boolean promised;
@@ -422,7 +429,7 @@ public final class Checker {
       if (p != null && l.token <= p.token) {
         violations.add(new Violation(Kind.TOKEN_ORDER, l.name, l.client + " was granted token " + l.token + " at seq "
             + l.start.seq() + ", not above token " + p.token + " of the grant before it (" + p.describe() + ")",
-            List.of(p.start.seq(), l.start.seq()), causes(p.start.seq(), l.start.seq(), who(p.client, l.client)),
+            List.of(p.start.seq(), l.start.seq()), causes(p.start, l.start, who(p.client, l.client)),
             promised, promise));
       }
     }
@@ -444,8 +451,8 @@ public final class Checker {
           if (e.millis() != null && e.millis() > bound && !pausedBetween(e.client(), inv, e)) {
             violations.add(new Violation(Kind.WAIT_BOUND, e.name(), e.client() + "'s acquire of " + e.name()
                 + " returned (" + e.type().wire() + ") after " + e.millis() + " ms, past the bound of " + bound + " ms",
-                inv == null ? List.of(e.seq()) : List.of(inv.seq(), e.seq()), causes(inv == null ? e.seq() : inv.seq(),
-                e.seq(), who(e.client())), true, promise));
+                inv == null ? List.of(e.seq()) : List.of(inv.seq(), e.seq()), causes(inv == null ? e : inv, e,
+                who(e.client())), true, promise));
           }
         }
         case FAULT_START -> {
@@ -461,7 +468,7 @@ public final class Checker {
             violations.add(new Violation(Kind.WAIT_BOUND, inv.name(), e.client() + "'s acquire of " + inv.name()
                 + " invoked at seq " + inv.seq() + " never returned: the process ended " + (e.at() - inv.at())
                 + " ms later, past the bound of " + bound + " ms", List.of(inv.seq(), e.seq()),
-                causes(inv.seq(), e.seq(), who(e.client())), true, promise));
+                causes(inv, e, who(e.client())), true, promise));
           }
         }
         default -> { }
@@ -597,13 +604,19 @@ public final class Checker {
   // ---- helpers
 
   /**
-   * The faults whose windows meet {@code [from, to]} (by seq) and that can have a part in what happened to
-   * {@code clients}: every server fault, and the client faults on one of them (a pause of a bystander is not a cause).
+   * The faults that can have a part in what happened to {@code clients} between {@code from} and {@code to}: every
+   * server fault whose window meets that span or ended less than the target's allowance before it (a backend goes on
+   * settling after a fault: a stale primary resumes, sentinels reconfigure it), and the client faults on one of them
+   * whose window meets it (a pause of a bystander is not a cause).
    */
-  private List<FaultWindow> windows(long from, long to, Set<String> clients) {
+  private List<FaultWindow> windows(Event from, Event to, Set<String> clients) {
     List<FaultWindow> out = new ArrayList<>();
     for (FaultWindow w : faults) {
-      if (w.start().seq() <= to && w.end().seq() >= from && (w.server() || clients.contains(w.target()))) {
+      if (w.start().seq() > to.seq()) {
+        continue;
+      }
+      boolean meets = w.end().seq() >= from.seq();
+      if (w.server() ? meets || from.at() - w.end().at() <= run.allowanceMillis() : meets && clients.contains(w.target())) {
         out.add(w);
       }
     }
@@ -614,7 +627,7 @@ public final class Checker {
     return new HashSet<>(java.util.Arrays.asList(clients));
   }
 
-  private List<String> causes(long from, long to, Set<String> clients) {
+  private List<String> causes(Event from, Event to, Set<String> clients) {
     return windows(from, to, clients).stream().map(FaultWindow::label).toList();
   }
 

@@ -23,10 +23,12 @@ import java.util.Map;
  * @param wakeSlackMillis how soon after a paused client is resumed its {@code onLost} must arrive for its lease to
  *     count as ended when the pause began
  * @param recoveryMillis how long a name may stay unavailable after a fault healed
+ * @param allowanceMillis the target's failover time: how long after a server fault the backend may still be settling
+ *     (a server fault that ended this long before a violation is still among its causes)
  */
 public record RunParameters(String target, String backend, String url, int clients, int names, long timeMillis, List<String> nemeses,
     long seed, long leaseMillis, long maxWaitMillis, long waitSlackMillis, long wakeSlackMillis,
-    long recoveryMillis) {
+    long recoveryMillis, long allowanceMillis) {
 
   public RunParameters {
     nemeses = List.copyOf(nemeses);
@@ -48,6 +50,7 @@ public record RunParameters(String target, String backend, String url, int clien
     m.put("waitSlack", waitSlackMillis);
     m.put("wakeSlack", wakeSlackMillis);
     m.put("recovery", recoveryMillis);
+    m.put("allowance", allowanceMillis);
     StringBuilder b = new StringBuilder();
     for (Map.Entry<String, Object> e : m.entrySet()) {
       if (!b.isEmpty()) {
@@ -73,7 +76,8 @@ public record RunParameters(String target, String backend, String url, int clien
           Integer.parseInt(m.get("clients")), Integer.parseInt(m.get("names")), Long.parseLong(m.get("time")),
           nem.isEmpty() ? List.of() : List.of(nem.split(",")), Long.parseLong(m.get("seed")),
           Long.parseLong(m.get("lease")), Long.parseLong(m.get("maxWait")), Long.parseLong(m.get("waitSlack")),
-          Long.parseLong(m.get("wakeSlack")), Long.parseLong(m.get("recovery")));
+          Long.parseLong(m.get("wakeSlack")), Long.parseLong(m.get("recovery")),
+          Long.parseLong(m.getOrDefault("allowance", "0")));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("the run event's parameters are incomplete: " + detail, e);
     }

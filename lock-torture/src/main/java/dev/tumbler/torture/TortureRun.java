@@ -142,7 +142,7 @@ public final class TortureRun {
       RunParameters params = new RunParameters(target.name(), target.describe(),
           target.redactedUrl(target.addresses()), s.clients(), s.names(), s.time().toMillis(), Fault.labels(nemeses),
           s.seed(), lease.toMillis(), maxWait.toMillis(), WAIT_SLACK.toMillis(), wakeSlack.toMillis(),
-          recovery.toMillis());
+          recovery.toMillis(), target.allowance().toMillis());
       register.record(Event.of(Event.Type.RUN).withDetail(params.toDetail()));
       List<Clients.Client> first = new ArrayList<>();
       for (int i = 0; i < s.clients(); i++) {

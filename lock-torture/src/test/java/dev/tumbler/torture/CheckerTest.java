@@ -111,6 +111,43 @@ class CheckerTest {
   }
 
   @Test
+  void aServerFaultWhileAnAcquireWaitedOrShortlyBeforeIsAmongTheCauses() {
+    String notTolerant = "provider=test;capabilities=MUTEX,FENCING,LEASE_EXPIRY,LOST_NOTIFICATION";
+    long allowance = Histories.RUN.allowanceMillis();
+    // a primary paused while two acquires wait: the sentinels fail it over, it resumes and grants what it had queued
+    Checker.Analysis waited = new Histories(notTolerant)
+        .at(1000).faultStart("pause-server", 1, "redis-1")
+        .at(2000).invoke("c1", "n0").invoke("c2", "n0")
+        .at(4000).faultEnd("pause-server", 1, "redis-1")
+        .at(4020).grant("c1", "n0", 7, 1).grant("c2", "n0", 8, 1).lost("c1", "n0", 7, 1)
+        .release("c2", "n0", 8, 1)
+        .check();
+    Violation v = of(waited, Kind.LEASE_EXCLUSION).getFirst();
+    assertEquals(List.of("pause-server #1 on redis-1"), v.causes());
+    assertFalse(v.promised());
+
+    // both acquires invoked after the fault healed, while the backend still settles: still a cause
+    Checker.Analysis settling = new Histories(notTolerant)
+        .at(1000).faultStart("failover", 1, "redis-1")
+        .at(3000).faultEnd("failover", 1, "redis-1")
+        .at(3000 + allowance - 10).invoke("c1", "n0").invoke("c2", "n0").grant("c1", "n0", 7, 1)
+        .grant("c2", "n0", 8, 1).lost("c1", "n0", 7, 1).release("c2", "n0", 8, 1)
+        .check();
+    assertFalse(of(settling, Kind.LEASE_EXCLUSION).getFirst().promised());
+
+    // long after it: no fault in the window, and the provider promises exclusion
+    Checker.Analysis later = new Histories(notTolerant)
+        .at(1000).faultStart("failover", 1, "redis-1")
+        .at(3000).faultEnd("failover", 1, "redis-1")
+        .at(3000 + allowance + 10).invoke("c1", "n0").invoke("c2", "n0").grant("c1", "n0", 7, 1)
+        .grant("c2", "n0", 8, 1).lost("c1", "n0", 7, 1).release("c2", "n0", 8, 1)
+        .check();
+    Violation late = of(later, Kind.LEASE_EXCLUSION).getFirst();
+    assertEquals(List.of(), late.causes());
+    assertTrue(late.promised());
+  }
+
+  @Test
   void theNewHoldersWriteBeforeTheOldHolderHeardItLostIsALostNotificationViolation() {
     Checker.Analysis a = new Histories()
         .grant("c1", "n0", 7, 1)

@@ -8,7 +8,7 @@ import java.util.List;
 final class Histories {
   static final String ALL = "provider=test;capabilities=MUTEX,FENCING,LEASE_EXPIRY,LOST_NOTIFICATION,FAULT_TOLERANT";
   static final RunParameters RUN = new RunParameters("test", "hand-written", "lock:test://x", 3, 2, 60_000,
-      List.of("kill", "pause", "partition", "restart"), 1, 1000, 2000, 2000, 2500, 6000);
+      List.of("kill", "pause", "partition", "restart"), 1, 1000, 2000, 2000, 2500, 6000, 2000);
 
   private final List<Event> events = new ArrayList<>();
   private long seq;

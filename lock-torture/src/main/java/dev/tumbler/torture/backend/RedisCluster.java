@@ -21,6 +21,8 @@ public final class RedisCluster implements AutoCloseable {
   public static final int SLOTS = 16384;
 
   private final Path dir;
+  /** Whether {@link #close()} deletes {@link #dir} (a temporary one). */
+  private boolean ownsDir;
   private final int masters;
   private final List<RedisProcess> nodes;
   private final List<Integer> busPorts;
@@ -39,7 +41,13 @@ public final class RedisCluster implements AutoCloseable {
 
   /** {@code masters} masters and, with {@code replicas}, one replica of each (nodes {@code masters..2*masters-1}). */
   public static RedisCluster start(int masters, boolean replicas) {
-    Path dir = Processes.tempDir("tumbler-cluster");
+    RedisCluster started = start(Processes.tempDir("tumbler-cluster"), masters, replicas);
+    started.ownsDir = true;
+    return started;
+  }
+
+  /** As {@link #start(int, boolean)}, with the nodes' files and logs in {@code dir} (kept: its logs). */
+  public static RedisCluster start(Path dir, int masters, boolean replicas) {
     List<RedisProcess> nodes = new ArrayList<>();
     List<Integer> busPorts = new ArrayList<>();
     try {
@@ -57,7 +65,6 @@ public final class RedisCluster implements AutoCloseable {
       return c;
     } catch (RuntimeException e) {
       nodes.forEach(RedisProcess::close);
-      Processes.delete(dir);
       throw e;
     }
   }
@@ -182,6 +189,8 @@ public final class RedisCluster implements AutoCloseable {
   @Override
   public void close() {
     nodes.forEach(RedisProcess::close);
-    Processes.delete(dir);
+    if (ownsDir) {
+      Processes.delete(dir);
+    }
   }
 }

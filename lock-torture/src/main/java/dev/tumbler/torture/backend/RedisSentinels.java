@@ -17,6 +17,8 @@ public final class RedisSentinels implements AutoCloseable {
   public static final String MASTER = "tumbler-primary";
 
   private final Path dir;
+  /** Whether {@link #close()} deletes {@link #dir} (a temporary one). */
+  private boolean ownsDir;
   private final List<RedisProcess> servers;
   private final List<RedisProcess> sentinels;
 
@@ -26,8 +28,15 @@ public final class RedisSentinels implements AutoCloseable {
     this.sentinels = sentinels;
   }
 
+  /** Starts the set-up in a temporary directory, deleted by {@link #close()}. */
   public static RedisSentinels start() {
-    Path dir = Processes.tempDir("tumbler-sentinel");
+    RedisSentinels started = start(Processes.tempDir("tumbler-sentinel"));
+    started.ownsDir = true;
+    return started;
+  }
+
+  /** As {@link #start()}, with the servers' files and logs in {@code dir} (kept: its logs). */
+  public static RedisSentinels start(Path dir) {
     List<RedisProcess> servers = new ArrayList<>();
     List<RedisProcess> sentinels = new ArrayList<>();
     try {
@@ -55,7 +64,6 @@ public final class RedisSentinels implements AutoCloseable {
     } catch (RuntimeException e) {
       sentinels.forEach(RedisProcess::close);
       servers.forEach(RedisProcess::close);
-      Processes.delete(dir);
       throw e;
     }
   }
@@ -144,6 +152,8 @@ public final class RedisSentinels implements AutoCloseable {
   public void close() {
     sentinels.forEach(RedisProcess::close);
     servers.forEach(RedisProcess::close);
-    Processes.delete(dir);
+    if (ownsDir) {
+      Processes.delete(dir);
+    }
   }
 }
