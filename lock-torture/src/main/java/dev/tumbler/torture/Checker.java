@@ -36,8 +36,10 @@ import java.util.TreeSet;
  *       name that came after this grant's earlier write (interleaved writes, the stale one accepted). With fencing
  *       tokens strictly increasing this cannot happen: the register rejects the lower token. Every rejected write is
  *       counted as a stale write that fencing stopped;
- *   <li>lease-exclusion: a grant while another client's lease of the name was valid, with the faults in the window
- *       from the earlier grant to the later one as its causes;
+ *   <li>lease-exclusion: a grant while another client's lease of the name was valid, with the faults in its window
+ *       as its causes: from the first of the two acquires to the later grant, every server fault (and one that ended
+ *       less than the target's allowance before: a backend settles after a fault) and the client faults on the two
+ *       clients;
  *   <li>lost-notification: of those, the ones where the earlier lease ended by its {@code lost} event, and the new
  *       holder's first write came before it;
  *   <li>token-order: a grant whose token is not above the previous grant's of the name (grants whose lease lived

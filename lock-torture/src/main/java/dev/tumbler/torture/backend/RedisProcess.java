@@ -15,26 +15,31 @@ import redis.embedded.RedisExecProvider;
  * configured by a file in a directory of its own set-up, for the cluster and sentinel set-ups that
  * {@code RedisServer} cannot describe: it can be killed ({@code SIGKILL}, as a crash), paused, and started again
  * with the same file (a cluster node then rejoins with the node id its {@code nodes.conf} keeps; a sentinel with
- * what it rewrote into its file). No persistence: a server started again is empty.
+ * what it rewrote into its file). No persistence: a server started again is empty. Each server has a working directory
+ * of its own ({@code dir/<port>}), and its {@code dump.rdb} (which a replica writes when it receives a full
+ * synchronisation, {@code save ""} or not) is deleted before each start: servers sharing one directory would load each
+ * other's data on a restart, and a cluster node would find keys of slots it does not serve and set them importing.
  */
 public final class RedisProcess extends ProcessServer {
   private static Path binary;
 
   private final int port;
   private final Path conf;
+  private final Path work;
   private final boolean sentinel;
   private final String id;
 
-  private RedisProcess(int port, Path conf, boolean sentinel, String id) {
+  private RedisProcess(int port, Path conf, Path work, boolean sentinel, String id) {
     this.port = port;
     this.conf = conf;
+    this.work = work;
     this.sentinel = sentinel;
     this.id = id;
   }
 
   /**
-   * Writes {@code redis-<port>.conf} in {@code dir} (loopback, no persistence, plus {@code settings}) and
-   * starts the server, waiting until it answers.
+   * Writes {@code redis-<port>.conf} in {@code dir} (loopback, no persistence, its working directory
+   * {@code dir/<port>}, plus {@code settings}) and starts the server, waiting until it answers.
    */
   public static RedisProcess start(Path dir, int port, List<String> settings, boolean sentinel) {
     return start(dir, port, settings, sentinel, (sentinel ? "sentinel-" : "redis-") + port);
@@ -42,19 +47,21 @@ public final class RedisProcess extends ProcessServer {
 
   /** As {@link #start(Path, int, List, boolean)}, named {@code id} in reports. */
   public static RedisProcess start(Path dir, int port, List<String> settings, boolean sentinel, String id) {
+    Path work = dir.resolve(Integer.toString(port)).toAbsolutePath();
     List<String> lines = new ArrayList<>(List.of("port " + port, "bind 127.0.0.1", "protected-mode no",
-        "dir " + dir.toAbsolutePath()));
+        "dir " + work));
     if (!sentinel) {
       lines.addAll(List.of("save \"\"", "appendonly no", "maxmemory-policy noeviction"));
     }
     lines.addAll(settings);
     Path conf = dir.resolve((sentinel ? "sentinel-" : "redis-") + port + ".conf");
     try {
+      Files.createDirectories(work);
       Files.write(conf, lines);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    RedisProcess p = new RedisProcess(port, conf, sentinel, id);
+    RedisProcess p = new RedisProcess(port, conf, work, sentinel, id);
     p.restart();
     return p;
   }
@@ -108,6 +115,12 @@ public final class RedisProcess extends ProcessServer {
   }
 
   private void launch() {
+    try {
+      // no persistence: whatever a full synchronisation left on disk is not loaded again
+      Files.deleteIfExists(work.resolve("dump.rdb"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot clear " + work, e);
+    }
     List<String> cmd = new ArrayList<>(List.of(binary().toString(), conf.toAbsolutePath().toString()));
     if (sentinel) {
       cmd.add("--sentinel");
