@@ -10,7 +10,8 @@ import java.util.random.RandomGenerator;
  *
  * @param self this node's id
  * @param peers the other members' ids
- * @param peerTimeoutNanos how long a request waits with a peer it needs unreachable before it fails
+ * @param peerTimeoutNanos how long a request waits with a peer it needs unreachable before it fails (Lamport,
+ *     Ricart–Agrawala, an agent's claim), or with fewer members connected than a quorum needs (lease, buckets, bakery)
  * @param leaseNanos the term of a grant, for algorithms whose grants have one; 0 otherwise
  * @param wallMicros the wall clock at start, in microseconds since the epoch, for algorithms that start
  *     their logical clocks from it (so that tokens keep increasing over a restart of the whole cluster);

@@ -14,6 +14,7 @@ import dev.tumbler.peer.core.Leader;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.core.QuorumWatch;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -105,10 +106,15 @@ import java.util.random.RandomGenerator;
  *   <li>At a change of view only active tickets are handed over; tickets that were added or ready are
  *       requested again in the new term (by their owner if it stays a leader, else by the client's relock).
  *       Fairness holds within a term.
- *   <li>A run that needs the leaders (not started, P1–P3, a relock to adopt) and makes no progress for
- *       {@code peerTimeout} fails {@code UNAVAILABLE} with the reason (an attempt whose owner cannot act, after
- *       {@code leaderTimeout}; a cancelled request names the leaders it could not reach). Without this a request
- *       on the minority side of a partition, whose leaders are connected but have no lease, would wait for ever.
+ *   <li>A wait never fails because its leaders are not elected yet, too few are reachable, or its owner is taking a
+ *       view over: that is an election or a failover, which a connected majority gets through. It fails
+ *       {@code UNAVAILABLE} only when this node has had fewer members connected than a quorum needs for
+ *       {@code peerTimeout} ({@link QuorumWatch}); its deadline is the driver's, which cancels it (a cancelled request
+ *       names the leaders it could not reach). Without that rule a request on the minority side of a partition, whose
+ *       leaders are connected but have no lease, would wait for ever. An attempt whose owner cannot act fails after
+ *       {@code leaderTimeout}, and an attempt whose run makes no progress for {@code peerTimeout} fails with the
+ *       reason. A pending request its owner no longer knows (the owner restarted, or saw its grant expire before
+ *       the grant came) is asked for again, not failed.
  *   <li>Leader messages of a term this node has not adopted yet are kept and handled once it has.
  * </ul>
  *
@@ -133,6 +139,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   private final long trustNanos;
   private final long keepAliveNanos;
   private final long peerTimeoutNanos;
+  /** Whether a quorum can still form around this node: what ends waits early. */
+  private final QuorumWatch quorumWatch;
   private final long graceNanos;
   /** How long an attempt waits for its owner to act again (a leader lease that lapsed for a moment). */
   private final long attemptPatienceNanos;
@@ -197,7 +205,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
    * @param self this node's id
    * @param peers the other members' ids
    * @param leaseNanos the term {@code T} of a grant; positive
-   * @param peerTimeoutNanos how long a request waits without a quorum of leaders reachable before it fails
+   * @param peerTimeoutNanos how long the node may have fewer members connected than a quorum needs before its waits
+   *     fail (and how long an attempt or a holder query waits for the leaders)
    * @param leaderTimeoutNanos the election's leader timeout (the grace of a hand-over is {@code T} plus it)
    * @param random the core's only source of randomness (its incarnation)
    * @throws IllegalArgumentException if {@code leaseNanos} or {@code peerTimeoutNanos} is not positive
@@ -223,6 +232,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     this.graceNanos = leaseNanos + leaderTimeoutNanos;
     this.attemptPatienceNanos = Math.min(peerTimeoutNanos, Math.max(1, leaderTimeoutNanos));
     this.incarnation = random.nextLong() & Long.MAX_VALUE;
+    this.quorumWatch = new QuorumWatch(this.peers, peerTimeoutNanos);
   }
 
   @Override
@@ -310,7 +320,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       return;
     }
     Req q = new Req(a.requestId(), a.session(), c, a.attempt());
-    q.missingSince = now;
     requests.put(q.id, q);
     dispatch(q, null);
   }
@@ -333,7 +342,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     byKey.put(q.key, q);
     q.owner = owner;
     q.state = ReqState.PENDING;
-    q.missingSince = NONE;
     q.ownerLostSince = NONE;
     q.supersedes = null;
     q.nextKeepAlive = now + keepAliveNanos;
@@ -536,38 +544,39 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       if (q.state == ReqState.HELD) {
         out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.REVOKED, m.detail()));
         forget(q);
-      } else if (q.state == ReqState.PENDING || q.state == ReqState.HELD) {
+      } else if (q.state == ReqState.PENDING && q.attempt) {
         fail(q, Output.Failure.UNAVAILABLE, m.detail());
+      } else if (q.state == ReqState.PENDING) {
+        // the owner no longer knows it (it restarted, or granted it and saw the grant expire before it came): a
+        // wait asks again, as a new request, rather than end before its deadline
+        relockPending(q);
       }
     }
   }
 
-  /** Time-driven client work: dispatch, keep-alives, relocks, losses, peer timeouts. */
+  /**
+   * Time-driven client work: dispatch, keep-alives, relocks, losses, and the end of waits when no quorum can form
+   * here. A wait with no leaders elected yet, too few of them reachable, or an owner taking a view over is a failover
+   * or an election under way, and goes on: it ends only at its deadline (the driver cancels it) or once this node has
+   * had fewer members connected than a quorum needs for {@code peerTimeout} ({@link QuorumWatch}).
+   */
   private void clientTick() {
     expireHolderAsks();
+    watchQuorum();
     for (Req q : List.copyOf(requests.values())) {
       switch (q.state) {
         case NEW -> {
           if (!leaders.isEmpty() && connectedLeaders() >= quorum()) {
             dispatch(q, q.supersedes);
-          } else if (now - q.missingSince >= peerTimeoutNanos) {
-            fail(q, Output.Failure.UNAVAILABLE, leaders.isEmpty() ? "no bakery leaders elected"
-                : connectedLeaders() + " of " + leaders.size() + " bakery leaders reachable, "
-                    + quorum() + " needed");
+          } else if (quorumWatch.lost(now)) {
+            failNoQuorum(q);
           }
         }
         case PENDING -> {
-          if (connectedLeaders() < quorum()) {
-            if (q.missingSince == NONE) {
-              q.missingSince = now;
-            } else if (now - q.missingSince >= peerTimeoutNanos) {
-              toOwner(q, new BakeryMessage.Unlock(q.key));
-              fail(q, Output.Failure.UNAVAILABLE, connectedLeaders() + " of " + leaders.size()
-                  + " bakery leaders reachable, " + quorum() + " needed");
-              continue;
-            }
-          } else {
-            q.missingSince = NONE;
+          if (quorumWatch.lost(now)) {
+            toOwner(q, new BakeryMessage.Unlock(q.key));
+            failNoQuorum(q);
+            continue;
           }
           if (!isLeader(q.owner) || !connected(q.owner) && q.ownerLostSince != NONE
               && now - q.ownerLostSince >= graceNanos - leaseNanos) {
@@ -613,8 +622,25 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   /** Client rule 7 for a pending request: a new request, superseding the old one, to the owner chosen now. */
   private void relockPending(Req q) {
     ReqKey old = q.key;
-    q.missingSince = now;
     dispatch(q, old);
+  }
+
+  /** A wait ends: this node can tell that no quorum can form around it ({@link QuorumWatch}). */
+  private void failNoQuorum(Req q) {
+    out.add(new Output.Failed<>(q.id, q.name(), Output.Failure.UNAVAILABLE, quorumWatch.missing(),
+        quorumWatch.detail()));
+    forget(q);
+  }
+
+  /** Tells the quorum watch which peers are linked and whether this node has seen a view. */
+  private void watchQuorum() {
+    Set<String> up = new HashSet<>();
+    links.forEach((p, l) -> {
+      if (l.up) {
+        up.add(p);
+      }
+    });
+    quorumWatch.update(now, up, term > 0);
   }
 
   /** Client rule 7 for a held request whose owner left the view: its new owner adopts the ticket. */
@@ -864,15 +890,38 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         }
         continue;
       }
-      BakeryMessage m = switch (r.phase) {
-        case ENTERING -> new BakeryMessage.LockEntering(term, r.reqKey, r.name);
-        case MAXING -> new BakeryMessage.GetMaxTicket(term, r.reqKey, r.name);
-        case ADDING -> new BakeryMessage.AddTicket(term, ticketOf(r, State.ADDED));
-        case ACTIVATING -> new BakeryMessage.ActivateLock(term, r.name, r.key);
-        default -> null;
-      };
+      BakeryMessage m = phaseMessage(r);
       if (m != null) {
         send(peer, m);
+      }
+    }
+  }
+
+  /** The message of the phase {@code r} waits for answers to, or null when it waits for none. */
+  private BakeryMessage phaseMessage(Run r) {
+    return switch (r.phase) {
+      case ENTERING -> new BakeryMessage.LockEntering(term, r.reqKey, r.name);
+      case MAXING -> new BakeryMessage.GetMaxTicket(term, r.reqKey, r.name);
+      case ADDING -> new BakeryMessage.AddTicket(term, ticketOf(r, State.ADDED));
+      case ACTIVATING -> new BakeryMessage.ActivateLock(term, r.name, r.key);
+      default -> null;
+    };
+  }
+
+  /**
+   * A waiting run that has had no answer it needs for {@code peerTimeout} while this leader acts: its phase message
+   * goes again to the connected leaders that have not answered (one may have been lost in a break that this node
+   * restated across while it could not act). It was failed here once, which ended a wait in a healthy cluster.
+   */
+  private void askAgain(Run r) {
+    r.progressAt = now;
+    BakeryMessage m = r.term == term && r.acks != null ? phaseMessage(r) : null;
+    if (m == null) {
+      return;
+    }
+    for (String p : r.acks.missing()) {
+      if (!p.equals(self) && connected(p)) {
+        send(p, m);
       }
     }
   }
@@ -1410,9 +1459,13 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         failRun(r, Output.Failure.UNAVAILABLE, notActing()); // not back within leaderTimeout: not a busy moment
       } else if (now - r.lastHeard >= leaseNanos) {
         dropRun(r, true); // the client went silent for T: it died
-      } else if (r.needsLeaders() && now - r.progressAt >= peerTimeoutNanos) {
+      } else if (r.attempt && r.needsLeaders() && now - r.progressAt >= peerTimeoutNanos) {
         failRun(r, Output.Failure.UNAVAILABLE, !acting() ? notActing() : "no quorum of the leaders of term "
             + term + " answered within peerTimeout" + (r.acks == null ? "" : ", missing " + r.acks.missing()));
+      } else if (r.asksLeaders() && now - r.progressAt >= peerTimeoutNanos && acting()) {
+        // a wait is not failed here: it waits out a hand-over or an election, and its client ends it at its deadline
+        // or once its own node can tell that no quorum can form (clientTick); the leaders are asked again
+        askAgain(r);
       } else if (acting()) {
         if (r.phase == Phase.NEW) {
           startEntering(r);
@@ -1616,7 +1669,17 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       return;
     }
     if (t == term) {
+      boolean was = acting();
       activeUntil = until;
+      if (!was && acting()) {
+        // acting again (its leader lease had lapsed): phase messages lost in a break it restated across meanwhile
+        // were not sent again then (resendPhases needs it acting), so they go now
+        for (Leader l : leaders) {
+          if (!l.nodeId().equals(self) && connected(l.nodeId())) {
+            resendPhases(l.nodeId());
+          }
+        }
+      }
       return;
     }
     if (term > 0) {
@@ -1846,8 +1909,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     long next = NONE;
     for (Req q : requests.values()) {
       next = earliest(next, switch (q.state) {
-        case NEW -> q.missingSince + peerTimeoutNanos;
-        case PENDING -> earliest(q.missingSince == NONE ? NONE : q.missingSince + peerTimeoutNanos,
+        case NEW -> noQuorumAt();
+        case PENDING -> earliest(noQuorumAt(),
             q.ownerLostSince != NONE ? q.ownerLostSince + graceNanos - leaseNanos : q.nextKeepAlive);
         case HELD -> earliest(q.validUntil, q.renewSentAt == NONE ? NONE : q.renewSentAt + renewPatienceNanos());
         case ENDED -> NONE;
@@ -1870,7 +1933,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       if (r.attempt && r.phase == Phase.NEW) {
         next = earliest(next, r.progressAt + attemptPatienceNanos);
       }
-      if (r.needsLeaders()) {
+      if (r.attempt ? r.needsLeaders() : r.asksLeaders() && acting()) {
         next = earliest(next, r.progressAt + peerTimeoutNanos);
       }
     }
@@ -1882,6 +1945,12 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       next = now + 1;
     }
     return next;
+  }
+
+  /** When this node's waits end for want of a quorum, unless a link comes up first; {@link #NONE} while one can form. */
+  private long noQuorumAt() {
+    long at = quorumWatch.lostAt();
+    return at == Long.MAX_VALUE ? NONE : at;
   }
 
   /** How long a holder waits for its owner to answer a renewal before it asks another leader. */
@@ -2088,7 +2157,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     String owner;
     long seq;
     final TreeMap<Long, Long> sentAt = new TreeMap<>();
-    long missingSince = NONE;
     long ownerLostSince = NONE;
     long nextKeepAlive;
     Key ticket;
@@ -2161,6 +2229,11 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     void heard(long seq, long now) {
       echo = Math.max(echo, seq);
       lastHeard = now;
+    }
+
+    /** Whether the run waits for the leaders' answers to a phase message it sent them (P1–P3). */
+    boolean asksLeaders() {
+      return phase == Phase.ENTERING || phase == Phase.MAXING || phase == Phase.ADDING;
     }
 
     /** Whether the run is waiting for the leaders themselves (not for holders or entering requests). */

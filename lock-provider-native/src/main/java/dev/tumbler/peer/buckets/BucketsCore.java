@@ -6,6 +6,7 @@ import dev.tumbler.peer.core.Leader;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.core.QuorumWatch;
 import dev.tumbler.peer.election.ServerView;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -42,7 +43,10 @@ import java.util.random.RandomGenerator;
  * moment the message it answers was sent, for {@code 3/4} of the term (the echo rule), and every grant of a session
  * lives as long as the session's lease, renewed when the client renews any of them. When the server changes, or its
  * link comes up, the node restates its sessions, grants and waiting requests to it. A request waits while no server
- * is reachable, and fails ({@link Output.Failure#UNAVAILABLE}) once none has been for {@code peerTimeout}.
+ * is reachable, is not elected yet, or is in its grace: that is a failover, and it rides it out. It fails
+ * ({@link Output.Failure#UNAVAILABLE}) only when the node can tell that no quorum can form around it
+ * ({@link QuorumWatch}: fewer members connected than an election needs, for {@code peerTimeout}); a single attempt
+ * fails at once when no server is reachable.
  *
  * <p>Semaphore names and lock names are apart: with {@link #locks} a {@link Claim.Mode#EXCLUSIVE} claim is one
  * permit of a one-permit semaphore of its own name space ({@code algorithm=buckets}).
@@ -102,6 +106,8 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   private long now;
   private long startNow = Long.MIN_VALUE;
+  /** Whether a quorum can still form around this node: what ends waits early. */
+  private final QuorumWatch quorum;
   private List<Output<BucketsMessage>> out;
   private final Deque<Local> local = new ArrayDeque<>();
   private final Set<String> up = new HashSet<>();
@@ -234,7 +240,8 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
    * @param self this node's id
    * @param peers the other members
    * @param leaseNanos the term of a session's lease ({@code T})
-   * @param peerTimeoutNanos how long a request waits with no server reachable before it fails
+   * @param peerTimeoutNanos how long the node may have fewer members connected than a quorum needs before its waits
+   *     fail
    * @param leaderTimeoutNanos the election's leader timeout: a new server's grace is {@code T} plus it
    * @param bucketSize the permits of a bucket, the same on every node; 0 for buckets as large as each handle's
    *     {@code maxPermits} (one bucket a name, and handles of one name must then agree on it)
@@ -262,6 +269,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     this.bucketSize = bucketSize;
     this.locks = locks;
     this.inc = random.nextLong() & Long.MAX_VALUE;
+    this.quorum = new QuorumWatch(this.peers, peerTimeoutNanos);
   }
 
   @Override
@@ -749,13 +757,16 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     CSession s = csessions.computeIfAbsent(in.session(), CSession::new);
     CReq r = new CReq(in.requestId(), s, claim, name, in.attempt());
     reqs.put(r.id, r);
-    if (serverReachable()) {
+    if (!r.attempt && quorum.lost(now)) {
+      failNoQuorum(r);
+    } else if (serverReachable()) {
       r.lastSent = now;
       toServer(new BucketsMessage.Acquire(inc, s.name, r.id, name, claim.permits(), claim.limit(), r.attempt,
           claim.tag(), now));
     } else if (r.attempt) {
       fail(r, Output.Failure.UNAVAILABLE, "no " + ALGORITHM + " server is reachable");
     }
+    // else it waits for a server: restated to the next one the node sees, or failed once no quorum can form
   }
 
   private void clientGrant(String from, BucketsMessage.Grant g) {
@@ -954,6 +965,18 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
         failure == Output.Failure.UNAVAILABLE ? unreachable() : Set.of(), detail));
   }
 
+  /** A wait ends: the node can tell that no quorum can form around it ({@link QuorumWatch}). */
+  private void failNoQuorum(CReq r) {
+    reqs.remove(r.id);
+    out.add(new Output.Failed<>(r.id, r.claim.name(), Output.Failure.UNAVAILABLE, quorum.missing(), quorum.detail()));
+    toServer(new BucketsMessage.Cancel(inc, r.session.name, r.id)); // a server still linked forgets it
+  }
+
+  /** Tells the quorum watch which peers are linked and whether the node has seen a view. */
+  private void watchQuorum() {
+    quorum.update(now, up, view.term() > 0);
+  }
+
   private void lose(CReq r, Output.LostReason reason, String detail) {
     reqs.remove(r.id);
     r.session.renewWaiting.remove(r.id);
@@ -1056,7 +1079,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     if (now >= view.restateDue(up)) {
       restateToServer();
     }
-    long serverLostSince = view.lostSince(now, up);
+    watchQuorum();
     for (var i = holderAsks.entrySet().iterator(); i.hasNext(); ) {
       var e = i.next();
       if (now >= e.getValue().askedAt() + peerTimeout) {
@@ -1076,9 +1099,8 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     }
     for (CReq r : List.copyOf(reqs.values())) {
       if (r.state == State.WAITING) {
-        if (!reachable && now >= serverLostSince + peerTimeout) {
-          fail(r, Output.Failure.UNAVAILABLE, "no " + ALGORITHM + " server reachable for " + peerTimeout / 1_000_000
-              + " ms");
+        if (quorum.lost(now)) {
+          failNoQuorum(r);
         } else if (reachable && now >= r.lastSent + term / 3) {
           r.lastSent = now;
           toServer(new BucketsMessage.Acquire(inc, r.session.name, r.id, r.name, r.claim.permits(), r.claim.limit(),
@@ -1111,7 +1133,7 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
 
   private void settle() {
     drain();
-    long serverLostSince = view.lostSince(now, up);
+    watchQuorum();
     long next = lapsing.isEmpty() ? NONE : lapsing.values().iterator().next().lapseUntil;
     if (view.serving()) {
       if (!mutationNoSessionExpiry) {
@@ -1146,10 +1168,8 @@ public final class BucketsCore implements ProtocolCore<BucketsMessage> {
     for (CReq r : reqs.values()) {
       if (r.state == State.HELD) {
         next = Math.min(next, r.validUntil);
-      } else if (serverReachable()) {
-        next = Math.min(next, r.lastSent + term / 3);
       } else {
-        next = Math.min(next, serverLostSince + peerTimeout);
+        next = Math.min(next, serverReachable() ? Math.min(r.lastSent + term / 3, quorum.lostAt()) : quorum.lostAt());
       }
     }
     next = Math.max(next, now + 1);

@@ -30,9 +30,11 @@ import java.util.random.RandomGenerator;
  *   <li><b>Links.</b> The first message on every new link to the home is {@code Hello}, restating the session (D4b).
  *       A home down for {@code T/4}, or one that says {@code Gone}, is left for the next member that is up (D5):
  *       waiting requests are asked for again there, grants are lost, transactions aborted.
- *   <li><b>No member.</b> With no home up for {@code peerTimeout}, waits fail {@code UNAVAILABLE}; a single attempt
- *       or a query made with no home linked waits a quarter of a term for one (a new client links within a round
- *       trip), then fails (or answers unknown).
+ *   <li><b>No member.</b> With no member up at all for {@code peerTimeout}, waits fail {@code UNAVAILABLE}; while
+ *       one is, they go on (a home that is gone is left for it after {@code T/4}, whatever {@code peerTimeout} is),
+ *       and the member ends them only when it can tell that no quorum can form. A single attempt or a query made with
+ *       no home linked waits a quarter of a term for one (a new client links within a round trip), then fails (or
+ *       answers unknown).
  * </ul>
  * Pure: no clock, no I/O; not thread safe, like every core.
  */
@@ -123,6 +125,8 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   private long lastSent;
   /** Since when this client has had no home up; MIN while it has one. */
   private long homelessSince;
+  /** Since when no member at all has been up (none it could make its home); MIN while one is. */
+  private long memberlessSince;
   private boolean started;
   private boolean ticking;
   /** The member's last refusal, while it stands: new requests fail with it. */
@@ -205,6 +209,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
         case Input.CloseSession<Envelope> c -> closeSession(c.session());
         case Input.View<Envelope> v -> { }
       }
+      noteMembers();
       armExpiry();
       armTick();
       return out;
@@ -218,7 +223,20 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   private void start() {
     started = true;
     homelessSince = now;
+    memberlessSince = now;
     newSession();
+  }
+
+  /** Notes whether a member is up now, home or not: waits end only after none has been for {@code peerTimeout}. */
+  private void noteMembers() {
+    if (!started) {
+      return;
+    }
+    if (linked() || nextHome() != null) {
+      memberlessSince = Long.MIN_VALUE;
+    } else if (memberlessSince == Long.MIN_VALUE) {
+      memberlessSince = now;
+    }
   }
 
   /**
@@ -326,8 +344,8 @@ public final class ClientCore implements ProtocolCore<Envelope> {
       String next = nextHome();
       if (next != null && (home == null || !up.contains(home)) && now - homelessSince >= leaseNanos / 4) {
         failover(next, "member " + home + " unreachable for " + (now - homelessSince) / 1_000_000 + " ms");
-      } else if (now - homelessSince >= peerTimeoutNanos) {
-        unavailable();
+      } else if (next == null && memberlessSince != Long.MIN_VALUE && now - memberlessSince >= peerTimeoutNanos) {
+        unavailable(); // no member at all: with another one up, the client moves there instead (above)
       }
     }
     if (linked() && now - lastSent >= leaseNanos / 4) {

@@ -41,7 +41,6 @@ public final class ServerView {
 
   private boolean restatementTaken;
   private long restatementSentAt = Long.MIN_VALUE;
-  private long lostSince;
 
   /** What a new view changed, for the core to act on. */
   public record Change(boolean freshServer, boolean startedServing, boolean stoppedServing, boolean restate) {
@@ -60,7 +59,6 @@ public final class ServerView {
     this.peers = new TreeSet<>(peers);
     this.graceNanos = graceNanos;
     this.restateEveryNanos = restateEveryNanos;
-    this.lostSince = now;
   }
 
   /**
@@ -217,16 +215,6 @@ public final class ServerView {
       return new TreeSet<>(peers);
     }
     return reachable(up) ? Set.of() : Set.of(server);
-  }
-
-  /** Notes whether the server is reachable now; returns since when it has not been, or {@link Long#MAX_VALUE}. */
-  public long lostSince(long now, Set<String> up) {
-    if (reachable(up)) {
-      lostSince = Long.MAX_VALUE;
-    } else if (lostSince == Long.MAX_VALUE) {
-      lostSince = now;
-    }
-    return lostSince;
   }
 
   /** The link to the server came up: what went on the old one may be lost, so the restatement goes again. */

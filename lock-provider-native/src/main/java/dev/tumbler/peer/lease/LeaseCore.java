@@ -6,6 +6,7 @@ import dev.tumbler.peer.core.Leader;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.core.QuorumWatch;
 import dev.tumbler.peer.election.ServerView;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -42,8 +43,10 @@ import java.util.random.RandomGenerator;
  * cached (001:16), renewing it itself every half term as inactive; a later request of the node takes it at once,
  * with no message, under the token of its grant plus one more each time (C-1). A recall gives a cached lease back
  * at once, and an active one when its request releases it (C-7, C-4). When the server changes, or its link comes up,
- * the node restates its leases and waiting requests to it. A request waits while no server is reachable, and fails
- * ({@link Output.Failure#UNAVAILABLE}) once none has been for {@code peerTimeout}.
+ * the node restates its leases and waiting requests to it. A request waits while no server is reachable, is not
+ * elected yet, or is in its grace: that is a failover, and it rides it out. It fails ({@link Output.Failure#UNAVAILABLE})
+ * only when the node can tell that no quorum can form around it ({@link QuorumWatch}: fewer members connected than an
+ * election needs, for {@code peerTimeout}); a single attempt fails at once when no server is reachable.
  */
 public final class LeaseCore implements ProtocolCore<LeaseMessage> {
 
@@ -109,6 +112,8 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
   private long timerAt = NONE;
   /** The view: who serves, whether this node does, its grace, and this node's restatement to the server. */
   private ServerView view;
+  /** Whether a quorum can still form around this node: what ends waits early. */
+  private final QuorumWatch quorum;
 
   // ---- the server role
   private long counter;
@@ -260,7 +265,8 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
    * @param self this node's id
    * @param peers the other members
    * @param leaseNanos the term of a lease ({@code T})
-   * @param peerTimeoutNanos how long a request waits with no server reachable before it fails
+   * @param peerTimeoutNanos how long the node may have fewer members connected than a quorum needs before its waits
+   *     fail
    * @param leaderTimeoutNanos the election's leader timeout: a new server's grace is {@code T} plus it
    * @param recallIntervalNanos how often a holder is recalled while someone waits
    * @param cache whether a released lock stays on its node (else it goes back to the server at once)
@@ -284,6 +290,7 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
     this.recallInterval = recallIntervalNanos;
     this.cache = cache;
     this.inc = random.nextLong() & Long.MAX_VALUE;
+    this.quorum = new QuorumWatch(this.peers, peerTimeoutNanos);
   }
 
   @Override
@@ -684,12 +691,15 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
         grantCounts[0].increment();
       }
       hold(h, r, h.serverToken + h.localGen);
+    } else if (!r.attempt && quorum.lost(now)) {
+      failNoQuorum(r);
     } else if (view.reachable(up)) {
       r.lastSent = now;
       toServer(new LeaseMessage.Acquire(inc, r.id, r.name, r.attempt, r.claim.tag(), now));
     } else if (r.attempt) {
       fail(r, Output.Failure.UNAVAILABLE, "no " + ALGORITHM + " server is reachable");
     }
+    // else it waits for a server: restated to the next one the node sees, or failed once no quorum can form
   }
 
   /**
@@ -991,9 +1001,18 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
   }
 
   private void fail(CReq r, Output.Failure failure, String detail) {
+    fail(r, failure, failure == Output.Failure.UNAVAILABLE ? view.unreachable(up) : Set.of(), detail);
+  }
+
+  /** A wait ends: the node can tell that no quorum can form around it ({@link QuorumWatch}). */
+  private void failNoQuorum(CReq r) {
+    fail(r, Output.Failure.UNAVAILABLE, quorum.missing(), quorum.detail());
+    toServer(new LeaseMessage.Cancel(inc, r.id, r.name)); // a server still linked forgets it
+  }
+
+  private void fail(CReq r, Output.Failure failure, Set<String> missing, String detail) {
     reqs.remove(r.id);
-    out.add(new Output.Failed<>(r.id, r.name, failure, failure == Output.Failure.UNAVAILABLE ? view.unreachable(up)
-        : Set.of(), detail));
+    out.add(new Output.Failed<>(r.id, r.name, failure, missing, detail));
     Helper h = helpers.get(r.name);
     if (h != null) {
       forgetIfIdle(h);
@@ -1045,7 +1064,7 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
   private void tick() {
     // the clients first: a window that closed is reported before the server side gives the lock away
     boolean reachable = view.reachable(up);
-    long lostSince = view.lostSince(now, up);
+    watchQuorum();
     if (now >= view.restateDue(up)) {
       restateToServer();
     }
@@ -1076,9 +1095,8 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
       if (r.state != State.WAITING) {
         continue;
       }
-      if (!reachable && now >= lostSince + peerTimeout) {
-        fail(r, Output.Failure.UNAVAILABLE, "no " + ALGORITHM + " server reachable for " + peerTimeout / 1_000_000
-            + " ms");
+      if (quorum.lost(now)) {
+        failNoQuorum(r);
       } else if (reachable && now >= r.lastSent + term / 3) {
         r.lastSent = now; // C-10: the keep-alive
         toServer(new LeaseMessage.Acquire(inc, r.id, r.name, r.attempt, r.claim.tag(), now));
@@ -1104,7 +1122,7 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
 
   private void settle() {
     drain();
-    long lostSince = view.lostSince(now, up);
+    watchQuorum();
     boolean reachable = view.reachable(up);
     long next = view.restateDue(up);
     for (Helper h : helpers.values()) {
@@ -1127,7 +1145,7 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
     }
     for (CReq r : reqs.values()) {
       if (r.state == State.WAITING) {
-        next = Math.min(next, reachable ? r.lastSent + term / 3 : lostSince + peerTimeout);
+        next = Math.min(next, reachable ? Math.min(r.lastSent + term / 3, quorum.lostAt()) : quorum.lostAt());
       }
     }
     for (Query q : queries.values()) {
@@ -1159,6 +1177,11 @@ public final class LeaseCore implements ProtocolCore<LeaseMessage> {
       out.add(new Output.SetTimer<>(TIMER, next));
       timerAt = next;
     }
+  }
+
+  /** Tells the quorum watch which peers are linked and whether the node has seen a view. */
+  private void watchQuorum() {
+    quorum.update(now, up, view.term() > 0);
   }
 
   // ================================================================ sending

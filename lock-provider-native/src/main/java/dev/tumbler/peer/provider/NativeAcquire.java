@@ -21,9 +21,12 @@ import java.util.concurrent.TimeoutException;
  *   <li><b>Timeout:</b> when the wait ends, the request is cancelled on the node; a grant that won the
  *       race is used (so a wait may end slightly after {@code maxWait} with a lease, never before it
  *       empty). If a peer was unreachable when the wait ended, the wait fails with
- *       {@link ServiceUnavailableException} naming the peers instead of returning empty.
- *   <li><b>No deadline</b> ({@code acquire()}): waits while the peers it needs are reachable; once one has been
- *       unreachable for {@code peerTimeout}, fails with {@link ServiceUnavailableException} naming it.
+ *       {@link ServiceUnavailableException} naming the peers instead of returning empty. It ends before
+ *       {@code maxWait} only as {@code acquire()} does (below).
+ *   <li><b>No deadline</b> ({@code acquire()}): waits until granted, or until the node's core gives up: Lamport and
+ *       Ricart–Agrawala once a peer it needs has been unreachable for {@code peerTimeout}; the fault-tolerant
+ *       algorithms not during a failover or an election, only once the node has had fewer members connected than a
+ *       quorum needs for {@code peerTimeout}; then {@link ServiceUnavailableException} naming the peers and why.
  *   <li><b>Zero wait:</b> one round; empty if the claim is taken, or {@link ServiceUnavailableException} at once
  *       if a peer it needs is unreachable.
  *   <li><b>Interrupt:</b> the request is cancelled, a grant that raced it released, and

@@ -26,9 +26,10 @@ import java.util.Set;
  * </ul>
  *
  * Parameters: {@code algorithm=} one of {@link Algorithms#names()} (default {@code lamport}), {@code peerTimeout}
- * (default 10s: how long a request waits while a peer is unreachable before it fails with
- * {@link dev.tumbler.lock.ServiceUnavailableException}), {@code namespace}, and for TCP the transport's
- * parameters ({@code secret}, {@code tls}, ...).
+ * (default 10s: for Lamport and Ricart–Agrawala, how long a request waits while a peer is unreachable before it fails
+ * with {@link dev.tumbler.lock.ServiceUnavailableException}; for the fault-tolerant algorithms and thin clients, how
+ * long a node may have fewer members connected than a quorum needs before its waits fail so, a failover ending none),
+ * {@code namespace}, and for TCP the transport's parameters ({@code secret}, {@code tls}, ...).
  *
  * <p>Capabilities: a service declares its algorithm's ({@link Algorithm#capabilities()}) and
  * {@link Capability#SEMAPHORE}, which every node serves ({@code buckets}, on a server the nodes elect); the

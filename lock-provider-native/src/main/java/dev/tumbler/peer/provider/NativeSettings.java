@@ -30,7 +30,8 @@ import java.util.Set;
  * @param peers the other members' ids
  * @param algorithm the lock algorithm
  * @param algorithmSettings its own settings
- * @param peerTimeout how long a request waits with a peer unreachable before it fails
+ * @param peerTimeout how long a request waits with a peer unreachable before it fails (Lamport, Ricart–Agrawala), or
+ *     with fewer members connected than a quorum needs (the fault-tolerant algorithms)
  * @param lease the grants' term and renewal mode when the algorithm's grants have a term
  *     ({@code leaseTime}, {@code renew}); unbounded otherwise. Its namespace is the service's
  * @param tcp the TCP transport's settings, for {@link Kind#TCP}

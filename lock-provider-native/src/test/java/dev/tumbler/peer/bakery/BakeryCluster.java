@@ -16,7 +16,11 @@ final class BakeryCluster extends ScriptedCluster {
   static final long PEER_TIMEOUT = ScriptedCluster.PEER_TIMEOUT;
 
   BakeryCluster(int n, long seed) {
-    super(n, seed, BakeryAlgorithm.BAKERY, BakerySettings.simulation(), null);
+    this(n, seed, BakerySettings.simulation());
+  }
+
+  BakeryCluster(int n, long seed, BakerySettings settings) {
+    super(n, seed, BakeryAlgorithm.BAKERY, settings, null);
   }
 
   BakeryCore bakery(String id) {

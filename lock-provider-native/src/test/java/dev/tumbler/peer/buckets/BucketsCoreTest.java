@@ -57,6 +57,45 @@ class BucketsCoreTest {
   }
 
   @Test
+  void aSemaphoreWaitRidesOutAFailoverThatLastsLongerThanThePeerTimeout() {
+    // issue 40 item 11, as for lease: a leader timeout, an election delay and the new server's grace
+    long delay = 3 * PEER_TIMEOUT;
+    ScriptedCluster c = new ScriptedCluster(3, 21, BucketsAlgorithm.BUCKETS, new BucketsSettings(
+        new ElectionParameters(ElectionParameters.simulation().priority(), delay,
+            ElectionParameters.simulation().leaderLeaseNanos()), 0), null);
+    c.startAll();
+    String s = server(c);
+    List<String> clients = c.ids.stream().filter(id -> !id.equals(s)).toList();
+    long holder = c.acquire(clients.get(0), Claim.permits("k", 1, 1));
+    long waiter = c.acquire(clients.get(1), Claim.permits("k", 1, 1));
+    assertFalse(held(c, waiter));
+    c.crash(s);
+    long crashedAt = c.now;
+    c.advance(delay);
+    assertNull(c.req(waiter).failed, "the wait ended during the failover");
+    c.release(holder);
+    c.until(() -> held(c, waiter), delay + 2 * T + 2_000 * MS, "the waiter is granted by the new server");
+    assertTrue(c.req(waiter).grantedAt >= crashedAt + delay, "after the election delay");
+  }
+
+  @Test
+  void aWaitEndsOnceItsNodeHasHadNoMajorityForThePeerTimeoutEvenOnTheServer() {
+    ScriptedCluster c = cluster(3, 22, 0);
+    String s = server(c);
+    for (String id : c.ids) {
+      if (!id.equals(s)) {
+        c.cut(s, id);
+      }
+    }
+    long cutAt = c.now;
+    long r = c.acquire(s, Claim.permits("k", 1, 2));
+    c.until(() -> c.req(r).failed != null, 3 * PEER_TIMEOUT, "the wait fails");
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(r).failed.failure());
+    assertTrue(c.now - cutAt >= PEER_TIMEOUT, "not before the node has been alone for peerTimeout");
+    assertTrue(c.req(r).failed.detail().contains("only 1 of 3 members connected"), c.req(r).failed.detail());
+  }
+
+  @Test
   void theSeedsTimelineFillsTheBucketsInOrder() {
     // K-V1, seed 002:149-158: handles of 12 (three resources) and 24 (six), buckets of 4
     ScriptedCluster c = cluster(3, 1, 4);

@@ -105,6 +105,42 @@ class ClientCoreTest {
   }
 
   @Test
+  void aWaitGoesOnWhileAnyMemberIsUpWhateverThePeerTimeoutAndEndsOnceNoneHasBeenForIt() {
+    // issue 40 item 11: a peer timeout shorter than the quarter term after which a client leaves a home that is gone
+    long peerTimeout = T / 8;
+    ClientCore c = new ClientCore("c0", List.of("n0", "n1"), "lease", T, peerTimeout, new SplittableRandom(2));
+    c.step(0, new Input.Start<>());
+    c.step(0, new Input.PeerUp<>("n1"));
+    c.step(1, new Input.PeerUp<>("n0"));
+    assertEquals("n1", c.home());
+    c.step(10, new Input.Acquire<>(2, "s", Claim.exclusive("y"), false));
+    c.step(20, new Input.PeerDown<>("n1"));
+    long t = 20;
+    List<Output<Envelope>> outs;
+    do {
+      t += T / 16;
+      outs = c.step(t, new Input.TimerFired<>(1));
+      assertTrue(outs.stream().noneMatch(o -> o instanceof Output.Failed<?>), "the wait ended at " + (t - 20)
+          + " ns while n0 was up: " + outs);
+    } while (!"n0".equals(c.home()));
+    ClientMessage.Hello again = (ClientMessage.Hello) sent(outs, "n0").get(0);
+    assertEquals(List.of(2L), again.requests().stream().map(ClientMessage.Asked::req).toList(), "asked again at n0");
+    // now no member is up: the wait ends once none has been for the peer timeout, not before
+    long down = t + 1;
+    c.step(down, new Input.PeerDown<>("n0"));
+    Output.Failed<Envelope> failed = null;
+    while (failed == null) {
+      t += T / 16;
+      failed = c.step(t, new Input.TimerFired<>(1)).stream().filter(o -> o instanceof Output.Failed<?>)
+          .map(o -> (Output.Failed<Envelope>) o).findFirst().orElse(null);
+      assertTrue(t - down <= peerTimeout + T / 16, "the wait did not end");
+    }
+    assertTrue(t - down >= peerTimeout, "ended " + (t - down) + " ns after the last member went");
+    assertEquals(Output.Failure.UNAVAILABLE, failed.failure());
+    assertTrue(failed.detail().contains("no member reachable"), failed.detail());
+  }
+
+  @Test
   void anIdleClientSetsNoTimerAndAnAttemptWithNoMemberWaitsAQuarterTermForOne() {
     List<Output<Envelope>> outs = core.step(0, new Input.Start<>());
     assertTrue(outs.stream().noneMatch(o -> o instanceof Output.SetTimer<?>), outs.toString());

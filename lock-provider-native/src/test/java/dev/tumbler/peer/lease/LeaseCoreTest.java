@@ -355,6 +355,48 @@ class LeaseCoreTest {
   }
 
   @Test
+  void aWaitRidesOutAFailoverThatLastsLongerThanThePeerTimeout() {
+    // issue 40 item 11: the failover takes a leader timeout, an election delay (the cluster is not whole) and the new
+    // server's grace; a wait with no deadline, or a longer one, must not end with the peer timeout meanwhile
+    long delay = 3 * PEER_TIMEOUT;
+    ScriptedCluster c = cluster(15, new LeaseAlgorithmSettings(new ElectionParameters(
+        ElectionParameters.simulation().priority(), delay, ElectionParameters.simulation().leaderLeaseNanos()),
+        true, SIM.recallIntervalNanos()));
+    String s = server(c);
+    String a = clients(c, s).get(0);
+    String b = clients(c, s).get(1);
+    long holder = c.acquire(a, Claim.exclusive("x"));
+    long waiter = c.acquire(b, Claim.exclusive("x"));
+    assertFalse(held(c, waiter));
+    c.crash(s);
+    long crashedAt = c.now;
+    c.advance(delay);
+    assertNull(c.req(waiter).failed, "the wait ended during the failover");
+    c.until(() -> held(c, waiter), delay + 2 * T + 2_000 * MS, "the waiter is granted by the new server");
+    assertTrue(c.req(waiter).grantedAt >= crashedAt + delay, "after the election delay");
+    assertTrue(token(c, waiter) > token(c, holder), "a new term's token");
+  }
+
+  @Test
+  void aWaitEndsOnceItsNodeHasHadNoMajorityForThePeerTimeoutEvenOnTheServer() {
+    // issue 40 item 11: the server itself, cut off from both others, can tell no quorum can form there
+    ScriptedCluster c = cluster(16);
+    String s = server(c);
+    for (String id : clients(c, s)) {
+      c.cut(s, id);
+    }
+    long cutAt = c.now;
+    long r = c.acquire(s, Claim.exclusive("x"));
+    c.until(() -> c.req(r).failed != null, 3 * PEER_TIMEOUT, "the wait fails");
+    assertEquals(Output.Failure.UNAVAILABLE, c.req(r).failed.failure());
+    assertTrue(c.now - cutAt >= PEER_TIMEOUT, "not before the node has been alone for peerTimeout");
+    assertTrue(c.req(r).failed.detail().contains("only 1 of 3 members connected"), c.req(r).failed.detail());
+    assertEquals(java.util.Set.copyOf(clients(c, s)), c.req(r).failed.missingPeers());
+    long later = c.acquire(s, Claim.exclusive("y"));
+    assertNotNull(c.req(later).failed, "a wait asked after that fails at once");
+  }
+
+  @Test
   void readAndWriteClaimsAreRefusedWithTheReason() {
     ScriptedCluster c = cluster(13);
     String s = server(c);

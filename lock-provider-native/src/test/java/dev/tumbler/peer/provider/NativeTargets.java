@@ -152,10 +152,9 @@ final class NativeTargets {
 
     /**
      * Waits until every node has the same election view, with leaders (at most {@link #LINK_WAIT}): a cluster that
-     * has just started or been repaired is handed to a test once it can serve, not while its election still runs. A
-     * node that has been cut off for longer than its peer timeout refuses a request at once until it has a view
-     * again, which is right for a node but would make the test after a repair race the election. Algorithms without
-     * an election have no view and are not waited for.
+     * has just started or been repaired is handed to a test once it can serve, not while its election still runs (a
+     * request waits for the election, and a test's timed wait could end first). Algorithms without an election have
+     * no view and are not waited for.
      */
     void awaitView() {
       if (!elected) {
