@@ -20,7 +20,7 @@ import redis.embedded.RedisExecProvider;
  * synchronisation, {@code save ""} or not) is deleted before each start: servers sharing one directory would load each
  * other's data on a restart, and a cluster node would find keys of slots it does not serve and set them importing.
  */
-public final class RedisProcess extends ProcessServer {
+public final class RedisProcess extends ProcessServer implements AutoCloseable {
   private static Path binary;
 
   private final int port;
@@ -140,6 +140,7 @@ public final class RedisProcess extends ProcessServer {
   }
 
   /** Kills the process. */
+  @Override
   public void close() {
     kill();
   }
