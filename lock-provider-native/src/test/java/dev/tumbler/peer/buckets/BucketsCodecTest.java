@@ -48,6 +48,11 @@ class BucketsCodecTest {
   }
 
   @Test
+  void everyMessageIsEncodedAsBefore() {
+    CodecChecks.encodesAsBefore(codec, every(), "src/test/resources/dev/tumbler/peer/buckets/buckets-codec.golden");
+  }
+
+  @Test
   void damageIsRefusedWithAReason() {
     CodecChecks.refusesDamage(codec, BucketsCodec.VERSION, every(), new BucketsMessage.Cancel(1, "s", 2), (byte) 0,
         (byte) 16, (byte) 99, (byte) -1);

@@ -70,6 +70,11 @@ class ClientCodecTest {
   }
 
   @Test
+  void everyMessageIsEncodedAsBefore() {
+    CodecChecks.encodesAsBefore(codec, every(), "src/test/resources/dev/tumbler/peer/client/client-codec.golden");
+  }
+
+  @Test
   void damageIsRefusedWithAReason() {
     CodecChecks.refusesDamage(codec, ClientCodec.VERSION, every(), new ClientMessage.Ping(1, 2), (byte) 0,
         (byte) 12, (byte) 19, (byte) 32, (byte) -1);

@@ -51,6 +51,11 @@ class LeaseCodecTest {
   }
 
   @Test
+  void everyMessageIsEncodedAsBefore() {
+    CodecChecks.encodesAsBefore(codec, every(), "src/test/resources/dev/tumbler/peer/lease/lease-codec.golden");
+  }
+
+  @Test
   void damageIsRefusedWithAReason() {
     CodecChecks.refusesDamage(codec, LeaseCodec.VERSION, every(), new LeaseMessage.Cancel(1, 2, "n"), (byte) 0,
         (byte) 16, (byte) 99, (byte) -1);
