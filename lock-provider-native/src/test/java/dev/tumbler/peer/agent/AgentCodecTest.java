@@ -55,6 +55,11 @@ class AgentCodecTest {
   }
 
   @Test
+  void everyMessageIsEncodedAsBefore() {
+    CodecChecks.encodesAsBefore(codec, every(), "src/test/resources/dev/tumbler/peer/agent/agent-codec.golden");
+  }
+
+  @Test
   void damageIsRefusedWithAReason() {
     CodecChecks.refusesDamage(codec, AgentCodec.VERSION, every(), new AgentMessage.End(1, A), (byte) 0, (byte) 12,
         (byte) 99, (byte) -1);

@@ -11,6 +11,7 @@ import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.composite.CompositeCore;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.election.ElectionParameters;
+import dev.tumbler.peer.lamport.LamportAlgorithm;
 import dev.tumbler.peer.lease.LeaseAlgorithm;
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -32,8 +33,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Not a check of its own: a tool for refactorings that must not change behaviour. It runs the first seeds of the
  * simulations of the elected-server algorithms ({@code lease}, {@code buckets} with and without bucket sizes, and the
- * thin clients of all four leased algorithms), with and without each of their test-only mutations, and writes one line
- * per run: its counts, its violation, its messages by type and a hash of its whole trace. Run it before and after a
+ * thin clients of all four leased algorithms), with and without each of their test-only mutations, and of the members
+ * of {@code lamport}, {@code ricart-agrawala} and {@code agent}, and writes one line per run: its counts, its violation, its messages by type and a hash of its whole trace. Run it before and after a
  * change and compare the two files: a line that differs is a run that went otherwise.
  *
  * <pre>
@@ -92,6 +93,14 @@ class SimulationDigest {
         BucketsAlgorithm.BUCKETS)) {
       m.put("clients " + a.name(), () -> clients(a, member -> { }, client -> { }));
     }
+    m.put("members lamport", () -> Simulation.of(SimulationConfig.standard(), LamportAlgorithm.LAMPORT, PEER_TIMEOUT,
+        node -> { }));
+    m.put("members ricart-agrawala", () -> Simulation.of(SimulationConfig.standard(),
+        LamportAlgorithm.RICART_AGRAWALA, PEER_TIMEOUT, node -> { }));
+    m.put("members agent READ_WRITE", () -> Simulation.of(config(Workload.READ_WRITE), AgentAlgorithm.AGENT,
+        PEER_TIMEOUT, node -> { }));
+    m.put("members agent TRANSACTIONS", () -> Simulation.of(config(Workload.TRANSACTIONS), AgentAlgorithm.AGENT,
+        PEER_TIMEOUT, node -> { }));
     m.put("clients lease mutationTrustFromReply+ReleaseOnLoss+GiveBackOnLoss", () -> clients(LeaseAlgorithm.LEASE,
         member -> set(member.core(Channel.LOCK), "mutationGiveBackOnLoss"), client -> {
           client.mutationTrustFromReply = true;
