@@ -174,7 +174,6 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
             + table.version + ")");
       }
       byte type = in.in.readByte();
-      in.type = type;
       Kind<M> k = type > 0 ? table.byType[type] : null;
       if (k == null) {
         throw new CodecException("unknown " + name + " message type " + type);
@@ -235,6 +234,12 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
       return this;
     }
 
+    /** An int from 0 to 255 in one byte (a short count). */
+    public Out unsignedByte(int value) throws IOException {
+      out.writeByte(value);
+      return this;
+    }
+
     public Out flag(boolean value) throws IOException {
       out.writeBoolean(value);
       return this;
@@ -284,25 +289,16 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
     }
   }
 
-  /**
-   * Reads fields, checking each: a bad one is a {@link CodecException} that names the codec and the field. The type
-   * byte of the message being read is {@link #type()}.
-   */
+  /** Reads fields, checking each: a bad one is a {@link CodecException} that names the codec and the field. */
   public static final class In {
     private final DataInputStream in;
     private final String codec;
     private final int maxNameLength;
-    private byte type;
 
     private In(DataInputStream in, Table<?> table) {
       this.in = in;
       this.codec = table.name;
       this.maxNameLength = table.maxNameLength;
-    }
-
-    /** The type byte of the message being read. */
-    public byte type() {
-      return type;
     }
 
     /** A node's incarnation: not negative. */
@@ -328,6 +324,16 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
     /** Any long. */
     public long number() throws IOException {
       return in.readLong();
+    }
+
+    /** Any int. */
+    public int integer() throws IOException {
+      return in.readInt();
+    }
+
+    /** One byte, 0 to 255 (a short count, a code the caller checks). */
+    public int unsignedByte() throws IOException {
+      return in.readUnsignedByte();
     }
 
     /** An int from 1 to {@link Integer#MAX_VALUE} (permits, a limit). */

@@ -66,19 +66,19 @@ class LamportCodecTest {
     ByteArrayOutputStream b = new ByteArrayOutputStream();
     DataOutputStream out = new DataOutputStream(b);
     out.writeByte(LamportCodec.VERSION);
-    out.writeByte(LamportCodec.SYNC);
+    out.writeByte(type(LamportMessage.Sync.class));
     out.writeLong(5);
     out.writeBoolean(true);
     out.writeInt(Integer.MAX_VALUE);
     assertThrows(CodecException.class, () -> codec.decode(b.toByteArray()));
     // negative timestamps, empty and control-character names
-    assertThrows(CodecException.class, () -> codec.decode(raw(LamportCodec.ACK, o -> o.writeLong(-1))));
-    assertThrows(CodecException.class, () -> codec.decode(raw(LamportCodec.REQUEST, o -> {
+    assertThrows(CodecException.class, () -> codec.decode(raw(type(LamportMessage.Ack.class), o -> o.writeLong(-1))));
+    assertThrows(CodecException.class, () -> codec.decode(raw(type(LamportMessage.Request.class), o -> {
       o.writeUTF("");
       o.writeLong(1);
       o.writeBoolean(false);
     })));
-    assertThrows(CodecException.class, () -> codec.decode(raw(LamportCodec.REQUEST, o -> {
+    assertThrows(CodecException.class, () -> codec.decode(raw(type(LamportMessage.Request.class), o -> {
       o.writeUTF("a\nb");
       o.writeLong(1);
       o.writeBoolean(false);
@@ -100,5 +100,10 @@ class LamportCodecTest {
 
   private static byte[] raw(byte type, CodecChecks.Body body) throws IOException {
     return CodecChecks.raw(LamportCodec.VERSION, type, body);
+  }
+
+  /** The type byte of {@code kind}, for a message written by hand. */
+  private static byte type(Class<? extends LamportMessage> kind) {
+    return new LamportCodec().type(kind);
   }
 }
