@@ -36,14 +36,14 @@ class TcpTransportConfigTest {
     assertEquals("127.0.0.1:7701", c.self());
     assertEquals(List.of("127.0.0.1:7702", "localhost:7703", "[::1]:7704"), c.peers(), "self skipped, normalized");
     assertArrayEquals(SECRET.getBytes(StandardCharsets.UTF_8), c.secret());
-    assertFalse(c.tls());
-    assertNull(c.sslContext());
-    assertEquals(4096, c.maxFrameSize());
-    assertEquals(Duration.ofSeconds(1), c.connectTimeout());
-    assertEquals(Duration.ofMillis(750), c.handshakeTimeout());
-    assertEquals(Duration.ofSeconds(3), c.idleTimeout());
-    assertEquals(Duration.ofMillis(10), c.backoffMin());
-    assertEquals(Duration.ofSeconds(2), c.backoffMax());
+    assertFalse(c.link().tls());
+    assertNull(c.link().sslContext());
+    assertEquals(4096, c.link().maxFrameSize());
+    assertEquals(Duration.ofSeconds(1), c.link().connectTimeout());
+    assertEquals(Duration.ofMillis(750), c.link().handshakeTimeout());
+    assertEquals(Duration.ofSeconds(3), c.link().idleTimeout());
+    assertEquals(Duration.ofMillis(10), c.link().backoffMin());
+    assertEquals(Duration.ofSeconds(2), c.link().backoffMax());
     assertFalse(c.toString().contains(SECRET), c.toString());
   }
 
@@ -51,8 +51,8 @@ class TcpTransportConfigTest {
   void defaults() {
     TcpTransportConfig c = parse("lock:native://127.0.0.1:7701?secret=" + SECRET);
     assertEquals(List.of(), c.peers());
-    assertEquals(TcpTransportConfig.DEFAULT_MAX_FRAME_SIZE, c.maxFrameSize());
-    assertEquals(Duration.ofSeconds(5), c.handshakeTimeout());
+    assertEquals(TcpLinkSettings.DEFAULT_MAX_FRAME_SIZE, c.link().maxFrameSize());
+    assertEquals(Duration.ofSeconds(5), c.link().handshakeTimeout());
   }
 
   @Test
@@ -253,10 +253,10 @@ class TcpTransportConfigTest {
         new Properties());
     assertEquals(List.of("127.0.0.1:7783", "localhost:7781", "[::1]:7782"), c.members());
     assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), c.clientSecret());
-    assertEquals(Duration.ofSeconds(3), c.idleTimeout());
-    assertEquals(Duration.ofMillis(10), c.backoffMin());
-    assertEquals(4096, c.maxFrameSize());
-    assertFalse(c.tls());
+    assertEquals(Duration.ofSeconds(3), c.link().idleTimeout());
+    assertEquals(Duration.ofMillis(10), c.link().backoffMin());
+    assertEquals(4096, c.link().maxFrameSize());
+    assertFalse(c.link().tls());
     assertFalse(c.toString().contains(CLIENT_SECRET), c.toString());
     assertTrue(c.toString().contains("clientSecret=***"), c.toString());
 

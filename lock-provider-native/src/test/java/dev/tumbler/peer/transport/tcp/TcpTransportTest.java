@@ -211,12 +211,12 @@ class TcpTransportTest {
     for (int failures = 0; failures < 40; failures++) {
       long ceiling = Math.min(5000, 100L << Math.min(failures, 30));
       for (int i = 0; i < 50; i++) {
-        long wait = TcpTransport.backoffMillis(failures, 100, 5000, random);
+        long wait = Redialer.backoffMillis(failures, 100, 5000, random);
         assertTrue(wait >= ceiling / 2 && wait <= ceiling, failures + " failures: " + wait + " not in upper half of " + ceiling);
       }
     }
-    assertEquals(TcpTransport.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)),
-        TcpTransport.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)), "seeded: reproducible");
+    assertEquals(Redialer.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)),
+        Redialer.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)), "seeded: reproducible");
   }
 
   @Test
@@ -259,7 +259,7 @@ class TcpTransportTest {
     String a = id(freePort());
     String b = id(freePort());
     try (dev.tumbler.lock.tck.TcpProxy proxy = dev.tumbler.lock.tck.TcpProxy.start("127.0.0.1",
-        TcpTransport.portOf(b))) {
+        Sockets.portOf(b))) {
       Recorder ra = new Recorder();
       Recorder rb = new Recorder();
       TcpTransport ta = start(config(a, List.of(b)).dialAddress(b, proxy.address()).build(), ra);
