@@ -35,11 +35,12 @@ import javax.net.ssl.TrustManagerFactory;
  *
  * @param sslContext the TLS context, or null when links are plain TCP; the HMAC handshake runs inside TLS all the same
  * @param maxFrameSize the largest payload one frame may carry; a larger incoming frame closes its connection
+ * @param connectTimeout the longest a dial may take to connect
  * @param handshakeTimeout the longest a handshake (TLS and HMAC) may take, from accept or connect; then the
  *     connection is closed
  * @param idleTimeout a connection that received no frame for this long is closed; heartbeats go every quarter of it
- * @param backoffMin the first wait before a redial; waits double per failed attempt up to {@code backoffMax}, with
- *     jitter
+ * @param backoffMin the first wait before a redial; waits double per failed attempt, with jitter
+ * @param backoffMax the longest wait before a redial
  * @param random the random source of reconnection jitter (never of ids or nonces: those are SecureRandom's)
  */
 public record TcpLinkSettings(SSLContext sslContext, int maxFrameSize, Duration connectTimeout,

@@ -102,6 +102,32 @@ class TcpTransportConfigTest {
     assertThrows(NullPointerException.class, () -> TcpTransportConfig.builder(null));
   }
 
+  /** Members and clients read the links' parameters alike: one record, one set of defaults, one set of checks. */
+  @Test
+  void linkSettingsAreTheSameOnBothSides() {
+    String link = "&tls=false&maxFrameSize=4096&connectTimeout=1s&handshakeTimeout=750ms&idleTimeout=3s"
+        + "&backoffMin=10ms&backoffMax=2s";
+    TcpLinkSettings member = parse("lock:native://127.0.0.1:7701?secret=" + SECRET + link).link();
+    TcpLinkSettings client = TcpClientConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7781?clientSecret="
+        + CLIENT_SECRET + link), new Properties()).link();
+    assertEquals(member.describe(), client.describe());
+    assertEquals(parse("lock:native://127.0.0.1:7701?secret=" + SECRET).link().describe(),
+        TcpClientConfig.builder(List.of("h:1")).clientSecret(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8)).build()
+            .link().describe(), "the same defaults");
+    for (String bad : List.of("&maxFrameSize=10", "&idleTimeout=0s", "&backoffMin=2s&backoffMax=1s", "&keyStore=/x")) {
+      String m = fails("lock:native://127.0.0.1:7701?secret=" + SECRET + bad).getMessage();
+      String c = assertThrows(InvalidLockUrlException.class, () -> TcpClientConfig.fromUrl(LockUrl.parse(
+          "lock:native://127.0.0.1:7781?clientSecret=" + CLIENT_SECRET + bad), new Properties())).getMessage();
+      assertEquals(m.substring(m.indexOf(": parameter")), c.substring(c.indexOf(": parameter")), bad);
+    }
+    Duration s = Duration.ofSeconds(1);
+    assertThrows(IllegalArgumentException.class, () -> new TcpLinkSettings(null, 10, s, s, s, s, s, member.random()));
+    assertThrows(IllegalArgumentException.class,
+        () -> new TcpLinkSettings(null, 4096, s, s, Duration.ZERO, s, s, member.random()));
+    assertThrows(IllegalArgumentException.class,
+        () -> new TcpLinkSettings(null, 4096, s, s, s, s.plusSeconds(1), s, member.random()));
+  }
+
   @Test
   void parametersListsWhatFromUrlReads() {
     for (String p : List.of("peers", "secret", "tls", "keyStore", "keyStorePassword", "trustStore",
