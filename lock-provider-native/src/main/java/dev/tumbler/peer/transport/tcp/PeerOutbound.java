@@ -124,8 +124,9 @@ final class PeerOutbound implements Redialer.Role<PeerOutbound.Link> {
       ch.configureBlocking(false);
       d = new Direct(g, ch, sealer, Selector.open());
     }
-    current = new Link(s, g, d, c.out(), sealer);
-    return current;
+    Link link = new Link(s, g, d, c.out(), sealer);
+    current = link;
+    return link;
   }
 
   @Override

@@ -82,21 +82,19 @@ import org.slf4j.LoggerFactory;
  * listener:
  * <ul>
  *   <li><b>Credential.</b> Clients prove {@code clientSecret}, which must differ from the peers'
- *       {@code secret}. The handshake is the peers' (HELLO, CHALLENGE, RESPONSE, ACCEPT, fresh nonces),
- *       with labels of its own: the client proves under {@code "tumbler/1 client proof"}, the member under
- *       {@code "tumbler/1 member proof to a client"}. So a client's credential cannot open a peer link, nor
- *       the peers' secret a client connection: a different port, key and labels (no proof made for one
- *       listener verifies on the other, even under one key), and each listener refuses the other's ids (the
- *       peer listener answers a {@code client/…} id with {@code UNKNOWN_PEER}, as any non-member; the client
- *       listener answers anything but a client id with {@code BAD_CLIENT_ID}).
+ *       {@code secret}. The handshake is the peers', with labels of its own ({@link Handshake#CLIENTS}). So a
+ *       client's credential cannot open a peer link, nor the peers' secret a client connection: a different
+ *       port, key and labels (no proof made for one listener verifies on the other, even under one key), and
+ *       each listener refuses the other's ids (the peer listener answers a {@code client/…} id with
+ *       {@code UNKNOWN_PEER}, as any non-member; the client listener anything but a client id with
+ *       {@code BAD_CLIENT_ID}).
  *   <li><b>Ids.</b> A client names itself {@code client/} and 32 lowercase hex digits, drawn at random; the
  *       member does not check what the client says it dialled (it knows the member by the address it
  *       dialled, which may be a NAT's), but both proofs cover it.
  *   <li><b>Both ways.</b> A client connection carries DATA frames both ways, in order, each direction
- *       under its own key ({@code "tumbler/1 client-to-member key"}, {@code "tumbler/1 member-to-client
- *       key"}) with its own sequence numbers, so a frame sent back to its writer fails its tag; both ends
- *       send a PING when idle for a quarter of {@code idleTimeout} and close a connection that received
- *       nothing for {@code idleTimeout} (see {@link DuplexLink}).
+ *       under its own key with its own sequence numbers, so a frame sent back to its writer fails its tag;
+ *       both ends send a PING when idle for a quarter of {@code idleTimeout} and close a connection that
+ *       received nothing for {@code idleTimeout} (see {@link DuplexLink}).
  *   <li><b>Events.</b> For client id {@code c}: {@code peerUp(c)} when its handshake completes, before any
  *       {@code deliver(c, …)} from that connection; {@code deliver(c, …)} per DATA frame, from one thread at
  *       a time; {@code peerDown(c)} when the connection ends. {@link #send send(c, …)} queues for that
