@@ -243,14 +243,7 @@ final class PeerOutbound implements Redialer.Role<PeerOutbound.Link> {
       }
       Item it;
       while ((it = queue.poll()) != null) {
-        if (it == WAKE) {
-          continue;
-        }
-        queuedBytes.addAndGet(-it.payload.length);
-        if (it.generation != generation) {
-          continue; // queued for an earlier connection: dropped, as peerDown said
-        }
-        if (write(sealer.frame(Frames.DATA, it.payload))) {
+        if (taken(it, generation) && write(sealer.frame(Frames.DATA, it.payload))) {
           return true;
         }
       }
@@ -337,18 +330,25 @@ final class PeerOutbound implements Redialer.Role<PeerOutbound.Link> {
         out.flush();
         continue;
       }
-      if (it == WAKE) {
-        continue;
-      }
-      queuedBytes.addAndGet(-it.payload.length);
-      if (it.generation != link.generation()) {
-        continue; // queued for an earlier connection: dropped, as peerDown said
-      }
-      Frames.write(out, Frames.DATA, link.sealer().seal(Frames.DATA, it.payload));
-      if (queue.isEmpty()) {
-        out.flush();
+      if (taken(it, link.generation())) {
+        Frames.write(out, Frames.DATA, link.sealer().seal(Frames.DATA, it.payload));
+        if (queue.isEmpty()) {
+          out.flush();
+        }
       }
     }
+  }
+
+  /**
+   * Whether {@code it}, just taken from the queue, is a payload to write on connection {@code generation}: not a
+   * wake-up, nor queued for an earlier connection (dropped, as its peerDown said).
+   */
+  private boolean taken(Item it, long generation) {
+    if (it == WAKE) {
+      return false;
+    }
+    queuedBytes.addAndGet(-it.payload.length);
+    return it.generation == generation;
   }
 
   /** The TLS link's reader: the acceptor never writes after ACCEPT, so end of stream or any byte ends the link. */
