@@ -1,5 +1,6 @@
 package dev.tumbler.peer.transport.tcp;
 
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.WAIT;
 import static dev.tumbler.peer.transport.tcp.TcpTestSupport.await;
 import static dev.tumbler.peer.transport.tcp.TcpTestSupport.config;
 import static dev.tumbler.peer.transport.tcp.TcpTestSupport.freePort;
@@ -94,8 +95,10 @@ class TcpTransportTest {
     Recorder ra = new Recorder();
     Recorder rb = new Recorder();
     int big = 8 << 20;
-    TcpTransport ta = start(config(a, List.of(a, b)).maxFrameSize(big).build(), ra);
-    start(config(b, List.of(a, b)).maxFrameSize(big).build(), rb);
+    // sealing the 24 MiB batch holds the link (its PINGs too) for as long as the machine takes, and on a loaded
+    // machine a cold JVM takes seconds: the idle timeout is not under test here, so it must not be a guess of that
+    TcpTransport ta = start(config(a, List.of(a, b)).maxFrameSize(big).idleTimeout(WAIT).build(), ra);
+    start(config(b, List.of(a, b)).maxFrameSize(big).idleTimeout(WAIT).build(), rb);
     await("a sees b up", () -> ra.isUp(b) && ta.isUp(b));
     // b stops reading at the first payload, so the first batch (24 MiB) is more than the socket takes: the
     // gathering write is taken in part, the dialer thread finishes it, and what follows queues behind it
