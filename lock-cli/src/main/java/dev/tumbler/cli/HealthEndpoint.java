@@ -199,21 +199,19 @@ final class HealthEndpoint implements AutoCloseable {
   }
 
   /**
-   * Ends a connection to make room: one still sending its request has its input shut, so that its reader sees the
-   * end and answers 503 on its way out; one being answered (stuck, since answers are small and written at once) is
-   * closed.
+   * Ends a connection to make room: one still sending its request is left to its reader, which sees the mark within
+   * {@link #SHED_POLL} and answers 503 on its way out (shutting its input instead would lose the answer: a request
+   * not read yet, and closed unread, resets the connection, and the client may drop the 503 with it); one being
+   * answered (stuck, since answers are small and written at once) is closed.
    */
   private static void shed(Connection c) {
-    try {
-      if (c.answering) {
-        c.socket.close();
-      } else {
-        c.socket.shutdownInput();
-      }
-    } catch (IOException e) {
+    if (c.answering) {
       closeQuietly(c.socket);
     }
   }
+
+  /** How often a reader waiting for a request's bytes looks whether its connection was shed. */
+  private static final Duration SHED_POLL = Duration.ofMillis(100);
 
   private void serve(Connection c) {
     Socket s = c.socket;
@@ -272,17 +270,17 @@ final class HealthEndpoint implements AutoCloseable {
       if (left <= 0) {
         throw new BadRequest(408, "timeout");
       }
-      c.socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, Duration.ofNanos(left).toMillis())));
+      if (c.shed) {
+        throw new BadRequest(503, "shed");
+      }
+      c.socket.setSoTimeout((int) Math.max(1, Math.min(SHED_POLL.toMillis(), Duration.ofNanos(left).toMillis())));
       int r;
       try {
         r = in.read(buf, n, buf.length - n);
       } catch (SocketTimeoutException e) {
-        throw new BadRequest(408, "timeout");
+        continue; // the time-out and the shed mark are looked at above
       }
       if (r < 0) {
-        if (c.shed) {
-          throw new BadRequest(503, "shed");
-        }
         throw new IOException("closed by the client before its request ended");
       }
       n += r;

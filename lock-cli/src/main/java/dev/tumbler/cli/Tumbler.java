@@ -17,7 +17,7 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "tumbler", mixinStandardHelpOptions = true, versionProvider = Tumbler.Version.class,
     description = "Distributed locks from the command line.",
     subcommands = {DemoCommand.class, RunCommand.class, NodeCommand.class, ProvidersCommand.class, LocksCommand.class, TckCommand.class,
-        HelpCommand.class},
+        TortureCommand.class, TortureWorkerCommand.class, HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success (for run: the command's own exit code is passed through)",

@@ -259,6 +259,8 @@ class NodeEndpointTest {
     s.setSoTimeout((int) patience.toMillis());
     try {
       return new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+    } catch (java.net.SocketTimeoutException e) {
+      return ""; // no whole answer (answer and end) within the patience
     } catch (SocketException e) {
       return "(reset)"; // closed with our half request unread: closed as well
     }
@@ -297,16 +299,46 @@ class NodeEndpointTest {
       assertEquals(200, metrics.statusCode());
       assertTrue(metrics.body().contains("tumbler_status{state=\"serving\"} 1"), metrics.body());
       assertTrue(took.compareTo(requestTimeout) < 0, "answered within the stalled connections' time-out: " + took);
-      // the connections open longest were shed to make room, told 503 first
-      String first = readToEnd(sockets.get(3), WAIT);
-      assertTrue(first.startsWith("HTTP/1.1 503 Service Unavailable\r\n") && first.contains("Retry-After: 1\r\n"),
-          first);
+      // the connections open longest were shed to make room, told 503 first. Which were open longest is the server's
+      // order of acceptance, not the order they were opened in (300 connects overflow the listen backlog, and a
+      // refused SYN is sent again a second later): so the first stalled ones in opening order that were shed
+      String told = "";
+      for (int i = 3; i < sockets.size() && told.isEmpty(); i++) {
+        String answer = readToEnd(sockets.get(i), Duration.ofMillis(300));
+        if (!answer.isEmpty()) {
+          told = answer;
+        }
+      }
+      assertTrue(told.startsWith("HTTP/1.1 503 Service Unavailable\r\n") && told.contains("Retry-After: 1\r\n"),
+          "a shed connection was not told 503 with Retry-After: '" + told + "'");
     } finally {
       for (Socket s : sockets) {
         s.close();
       }
       for (Thread t : threads) {
         t.join();
+      }
+    }
+  }
+
+  /**
+   * A connection shed right after it was accepted, before the endpoint read its half request, is still told 503:
+   * shutting its input and closing it with the request unread reset the connection, and the client lost the answer
+   * (seen once in a full run: the connection the test expected to be shed first read nothing but a reset).
+   */
+  @Test
+  void aConnectionShedAtOnceIsStillTold503() throws Exception {
+    HealthEndpoint.Limits limits = new HealthEndpoint.Limits(1, Duration.ofSeconds(20), 8 << 10);
+    try (HealthEndpoint endpoint = HealthEndpoint.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+        () -> NodeStatus.SERVING, () -> null, limits)) {
+      int port = endpoint.address().getPort();
+      for (int i = 0; i < 30; i++) {
+        try (Socket first = stalled(port); Socket second = stalled(port)) {
+          String told = readToEnd(first, WAIT);
+          assertTrue(told.startsWith("HTTP/1.1 503 Service Unavailable\r\n") && told.contains("Retry-After: 1\r\n"),
+              "round " + i + ": the connection shed to admit another was not told 503: '" + told + "'");
+          assertTrue(second.isConnected());
+        }
       }
     }
   }

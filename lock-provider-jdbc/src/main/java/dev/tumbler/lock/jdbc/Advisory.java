@@ -169,6 +169,12 @@ final class Advisory {
         return null;
       }
       synchronized (sessions) {
+        // a session dropped since the grant (another call on it failed, or its check did) took the lock with it: the
+        // drop marks lost only the leases it finds here, so a grant it did not find is no grant
+        if (s.dead) {
+          granted = null;
+          throw new SQLException("the session holding the grant was dropped", "08003");
+        }
         s.leases.add(granted);
         startWatcher();
       }
@@ -178,6 +184,11 @@ final class Advisory {
       // or, if that fails too, drop the session
       granted = null;
       undo(s, p, maxPermits, e);
+      if (s.dead && !(e instanceof SQLException se && JdbcLockService.sessionEnded(se))) {
+        // another call dropped the session under this one (its connection closed: "Connection is closed", with no
+        // SQLState): the session ended, as a broken connection would have ended it
+        throw new SQLException("the session was dropped while " + p.describe() + " was tried on it", "08003", e);
+      }
       throw e;
     } finally {
       if (granted == null) {

@@ -893,6 +893,12 @@ final class JdbcLockService extends AbstractLockService {
     try {
       return dataSource.getConnection();
     } catch (SQLException | RuntimeException e) {
+      if (Thread.currentThread().isInterrupted()) {
+        // HikariCP turns an interrupt into an SQLException and keeps the status; the caller (a renewal, a
+        // release) cannot throw InterruptedException: the call did not reach the database, and says so
+        throw new ServiceUnavailableException("interrupted while waiting for a connection to the " + dialect.name()
+            + " database of " + info().url() + " for " + what, e);
+      }
       throw noConnection(what, e);
     }
   }
@@ -916,10 +922,8 @@ final class JdbcLockService extends AbstractLockService {
    * @throws InterruptedException if interrupted while waiting for one
    */
   Connection borrow(Deadline deadline, String what, boolean boundStatements) throws InterruptedException {
-    if (deadline.isNone()) {
-      return borrow(what);
-    }
-    long bound = TimeUnit.NANOSECONDS.toMillis(deadline.remainingNanos()) + LATE_MILLIS;
+    long bound = deadline.isNone() ? Long.MAX_VALUE
+        : TimeUnit.NANOSECONDS.toMillis(deadline.remainingNanos()) + LATE_MILLIS;
     Connection c;
     try {
       HikariPoolMXBean mx = hikari == null || hikari.isClosed() ? null : hikari.getHikariPoolMXBean();

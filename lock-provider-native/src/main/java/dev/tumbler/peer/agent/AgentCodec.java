@@ -4,25 +4,19 @@ import dev.tumbler.peer.agent.LockTable.Entry;
 import dev.tumbler.peer.agent.LockTable.Mode;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.CodecException;
-import dev.tumbler.peer.core.MessageCodec;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.EOFException;
+import dev.tumbler.peer.core.WireCodec;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Binary encoding of {@link AgentMessage}: {@code version(1) type(1) clock(8) fields}, big-endian. A path is a
- * count byte and its elements, each modified UTF-8 with a 2-byte length; an agent id is {@code clock(8) node(4)
- * seq(8)}; a queue is a count and its entries. Decoding checks the version, the type, every path, id, mode and
- * version, counts against the bytes left (a corrupt count is refused, never allocated), and that nothing
- * trails. Thread safe.
+ * Binary encoding of {@link AgentMessage}: {@code version(1) type(1) clock(8) fields}, one line a message
+ * ({@link WireCodec}). A path is a count byte and its elements, each modified UTF-8 with a 2-byte length; an agent id
+ * is {@code clock(8) node(4) seq(8)}; a queue is a count and its entries. Decoding checks the version, the type,
+ * every path, id, mode and version, counts against the bytes left (a corrupt count is refused, never allocated), and
+ * that nothing trails. Thread safe.
  */
-public final class AgentCodec implements MessageCodec<AgentMessage> {
+public final class AgentCodec extends WireCodec<AgentMessage> {
 
   /** The encoding version this codec writes and reads. */
   public static final byte VERSION = 1;
@@ -33,242 +27,71 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
    */
   static final int MAX_ELEMENT_LENGTH = 3 + 1 + 256 + 1 + 256;
 
-  static final byte LOCK = 1;
-  static final byte SURRENDER = 2;
-  static final byte END = 3;
-  static final byte RENEW = 4;
-  static final byte RENEWED = 5;
-  static final byte STAMP = 6;
-  static final byte STAMPED = 7;
-  static final byte RESTATE = 8;
-  static final byte INFO = 9;
-  static final byte FORWARD = 10;
-  static final byte SURRENDERED = 11;
-
   /** The fewest bytes of an agent id, a path, and a queue entry: what a count is checked against. */
   private static final int ID_BYTES = 8 + 4 + 8;
   private static final int MIN_PATH_BYTES = 1 + 2 + 1;
   private static final int MIN_ENTRY_BYTES = ID_BYTES + MIN_PATH_BYTES + 1 + 1 + 8 + 8 + 1;
   private static final int MIN_CLAIMED_BYTES = ID_BYTES + MIN_PATH_BYTES + 1 + 1 + 2;
 
-  @Override
-  public byte[] encode(AgentMessage message) {
-    return encode(message, 0);
+  private static final Table<AgentMessage> TABLE = table("agent", VERSION, AgentMessage.class)
+      .message(1, AgentMessage.Lock.class,
+          (m, o) -> path(id(o.number(m.clock()), m.agent()), m.path()).ordinal(m.mode()).tag(m.tag()),
+          i -> new AgentMessage.Lock(clock(i), id(i), path(i), mode(i), tag(i)))
+      .message(2, AgentMessage.Surrender.class,
+          (m, o) -> path(id(o.number(m.clock()), m.agent()), m.path()).number(m.version()),
+          i -> new AgentMessage.Surrender(clock(i), id(i), path(i), i.id("version")))
+      .message(3, AgentMessage.End.class, (m, o) -> id(o.number(m.clock()), m.agent()),
+          i -> new AgentMessage.End(clock(i), id(i)))
+      .message(4, AgentMessage.Renew.class,
+          (m, o) -> id(o.number(m.clock()), m.agent()).number(m.term()).echo(m.echo()),
+          i -> new AgentMessage.Renew(clock(i), id(i), i.number(), i.echo()))
+      .message(5, AgentMessage.Renewed.class, (m, o) -> id(o.number(m.clock()), m.agent()).echo(m.echo()),
+          i -> new AgentMessage.Renewed(clock(i), id(i), i.echo()))
+      .message(6, AgentMessage.Stamp.class,
+          (m, o) -> path(id(o.number(m.clock()), m.agent()), m.path()).number(m.t()).flag(m.fresh()),
+          i -> new AgentMessage.Stamp(clock(i), id(i), path(i), i.id("token"), i.flag()))
+      .message(7, AgentMessage.Stamped.class,
+          (m, o) -> path(id(o.number(m.clock()), m.agent()), m.path()).number(m.t()).flag(m.ok())
+              .number(m.version()),
+          i -> new AgentMessage.Stamped(clock(i), id(i), path(i), i.id("token"), i.flag(), i.id("version")))
+      .message(8, AgentMessage.Restate.class,
+          (m, o) -> o.number(m.clock()).number(m.version()).list(m.entries(),
+              (c, x) -> held(path(id(x, c.agent()), c.path()).ordinal(c.mode()), c.held()).tag(c.tag())),
+          i -> new AgentMessage.Restate(clock(i), i.id("version"), i.list(MIN_CLAIMED_BYTES, "restated entries",
+              x -> new AgentMessage.Claimed(id(x), path(x), mode(x), held(x, "held lock mode"), tag(x)))))
+      .message(9, AgentMessage.Info.class,
+          (m, o) -> {
+            queue(path(id(o.number(m.clock()), m.to()), m.path()).number(m.version()), m.queue())
+                .flag(m.surrenderOf() != null);
+            if (m.surrenderOf() != null) {
+              id(o, m.surrenderOf());
+            }
+          },
+          i -> new AgentMessage.Info(clock(i), id(i), path(i), i.id("version"), queue(i), i.flag() ? id(i) : null))
+      .message(10, AgentMessage.Forward.class,
+          (m, o) -> queue(path(id(o.number(m.clock()), m.to()), m.path()).text(m.server()).number(m.version()),
+              m.queue()),
+          i -> new AgentMessage.Forward(clock(i), id(i), path(i), text(i, "node id"), i.id("version"), queue(i)))
+      .message(11, AgentMessage.Surrendered.class,
+          (m, o) -> path(id(id(o.number(m.clock()), m.to()), m.by()), m.path()).text(m.server()).number(m.version()),
+          i -> new AgentMessage.Surrendered(clock(i), id(i), id(i), path(i), text(i, "node id"), i.id("version")));
+
+  public AgentCodec() {
+    super(TABLE);
   }
 
-  @Override
-  public byte[] encode(AgentMessage message, int headroom) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(headroom + 64);
-    try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.write(new byte[headroom]);
-      out.writeByte(VERSION);
-      out.writeByte(type(message));
-      out.writeLong(message.clock());
-      switch (message) {
-        case AgentMessage.Lock m -> {
-          id(out, m.agent());
-          path(out, m.path());
-          out.writeByte(m.mode().ordinal());
-          out.writeUTF(m.tag());
-        }
-        case AgentMessage.Surrender m -> {
-          id(out, m.agent());
-          path(out, m.path());
-          out.writeLong(m.version());
-        }
-        case AgentMessage.End m -> id(out, m.agent());
-        case AgentMessage.Renew m -> {
-          id(out, m.agent());
-          out.writeLong(m.term());
-          out.writeLong(m.echo());
-        }
-        case AgentMessage.Renewed m -> {
-          id(out, m.agent());
-          out.writeLong(m.echo());
-        }
-        case AgentMessage.Stamp m -> {
-          id(out, m.agent());
-          path(out, m.path());
-          out.writeLong(m.t());
-          out.writeBoolean(m.fresh());
-        }
-        case AgentMessage.Stamped m -> {
-          id(out, m.agent());
-          path(out, m.path());
-          out.writeLong(m.t());
-          out.writeBoolean(m.ok());
-          out.writeLong(m.version());
-        }
-        case AgentMessage.Restate m -> {
-          out.writeLong(m.version());
-          out.writeInt(m.entries().size());
-          for (AgentMessage.Claimed c : m.entries()) {
-            id(out, c.agent());
-            path(out, c.path());
-            out.writeByte(c.mode().ordinal());
-            out.writeByte(c.held() == null ? 0 : 1 + c.held().ordinal());
-            out.writeUTF(c.tag());
-          }
-        }
-        case AgentMessage.Info m -> {
-          id(out, m.to());
-          path(out, m.path());
-          out.writeLong(m.version());
-          queue(out, m.queue());
-          out.writeBoolean(m.surrenderOf() != null);
-          if (m.surrenderOf() != null) {
-            id(out, m.surrenderOf());
-          }
-        }
-        case AgentMessage.Forward m -> {
-          id(out, m.to());
-          path(out, m.path());
-          out.writeUTF(m.server());
-          out.writeLong(m.version());
-          queue(out, m.queue());
-        }
-        case AgentMessage.Surrendered m -> {
-          id(out, m.to());
-          id(out, m.by());
-          path(out, m.path());
-          out.writeUTF(m.server());
-          out.writeLong(m.version());
-        }
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot happen writing to memory", e);
-    }
-    return bytes.toByteArray();
+  private static long clock(In in) throws IOException {
+    return in.id("clock");
   }
 
-  private static byte type(AgentMessage m) {
-    return switch (m) {
-      case AgentMessage.Lock x -> LOCK;
-      case AgentMessage.Surrender x -> SURRENDER;
-      case AgentMessage.End x -> END;
-      case AgentMessage.Renew x -> RENEW;
-      case AgentMessage.Renewed x -> RENEWED;
-      case AgentMessage.Stamp x -> STAMP;
-      case AgentMessage.Stamped x -> STAMPED;
-      case AgentMessage.Restate x -> RESTATE;
-      case AgentMessage.Info x -> INFO;
-      case AgentMessage.Forward x -> FORWARD;
-      case AgentMessage.Surrendered x -> SURRENDERED;
-    };
+  private static Out id(Out out, AgentId id) throws IOException {
+    return out.number(id.clock()).number(id.node()).number(id.seq());
   }
 
-  private static void id(DataOutputStream out, AgentId id) throws IOException {
-    out.writeLong(id.clock());
-    out.writeInt(id.node());
-    out.writeLong(id.seq());
-  }
-
-  private static void path(DataOutputStream out, List<String> path) throws IOException {
-    out.writeByte(path.size());
-    for (String e : path) {
-      out.writeUTF(e);
-    }
-  }
-
-  private static void queue(DataOutputStream out, List<Entry> queue) throws IOException {
-    out.writeInt(queue.size());
-    for (Entry e : queue) {
-      id(out, e.agent());
-      path(out, e.path());
-      out.writeByte(e.wants().ordinal());
-      out.writeByte(e.holds() == null ? 0 : 1 + e.holds().ordinal());
-      out.writeLong(e.seq());
-      out.writeLong(e.grantedAt());
-      out.writeBoolean(e.surrendered());
-    }
-  }
-
-  @Override
-  public AgentMessage decode(byte[] bytes) {
-    return decode(bytes, 0);
-  }
-
-  @Override
-  public AgentMessage decode(byte[] bytes, int offset) {
-    if (bytes == null || offset < 0 || bytes.length - offset < 2) {
-      throw new CodecException("agent message too short: " + (bytes == null ? "null"
-          : Math.max(0, bytes.length - offset) + " bytes"));
-    }
-    DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes, offset, bytes.length - offset));
-    try {
-      byte version = in.readByte();
-      if (version != VERSION) {
-        throw new CodecException("agent message version " + version + " is not supported (expected " + VERSION + ")");
-      }
-      byte type = in.readByte();
-      if (type < LOCK || type > SURRENDERED) {
-        throw new CodecException("unknown agent message type " + type);
-      }
-      long clock = nonNegative(in, "clock");
-      AgentMessage m = switch (type) {
-        case LOCK -> new AgentMessage.Lock(clock, id(in), path(in), mode(in), tag(in));
-        case SURRENDER -> new AgentMessage.Surrender(clock, id(in), path(in), nonNegative(in, "version"));
-        case END -> new AgentMessage.End(clock, id(in));
-        case RENEW -> new AgentMessage.Renew(clock, id(in), in.readLong(), in.readLong());
-        case RENEWED -> new AgentMessage.Renewed(clock, id(in), in.readLong());
-        case STAMP -> new AgentMessage.Stamp(clock, id(in), path(in), nonNegative(in, "token"), in.readBoolean());
-        case STAMPED -> new AgentMessage.Stamped(clock, id(in), path(in), nonNegative(in, "token"), in.readBoolean(),
-            nonNegative(in, "version"));
-        case RESTATE -> {
-          long v = nonNegative(in, "version");
-          int n = count(in, MIN_CLAIMED_BYTES, "restated entries");
-          List<AgentMessage.Claimed> entries = new ArrayList<>(n);
-          for (int i = 0; i < n; i++) {
-            entries.add(new AgentMessage.Claimed(id(in), path(in), mode(in), held(in), tag(in)));
-          }
-          yield new AgentMessage.Restate(clock, v, entries);
-        }
-        case INFO -> {
-          AgentId to = id(in);
-          List<String> path = path(in);
-          long v = nonNegative(in, "version");
-          List<Entry> queue = queue(in);
-          AgentId surrenderOf = in.readBoolean() ? id(in) : null;
-          yield new AgentMessage.Info(clock, to, path, v, queue, surrenderOf);
-        }
-        case FORWARD -> new AgentMessage.Forward(clock, id(in), path(in), node(in), nonNegative(in, "version"),
-            queue(in));
-        default -> new AgentMessage.Surrendered(clock, id(in), id(in), path(in), node(in), nonNegative(in, "version"));
-      };
-      if (in.available() > 0) {
-        throw new CodecException("agent message type " + type + " has " + in.available() + " trailing bytes");
-      }
-      return m;
-    } catch (EOFException e) {
-      throw new CodecException("truncated agent message (" + (bytes.length - offset) + " bytes)", e);
-    } catch (IOException e) {
-      throw new CodecException("malformed agent message: " + e.getMessage(), e);
-    } catch (IllegalArgumentException e) {
-      // a record refused what the fields say (an entry that holds with no grant version, say)
-      throw new CodecException("malformed agent message: " + e.getMessage(), e);
-    }
-  }
-
-  private static long nonNegative(DataInputStream in, String what) throws IOException {
-    long v = in.readLong();
-    if (v < 0) {
-      throw new CodecException("negative " + what + " in agent message: " + v);
-    }
-    return v;
-  }
-
-  private static int count(DataInputStream in, int minBytes, String what) throws IOException {
-    int n = in.readInt();
-    if (n < 0 || n > in.available() / minBytes) {
-      throw new CodecException("agent message claims " + n + " " + what + " in " + in.available() + " bytes");
-    }
-    return n;
-  }
-
-  private static AgentId id(DataInputStream in) throws IOException {
-    long clock = in.readLong();
-    int node = in.readInt();
-    long seq = in.readLong();
+  private static AgentId id(In in) throws IOException {
+    long clock = in.number();
+    int node = in.integer();
+    long seq = in.number();
     if (clock < 0 || node < 0 || seq < 0) {
       throw new CodecException("agent id with a negative part in agent message: " + clock + "." + node + "." + seq);
     }
@@ -276,24 +99,36 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
   }
 
   /** A held mode: 0 for none, else 1 + the mode's ordinal. */
-  private static Mode held(DataInputStream in) throws IOException {
-    int b = in.readUnsignedByte();
+  private static Out held(Out out, Mode held) throws IOException {
+    return out.unsignedByte(held == null ? 0 : 1 + held.ordinal());
+  }
+
+  private static Mode held(In in, String what) throws IOException {
+    int b = in.unsignedByte();
     if (b > Mode.values().length) {
-      throw new CodecException("unknown held lock mode " + b + " in agent message");
+      throw new CodecException("unknown " + what + " " + b + " in agent message");
     }
     return b == 0 ? null : Mode.values()[b - 1];
   }
 
-  private static Mode mode(DataInputStream in) throws IOException {
-    int b = in.readUnsignedByte();
+  private static Mode mode(In in) throws IOException {
+    int b = in.unsignedByte();
     if (b >= Mode.values().length) {
       throw new CodecException("unknown lock mode " + b + " in agent message");
     }
     return Mode.values()[b];
   }
 
-  private static List<String> path(DataInputStream in) throws IOException {
-    int n = in.readUnsignedByte();
+  private static Out path(Out out, List<String> path) throws IOException {
+    out.unsignedByte(path.size());
+    for (String e : path) {
+      out.text(e);
+    }
+    return out;
+  }
+
+  private static List<String> path(In in) throws IOException {
+    int n = in.unsignedByte();
     if (n < 1 || n > Claim.MAX_DEPTH) {
       throw new CodecException("a path of " + n + " elements in agent message (1 to " + Claim.MAX_DEPTH + ")");
     }
@@ -305,8 +140,8 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
   }
 
   /** A claim's tag: empty, or at most {@link Claim#MAX_TAG_LENGTH} characters with no control character. */
-  private static String tag(DataInputStream in) throws IOException {
-    String s = in.readUTF();
+  private static String tag(In in) throws IOException {
+    String s = in.textOrEmpty(Integer.MAX_VALUE, "tag");
     if (s.length() > Claim.MAX_TAG_LENGTH || s.chars().anyMatch(Character::isISOControl)) {
       throw new CodecException("a tag of " + s.length() + " characters, or with a control character, in agent message"
           + " (at most " + Claim.MAX_TAG_LENGTH + ", none)");
@@ -314,37 +149,24 @@ public final class AgentCodec implements MessageCodec<AgentMessage> {
     return s;
   }
 
-  private static String node(DataInputStream in) throws IOException {
-    return text(in, "node id");
-  }
-
-  private static String text(DataInputStream in, String what) throws IOException {
-    String s = in.readUTF();
+  private static String text(In in, String what) throws IOException {
+    String s = in.textOrEmpty(Integer.MAX_VALUE, what);
     if (s.isEmpty() || s.length() > MAX_ELEMENT_LENGTH) {
       throw new CodecException(what + " of " + s.length() + " characters in agent message");
     }
-    for (int i = 0; i < s.length(); i++) {
-      if (Character.isISOControl(s.charAt(i))) {
-        throw new CodecException(what + " with a control character in agent message");
-      }
+    if (s.chars().anyMatch(Character::isISOControl)) {
+      throw new CodecException(what + " with a control character in agent message");
     }
     return s;
   }
 
-  private static List<Entry> queue(DataInputStream in) throws IOException {
-    int n = count(in, MIN_ENTRY_BYTES, "queue entries");
-    List<Entry> q = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      AgentId agent = id(in);
-      List<String> path = path(in);
-      Mode wants = mode(in);
-      int h = in.readUnsignedByte();
-      if (h > Mode.values().length) {
-        throw new CodecException("unknown held mode " + h + " in agent message");
-      }
-      Mode holds = h == 0 ? null : Mode.values()[h - 1];
-      q.add(new Entry(agent, path, wants, holds, in.readLong(), in.readLong(), in.readBoolean()));
-    }
-    return q;
+  private static Out queue(Out out, List<Entry> queue) throws IOException {
+    return out.list(queue, (e, x) -> held(path(id(x, e.agent()), e.path()).ordinal(e.wants()), e.holds())
+        .number(e.seq()).number(e.grantedAt()).flag(e.surrendered()));
+  }
+
+  private static List<Entry> queue(In in) throws IOException {
+    return in.list(MIN_ENTRY_BYTES, "queue entries", x -> new Entry(id(x), path(x), mode(x), held(x, "held mode"),
+        x.number(), x.number(), x.flag()));
   }
 }

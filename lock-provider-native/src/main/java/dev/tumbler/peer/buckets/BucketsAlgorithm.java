@@ -33,11 +33,6 @@ public final class BucketsAlgorithm extends ElectedAlgorithm<BucketsMessage, Buc
         BucketsSettings.class, BucketsSettings.PARAMETERS, BucketsSettings::from, BucketsSettings::simulation);
   }
 
-  @Override
-  public boolean singleServer() {
-    return true;
-  }
-
   /**
    * {@inheritDoc}
    *

@@ -22,6 +22,12 @@ import java.util.Objects;
  */
 public sealed interface BucketsMessage extends PeerMessage {
 
+  /** What a client node sends the server: the server's side takes it ({@code ElectedServer.Server}). */
+  sealed interface ToServer extends BucketsMessage {}
+
+  /** What the server sends a client node: the client's side takes it ({@code ElectedServer.Client}). */
+  sealed interface ToClient extends BucketsMessage {}
+
   /**
    * Session {@code session} asks for {@code permits} of {@code name}, whose handle allows {@code limit} at most
    * (its {@code maxPermits}). With {@code attempt}, {@link Busy} rather than a place in the queue. The same request
@@ -29,7 +35,7 @@ public sealed interface BucketsMessage extends PeerMessage {
    * ({@link WhoHolds}).
    */
   record Acquire(long inc, String session, long reqId, String name, int permits, int limit, boolean attempt,
-      String tag, long echo) implements BucketsMessage {
+      String tag, long echo) implements ToServer {
     public Acquire {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(name, "name");
@@ -38,14 +44,14 @@ public sealed interface BucketsMessage extends PeerMessage {
   }
 
   /** The request {@code reqId} is no longer wanted: it leaves the queue. */
-  record Cancel(long inc, String session, long reqId) implements BucketsMessage {
+  record Cancel(long inc, String session, long reqId) implements ToServer {
     public Cancel {
       Objects.requireNonNull(session, "session");
     }
   }
 
   /** The permits of grant {@code grantId} of {@code name} come back. */
-  record Release(long inc, String session, String name, long grantId) implements BucketsMessage {
+  record Release(long inc, String session, String name, long grantId) implements ToServer {
     public Release {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(name, "name");
@@ -53,14 +59,14 @@ public sealed interface BucketsMessage extends PeerMessage {
   }
 
   /** Session {@code session} lives another term, every grant of it with it (the seed's monitor, L-8). */
-  record SessionRenew(long inc, String session, long echo) implements BucketsMessage {
+  record SessionRenew(long inc, String session, long echo) implements ToServer {
     public SessionRenew {
       Objects.requireNonNull(session, "session");
     }
   }
 
   /** How many permits of {@code name} are out: answered by {@link Total}. */
-  record Query(long inc, long queryId, String name) implements BucketsMessage {
+  record Query(long inc, long queryId, String name) implements ToServer {
     public Query {
       Objects.requireNonNull(name, "name");
     }
@@ -92,7 +98,7 @@ public sealed interface BucketsMessage extends PeerMessage {
    * node that is not restated is gone.
    */
   record Restate(long inc, long term, List<String> sessions, List<Held> held, List<Wanted> wanted, long echo)
-      implements BucketsMessage {
+      implements ToServer {
     public Restate {
       sessions = List.copyOf(sessions);
       held = List.copyOf(held);
@@ -101,7 +107,7 @@ public sealed interface BucketsMessage extends PeerMessage {
   }
 
   /** The restatement of node incarnation {@code inc} to the server of {@code term} was taken. */
-  record Restated(long inc, long term) implements BucketsMessage {}
+  record Restated(long inc, long term) implements ToClient {}
 
   /**
    * The request {@code reqId} of {@code session} holds its permits of {@code name} by grant {@code grantId} with
@@ -113,7 +119,7 @@ public sealed interface BucketsMessage extends PeerMessage {
    * which may have ended; told now, its token would not be above theirs, so the client gives it back and asks again.
    */
   record Grant(long term, String session, long reqId, String name, long grantId, long token, long total, long echo,
-      long floor) implements BucketsMessage {
+      long floor) implements ToClient {
     public Grant {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(name, "name");
@@ -121,14 +127,14 @@ public sealed interface BucketsMessage extends PeerMessage {
   }
 
   /** The attempt {@code reqId} does not fit: {@code total} permits are out. */
-  record Busy(String session, long reqId, long total) implements BucketsMessage {
+  record Busy(String session, long reqId, long total) implements ToClient {
     public Busy {
       Objects.requireNonNull(session, "session");
     }
   }
 
   /** The request {@code reqId} cannot be served as asked (its handle disagrees with the name's bucket size). */
-  record Refused(String session, long reqId, String detail) implements BucketsMessage {
+  record Refused(String session, long reqId, String detail) implements ToClient {
     public Refused {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(detail, "detail");
@@ -136,14 +142,14 @@ public sealed interface BucketsMessage extends PeerMessage {
   }
 
   /** The session lives until a term after the server decided, on the renewal sent at {@code echo}. */
-  record SessionRenewed(String session, long echo) implements BucketsMessage {
+  record SessionRenewed(String session, long echo) implements ToClient {
     public SessionRenewed {
       Objects.requireNonNull(session, "session");
     }
   }
 
   /** The grant {@code grantId} of {@code name} is not the server's (any more): its holder lost it. */
-  record Revoked(String session, String name, long grantId) implements BucketsMessage {
+  record Revoked(String session, String name, long grantId) implements ToClient {
     public Revoked {
       Objects.requireNonNull(session, "session");
       Objects.requireNonNull(name, "name");
@@ -151,7 +157,7 @@ public sealed interface BucketsMessage extends PeerMessage {
   }
 
   /** Who holds the lock {@code name} (a one-permit semaphore of the lock name space): answered by {@link Holds}. */
-  record WhoHolds(long inc, long queryId, String name) implements BucketsMessage {
+  record WhoHolds(long inc, long queryId, String name) implements ToServer {
     public WhoHolds {
       Objects.requireNonNull(name, "name");
     }
@@ -161,7 +167,7 @@ public sealed interface BucketsMessage extends PeerMessage {
    * The answer to {@link WhoHolds} {@code queryId}: the tag of the grant that holds the lock {@code name}; empty when
    * it is free or the server of {@code term} does not decide now.
    */
-  record Holds(long term, long queryId, String name, String tag) implements BucketsMessage {
+  record Holds(long term, long queryId, String name, String tag) implements ToClient {
     public Holds {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(tag, "tag");
@@ -169,7 +175,7 @@ public sealed interface BucketsMessage extends PeerMessage {
   }
 
   /** The answer to {@link Query} {@code queryId}: {@code total} permits of {@code name} are out. */
-  record Total(long queryId, String name, long total) implements BucketsMessage {
+  record Total(long queryId, String name, long total) implements ToClient {
     public Total {
       Objects.requireNonNull(name, "name");
     }

@@ -4,6 +4,7 @@ import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.LostGrants;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
 import dev.tumbler.peer.core.TxOptions;
@@ -92,14 +93,11 @@ public final class ClientCore implements ProtocolCore<Envelope> {
    */
   public boolean mutationReleaseOnLoss;
   /**
-   * Grants lost when their windows closed, by request, and when each is released: a quarter term on, as the member's
-   * own term would end it, so that the holder's lost listeners run before another can be granted it (DESIGN's lease
-   * rule).
+   * Grants lost when their windows closed, each released a quarter term on, as the member's own term would end it, so
+   * that the holder's lost listeners run before another can be granted it (DESIGN's lease rule, {@link LostGrants});
+   * restated as held on a new link meanwhile.
    */
-  private final Map<Long, Lapse> lapsing = new LinkedHashMap<>();
-
-  /** A grant lost when its window closed, released at {@code until}; restated as held on a new link meanwhile. */
-  private record Lapse(Req req, long until) {}
+  private final LostGrants<Req> lost;
 
   private final String self;
   private final List<String> members;
@@ -155,7 +153,8 @@ public final class ClientCore implements ProtocolCore<Envelope> {
           + peerTimeoutNanos);
     }
     this.leaseNanos = leaseNanos;
-    this.trustNanos = leaseNanos / 4 * 3 + leaseNanos % 4 * 3 / 4;
+    this.trustNanos = LostGrants.trustNanos(leaseNanos);
+    this.lost = new LostGrants<>(leaseNanos);
     this.peerTimeoutNanos = peerTimeoutNanos;
     this.random = Objects.requireNonNull(random, "random");
   }
@@ -245,7 +244,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
    * opens another), so that a process holding an idle client costs its member nothing.
    */
   private void armTick() {
-    if (!ticking && started && (!reqs.isEmpty() || !txs.isEmpty() || !queries.isEmpty() || !lapsing.isEmpty())) {
+    if (!ticking && started && (!reqs.isEmpty() || !txs.isEmpty() || !queries.isEmpty() || !lost.isEmpty())) {
       ticking = true;
       out.add(new Output.SetTimer<>(TICK, now + tickNanos()));
     }
@@ -264,7 +263,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     seq = 0;
     sent.clear();
     sessionUntil = Long.MIN_VALUE;
-    lapsing.clear(); // the old session's grants end with it, a term after its last message
+    lost.clear(); // the old session's grants end with it, a term after its last message
   }
 
   /** Whether the client has a home whose link is up: what it asks for now goes out at once. */
@@ -300,9 +299,9 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     for (Req r : reqs.values()) {
       asked.add(new ClientMessage.Asked(r.id, r.claim, r.attempt, r.tx, r.state == State.HELD));
     }
-    for (Lapse l : lapsing.values()) {
+    for (Req r : lost.grants()) {
       // still held at the member until its release: not listed, the member would release it now
-      asked.add(new ClientMessage.Asked(l.req().id, l.req().claim, l.req().attempt, 0, true));
+      asked.add(new ClientMessage.Asked(r.id, r.claim, r.attempt, 0, true));
     }
     List<ClientMessage.Open> open = new ArrayList<>();
     txs.forEach((id, t) -> open.add(new ClientMessage.Open(id, t.options())));
@@ -332,13 +331,8 @@ public final class ClientCore implements ProtocolCore<Envelope> {
 
   private void tick() {
     ticking = false;
-    for (var i = lapsing.entrySet().iterator(); i.hasNext(); ) {
-      var e = i.next();
-      if (e.getValue().until() > now) {
-        break; // in the order they lapsed, a quarter term each
-      }
-      i.remove();
-      send(new ClientMessage.Release(session, ++seq, e.getKey()));
+    for (Req r : lost.due(now)) {
+      send(new ClientMessage.Release(session, ++seq, r.id)); // in the order they were lost, a quarter term each
     }
     if (homelessSince != Long.MIN_VALUE) {
       String next = nextHome();
@@ -470,7 +464,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     if (mutationReleaseOnLoss) {
       send(new ClientMessage.Release(session, ++seq, r.id));
     } else {
-      lapsing.put(r.id, new Lapse(r, now + Math.max(1, leaseNanos - trustNanos)));
+      lost.keep(r, now);
       armTick();
     }
   }

@@ -2,6 +2,7 @@ package dev.tumbler.peer.client;
 
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.LostGrants;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.RemoteSessions;
@@ -127,7 +128,7 @@ public final class ClientGateway {
       throw new IllegalArgumentException("a lease term is not negative: " + leaseNanos);
     }
     this.leaseNanos = leaseNanos;
-    this.trustNanos = leaseNanos / 4 * 3 + leaseNanos % 4 * 3 / 4;
+    this.trustNanos = LostGrants.trustNanos(leaseNanos);
     this.refusal = leased && leaseNanos > 0 ? null : "the cluster's algorithm " + algorithm
         + " grants locks until they are released: a client that died would hold its locks for ever, so its members "
         + "take no thin clients (choose bakery, agent, lease or buckets)";

@@ -5,7 +5,8 @@ import java.io.IOException;
 
 /**
  * Checked reads for the binary codecs: every value a peer sends is checked before it is used, and a bad one is a
- * {@link CodecException} naming the codec and the field, never an allocation or a negative id. Stateless.
+ * {@link CodecException} naming the codec and the field, never an allocation or a negative id. The codecs made of a
+ * table ({@link WireCodec}) read through its {@link WireCodec.In}, which uses these. Stateless.
  */
 public final class Wire {
 

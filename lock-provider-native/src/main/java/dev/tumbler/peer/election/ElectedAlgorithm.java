@@ -106,6 +106,12 @@ public abstract class ElectedAlgorithm<M extends PeerMessage, S extends ElectedS
     return true;
   }
 
+  /** {@inheritDoc} So are those whose view has one leader ({@code lease}, {@code buckets}): it is their server. */
+  @Override
+  public final boolean singleServer() {
+    return leaderCount == 1;
+  }
+
   /** {@inheritDoc} A leader (the server, or the owner of the name) answers with the tag of what holds the name. */
   @Override
   public final boolean answersHolderQueries() {

@@ -32,11 +32,6 @@ public final class LeaseAlgorithm extends ElectedAlgorithm<LeaseMessage, LeaseAl
         LeaseAlgorithmSettings::simulation);
   }
 
-  @Override
-  public boolean singleServer() {
-    return true;
-  }
-
   /**
    * {@inheritDoc}
    *

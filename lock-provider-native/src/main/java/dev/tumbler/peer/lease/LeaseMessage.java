@@ -25,12 +25,18 @@ import java.util.Objects;
  */
 public sealed interface LeaseMessage extends PeerMessage {
 
+  /** What a client node sends the server: the server's side takes it ({@code ElectedServer.Server}). */
+  sealed interface ToServer extends LeaseMessage {}
+
+  /** What the server sends a client node: the client's side takes it ({@code ElectedServer.Client}). */
+  sealed interface ToClient extends LeaseMessage {}
+
   /**
    * The node asks for {@code name} for its request {@code reqId}. With {@code attempt}, {@link Busy} unless the lock
    * is free or its holder gives it up when recalled. The same request again is a keep-alive: its place in the queue
    * stays, and a grant made already is sent again. {@code tag} names who asks ({@link WhoHolds}).
    */
-  record Acquire(long inc, long reqId, String name, boolean attempt, String tag, long echo) implements LeaseMessage {
+  record Acquire(long inc, long reqId, String name, boolean attempt, String tag, long echo) implements ToServer {
     public Acquire {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(tag, "tag");
@@ -38,7 +44,7 @@ public sealed interface LeaseMessage extends PeerMessage {
   }
 
   /** The request {@code reqId} is no longer wanted: it leaves the queue. */
-  record Cancel(long inc, long reqId, String name) implements LeaseMessage {
+  record Cancel(long inc, long reqId, String name) implements ToServer {
     public Cancel {
       Objects.requireNonNull(name, "name");
     }
@@ -49,7 +55,7 @@ public sealed interface LeaseMessage extends PeerMessage {
    * (else it is cached, and the server gives it to a waiter rather than renew it, §5.2 S-3), whose claim has
    * {@code tag} (a cached lease may have been taken again on its node by another request).
    */
-  record Renew(long inc, String name, long leaseId, boolean active, String tag, long echo) implements LeaseMessage {
+  record Renew(long inc, String name, long leaseId, boolean active, String tag, long echo) implements ToServer {
     public Renew {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(tag, "tag");
@@ -60,14 +66,14 @@ public sealed interface LeaseMessage extends PeerMessage {
    * The answer to {@link Recall}: {@code accepted}, the lease is given back (it was cached, or its holder released it
    * since); otherwise a request of the node holds it, and it is given back when released.
    */
-  record RecallReply(long inc, String name, long leaseId, boolean accepted) implements LeaseMessage {
+  record RecallReply(long inc, String name, long leaseId, boolean accepted) implements ToServer {
     public RecallReply {
       Objects.requireNonNull(name, "name");
     }
   }
 
   /** The lease {@code leaseId} of {@code name} is given back. */
-  record Release(long inc, String name, long leaseId) implements LeaseMessage {
+  record Release(long inc, String name, long leaseId) implements ToServer {
     public Release {
       Objects.requireNonNull(name, "name");
     }
@@ -96,7 +102,7 @@ public sealed interface LeaseMessage extends PeerMessage {
    * keeps, from {@code echo}) and the requests it waits for (queued again if the server lacks them). A lease or
    * request of the node that is not restated is gone.
    */
-  record Restate(long inc, long term, List<Held> held, List<Wanted> wanted, long echo) implements LeaseMessage {
+  record Restate(long inc, long term, List<Held> held, List<Wanted> wanted, long echo) implements ToServer {
     public Restate {
       held = List.copyOf(held);
       wanted = List.copyOf(wanted);
@@ -104,7 +110,7 @@ public sealed interface LeaseMessage extends PeerMessage {
   }
 
   /** Who holds {@code name} in use: answered by {@link Holds}. */
-  record WhoHolds(long inc, long queryId, String name) implements LeaseMessage {
+  record WhoHolds(long inc, long queryId, String name) implements ToServer {
     public WhoHolds {
       Objects.requireNonNull(name, "name");
     }
@@ -114,7 +120,7 @@ public sealed interface LeaseMessage extends PeerMessage {
    * The answer to {@link WhoHolds} {@code queryId}: the tag of the request that holds {@code name} in use, as far as
    * the server knows; empty when it is free, cached, or the server does not decide now.
    */
-  record Holds(long term, long queryId, String name, String tag) implements LeaseMessage {
+  record Holds(long term, long queryId, String name, String tag) implements ToClient {
     public Holds {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(tag, "tag");
@@ -122,48 +128,48 @@ public sealed interface LeaseMessage extends PeerMessage {
   }
 
   /** The restatement of node incarnation {@code inc} to the server of {@code term} was taken. */
-  record Restated(long inc, long term) implements LeaseMessage {}
+  record Restated(long inc, long term) implements ToClient {}
 
   /**
    * The request {@code reqId} has {@code name} by the new lease {@code leaseId}, whose grant has {@code token}; the
    * lease lives a term from when the server decided, and the client trusts it from {@code echo}.
    */
-  record Grant(long term, long reqId, String name, long leaseId, long token, long echo) implements LeaseMessage {
+  record Grant(long term, long reqId, String name, long leaseId, long token, long echo) implements ToClient {
     public Grant {
       Objects.requireNonNull(name, "name");
     }
   }
 
   /** The attempt {@code reqId} found {@code name} held. */
-  record Busy(long term, long reqId, String name) implements LeaseMessage {
+  record Busy(long term, long reqId, String name) implements ToClient {
     public Busy {
       Objects.requireNonNull(name, "name");
     }
   }
 
   /** The lease {@code leaseId} of {@code name} lives a term from when the server decided on the renewal {@code echo}. */
-  record Renewed(long term, String name, long leaseId, long echo) implements LeaseMessage {
+  record Renewed(long term, String name, long leaseId, long echo) implements ToClient {
     public Renewed {
       Objects.requireNonNull(name, "name");
     }
   }
 
   /** The cached lease {@code leaseId} of {@code name} was not renewed: a waiter has it now. */
-  record RenewDenied(long term, String name, long leaseId) implements LeaseMessage {
+  record RenewDenied(long term, String name, long leaseId) implements ToClient {
     public RenewDenied {
       Objects.requireNonNull(name, "name");
     }
   }
 
   /** Someone waits for {@code name}: the holder of lease {@code leaseId} is asked to give it back. */
-  record Recall(long term, String name, long leaseId) implements LeaseMessage {
+  record Recall(long term, String name, long leaseId) implements ToClient {
     public Recall {
       Objects.requireNonNull(name, "name");
     }
   }
 
   /** The lease {@code leaseId} of {@code name} is not the server's (any more): its holder lost it. */
-  record Revoked(long term, String name, long leaseId) implements LeaseMessage {
+  record Revoked(long term, String name, long leaseId) implements ToClient {
     public Revoked {
       Objects.requireNonNull(name, "name");
     }

@@ -9,7 +9,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -102,6 +108,36 @@ public final class CodecChecks {
         bytes[r.nextInt(bytes.length)] ^= (byte) (1 + r.nextInt(255));
       }
       decodesOrRefuses(codec, bytes);
+    }
+  }
+
+  /**
+   * The wire format did not change: the encoding of each of {@code every} is the one kept in {@code golden}, a file of
+   * one line a message (its bytes in hex, then the message). {@code -Dgolden.rewrite=true} writes the file anew, for a
+   * change of format made on purpose (with a new version byte, and a reason in its commit).
+   *
+   * @param golden the file, relative to the module (tests run there): {@code src/test/resources/...}
+   */
+  public static <M extends PeerMessage> void encodesAsBefore(MessageCodec<M> codec, List<M> every, String golden) {
+    List<String> lines = new ArrayList<>();
+    for (M m : every) {
+      lines.add(HexFormat.of().formatHex(codec.encode(m)) + " " + m);
+    }
+    Path file = Path.of(golden);
+    try {
+      if (Boolean.getBoolean("golden.rewrite")) {
+        Files.createDirectories(file.getParent());
+        Files.write(file, lines, StandardCharsets.UTF_8);
+      }
+      List<String> kept = Files.readAllLines(file, StandardCharsets.UTF_8);
+      for (int i = 0; i < Math.max(kept.size(), lines.size()); i++) {
+        String want = i < kept.size() ? kept.get(i) : "(none)";
+        String got = i < lines.size() ? lines.get(i) : "(none)";
+        assertEquals(want, got, "message " + i + " of " + file + " is encoded otherwise than before (a change of the "
+            + "wire format: rewrite with -Dgolden.rewrite=true only with a new version byte)");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 

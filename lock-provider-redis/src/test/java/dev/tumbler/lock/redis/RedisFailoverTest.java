@@ -9,6 +9,10 @@ import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.tck.FencedResource;
+import dev.tumbler.torture.backend.Processes;
+import dev.tumbler.torture.backend.RedisCluster;
+import dev.tumbler.torture.backend.RedisProcess;
+import dev.tumbler.torture.backend.RedisSentinels;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -35,7 +39,7 @@ class RedisFailoverTest {
 
   @Test
   void sentinelFailover() throws Exception {
-    try (EmbeddedSentinels setUp = EmbeddedSentinels.start()) {
+    try (RedisSentinels setUp = RedisSentinels.start()) {
       fencingSurvivesFailover(setUp::url, key -> setUp.primary(), old -> {
         old.kill();
         return setUp.awaitPromotedOtherThan(old, BOUND);
@@ -45,12 +49,12 @@ class RedisFailoverTest {
 
   @Test
   void clusterFailover() throws Exception {
-    try (EmbeddedCluster cluster = EmbeddedCluster.start(3, true)) {
+    try (RedisCluster cluster = RedisCluster.start(3, true)) {
       String seeds = String.join(",", cluster.addresses());
       fencingSurvivesFailover(p -> "lock:redis://" + seeds + "?mode=cluster&" + p, cluster::masterOf, old -> {
         old.kill();
         RedisProcess[] promoted = new RedisProcess[1];
-        RedisProcess.await(BOUND, "a replica to take over the killed master's slots", () -> {
+        Processes.await(BOUND, "a replica to take over the killed master's slots", () -> {
           try {
             promoted[0] = cluster.masterOf(keys("orders/42").getFirst());
             return promoted[0] != old;
@@ -106,7 +110,7 @@ class RedisFailoverTest {
         assertEquals(1, resource.staleWrites());
         next.release();
 
-        RedisProcess.await(BOUND, "the first holder to be told it lost the lock", () -> lost.get() != null);
+        Processes.await(BOUND, "the first holder to be told it lost the lock", () -> lost.get() != null);
         assertFalse(held.isValid());
         held.release();
         // the service opened before the failover follows the new primary

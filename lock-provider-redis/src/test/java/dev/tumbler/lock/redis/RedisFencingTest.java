@@ -7,6 +7,7 @@ import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.torture.backend.Processes;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -104,7 +105,7 @@ class RedisFencingTest {
         }
       });
       String line = new RedisKeys("").base(RedisKeys.Kind.MUTEX, name) + ":q";
-      RedisProcess.await(LONG, "the waiter to join the line", () -> j.zcard(line) == 1);
+      Processes.await(LONG, "the waiter to join the line", () -> j.zcard(line) == 1);
       String fence = fence(RedisKeys.Kind.MUTEX, name);
       j.del(fence);
       assertEquals(1, j.incr(fence));

@@ -2,6 +2,7 @@ package dev.tumbler.lock.redis;
 
 import dev.tumbler.lock.tck.LockTck;
 import dev.tumbler.lock.tck.TckTarget;
+import dev.tumbler.torture.backend.RedisSentinels;
 import java.time.Duration;
 
 /**
@@ -11,6 +12,6 @@ import java.time.Duration;
 class RedisSentinelTckTest extends LockTck {
   @Override
   protected TckTarget createTarget() {
-    return ReplicatedTarget.sentinel(EmbeddedSentinels.start(), Duration.ofMillis(1500));
+    return ReplicatedTarget.sentinel(RedisSentinels.start(), Duration.ofMillis(1500));
   }
 }

@@ -4,6 +4,9 @@ import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.tck.FaultInjector;
 import dev.tumbler.lock.tck.TckTarget;
+import dev.tumbler.torture.backend.RedisCluster;
+import dev.tumbler.torture.backend.RedisProcess;
+import dev.tumbler.torture.backend.RedisSentinels;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
@@ -18,10 +21,10 @@ import java.util.Set;
 final class ReplicatedTarget implements TckTarget, FaultInjector {
   private final String url;
   private final Duration leaseTime;
-  private final EmbeddedCluster cluster;
+  private final RedisCluster cluster;
   private final AutoCloseable backend;
 
-  private ReplicatedTarget(String url, Duration leaseTime, EmbeddedCluster cluster, AutoCloseable backend) {
+  private ReplicatedTarget(String url, Duration leaseTime, RedisCluster cluster, AutoCloseable backend) {
     this.url = url;
     this.leaseTime = leaseTime;
     this.cluster = cluster;
@@ -32,12 +35,12 @@ final class ReplicatedTarget implements TckTarget, FaultInjector {
     return "leaseTime=" + leaseTime.toMillis() + "ms&timeout=500ms&recheck=500ms";
   }
 
-  static ReplicatedTarget cluster(EmbeddedCluster cluster, Duration leaseTime) {
+  static ReplicatedTarget cluster(RedisCluster cluster, Duration leaseTime) {
     return new ReplicatedTarget("lock:redis://" + String.join(",", cluster.addresses()) + "?mode=cluster&"
         + params(leaseTime), leaseTime, cluster, cluster);
   }
 
-  static ReplicatedTarget sentinel(EmbeddedSentinels sentinels, Duration leaseTime) {
+  static ReplicatedTarget sentinel(RedisSentinels sentinels, Duration leaseTime) {
     return new ReplicatedTarget(sentinels.url(params(leaseTime)), leaseTime, null, sentinels);
   }
 

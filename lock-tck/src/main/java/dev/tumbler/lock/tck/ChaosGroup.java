@@ -552,11 +552,18 @@ abstract class ChaosGroup extends TckGroup {
     }
   }
 
+  /** The exception and each of its causes: its message and its top frames, so the failing call's origin shows. */
   private static String trace(Throwable e) {
-    StringWriter w = new StringWriter();
-    e.printStackTrace(new PrintWriter(w));
-    String s = w.toString();
-    return s.length() > 1500 ? s.substring(0, 1500) + "…" : s;
+    StringBuilder b = new StringBuilder();
+    int depth = 0;
+    for (Throwable t = e; t != null && depth < 5; t = t.getCause(), depth++) {
+      b.append(depth == 0 ? "" : "\n  caused by ").append(t).append('\n');
+      StackTraceElement[] frames = t.getStackTrace();
+      for (int i = 0; i < Math.min(8, frames.length); i++) {
+        b.append("      at ").append(frames[i]).append('\n');
+      }
+    }
+    return b.toString();
   }
 
   private static String stack(Thread t) {

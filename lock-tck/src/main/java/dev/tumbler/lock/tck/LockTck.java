@@ -101,6 +101,9 @@ public abstract class LockTck {
   /** Lets tests run side by side while keeping a test's client faults from other tests' clients. */
   final FaultGate gate = new FaultGate();
 
+  /** How long each group's tests took, printed after the last test: where a target's run spends its time. */
+  final GroupTimings timings = new GroupTimings();
+
   /** The groups, in the order the TCK reports them. */
   static final List<Class<?>> GROUPS = List.of(Registry.class, Mutex.class, Contention.class, Fencing.class,
       Leases.class, Semaphores.class, ReadWrite.class, Fairness.class, Transactions.class, Elections.class,
@@ -213,8 +216,12 @@ public abstract class LockTck {
 
   @AfterAll
   final void stopTarget() {
-    if (target != null) {
-      target.close();
+    try {
+      if (target != null) {
+        target.close();
+      }
+    } finally {
+      timings.print(getClass().getSimpleName());
     }
   }
 

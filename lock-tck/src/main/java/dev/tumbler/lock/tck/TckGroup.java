@@ -36,9 +36,12 @@ abstract class TckGroup {
     this.target = new GatedTarget(tck.target(), hold);
   }
 
+  private long startedNanos;
+
   @BeforeEach
   final void enterTheGate() throws InterruptedException {
     hold.enter();
+    startedNanos = System.nanoTime();
   }
 
   @AfterEach
@@ -47,6 +50,7 @@ abstract class TckGroup {
       resources.closeAll();
     } finally {
       hold.leave();
+      tck.timings.record(getClass(), startedNanos, System.nanoTime());
     }
   }
 

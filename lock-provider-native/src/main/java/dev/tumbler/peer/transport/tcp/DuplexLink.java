@@ -1,8 +1,6 @@
 package dev.tumbler.peer.transport.tcp;
 
-import dev.tumbler.peer.transport.tcp.Frames.Frame;
 import dev.tumbler.peer.transport.tcp.Frames.FrameSealer;
-import dev.tumbler.peer.transport.tcp.TcpProtocolException.Reason;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
@@ -20,7 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
- * One client connection after its handshake, at either end (a member's client listener, or a
+ * One client connection after its handshake, at either end (a member's {@link ClientLinks}, or a
  * {@link TcpClientTransport}): unlike a peer link, it carries DATA frames both ways on the one socket, so a
  * client needs no listener of its own (it works behind NAT). Each direction is sealed under its own key and
  * numbers its frames from zero: under one shared key, a frame could be sent back to the end that wrote it
@@ -46,6 +44,7 @@ final class DuplexLink {
   private final FrameSealer incoming; // the reader's only
   private final int maxFrameSize;
   private final Duration idleTimeout;
+  private final long heartbeat;
   private final long queueLimit;
   private final LinkedBlockingQueue<List<byte[]>> queue = new LinkedBlockingQueue<>();
   private final AtomicLong queuedBytes = new AtomicLong();
@@ -55,17 +54,28 @@ final class DuplexLink {
   /**
    * @param sendKey the key of the frames this end writes
    * @param receiveKey the key of the frames this end reads
+   * @param settings for {@code maxFrameSize} and {@code idleTimeout}
+   * @param queueLimit the most bytes queued; see {@link #queueLimit(TcpLinkSettings)}
    */
   DuplexLink(Socket socket, DataInputStream in, DataOutputStream out, byte[] sendKey, byte[] receiveKey,
-      int maxFrameSize, Duration idleTimeout, long queueLimit) {
+      TcpLinkSettings settings, long queueLimit) {
     this.socket = socket;
     this.in = in;
     this.out = out;
     this.outgoing = new FrameSealer(sendKey);
     this.incoming = new FrameSealer(receiveKey);
-    this.maxFrameSize = maxFrameSize;
-    this.idleTimeout = idleTimeout;
+    this.maxFrameSize = settings.maxFrameSize();
+    this.idleTimeout = settings.idleTimeout();
+    this.heartbeat = settings.heartbeatNanos();
     this.queueLimit = queueLimit;
+  }
+
+  /**
+   * The bound on what one connection may queue: client messages are small, and a thousand slow clients must not
+   * exhaust a member's memory.
+   */
+  static long queueLimit(TcpLinkSettings settings) {
+    return Math.max(4L << 20, 2L * settings.maxFrameSize());
   }
 
   /**
@@ -108,7 +118,7 @@ final class DuplexLink {
   /** Closes the connection, giving {@code why} as the reason (the first reason given wins). Idempotent. */
   void close(String why) {
     if (closedBecause.compareAndSet(null, why)) {
-      TcpTransport.closeQuietly(socket);
+      Sockets.closeQuietly(socket);
       queue.add(WAKE);
     }
   }
@@ -127,23 +137,11 @@ final class DuplexLink {
    * only by throwing. A {@link SocketTimeoutException} means nothing arrived for {@code idleTimeout}.
    */
   void readLoop(Consumer<byte[]> deliver) throws IOException {
-    socket.setSoTimeout(TcpTransport.millis(idleTimeout));
-    int max = maxFrameSize + Frames.TAG_BYTES;
+    socket.setSoTimeout(Sockets.millis(idleTimeout));
     while (true) {
-      Frame f = Frames.read(in, max);
-      switch (f.type()) {
-        case Frames.DATA -> {
-          byte[] payload = incoming.open(Frames.DATA, f.body());
-          if (!isClosed()) {
-            deliver.accept(payload); // frames buffered before a close are not delivered after it
-          }
-        }
-        case Frames.PING -> {
-          if (incoming.open(Frames.PING, f.body()).length != 0) {
-            throw new TcpProtocolException(Reason.CORRUPT_FRAME, "PING with a payload");
-          }
-        }
-        default -> throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "type " + f.type() + " after the handshake");
+      byte[] payload = Frames.readData(in, incoming, maxFrameSize);
+      if (!isClosed()) {
+        deliver.accept(payload); // frames buffered before a close are not delivered after it
       }
     }
   }
@@ -153,7 +151,6 @@ final class DuplexLink {
    * the connection is closed; a failed write closes it.
    */
   void writeLoop() {
-    long heartbeat = TimeUnit.MILLISECONDS.toNanos(Math.max(1, idleTimeout.toMillis() / 4));
     long lastWrite = System.nanoTime();
     try {
       while (!isClosed()) {
@@ -183,14 +180,14 @@ final class DuplexLink {
         lastWrite = System.nanoTime();
       }
     } catch (IOException e) {
-      close("a write failed: " + TcpTransport.describe(e));
+      close("a write failed: " + Sockets.describe(e));
     } catch (InterruptedException e) {
       close("closed");
     }
   }
 
   /** Why the connection ended, for a log line: this end's reason if it closed it, else from {@code e}. */
-  String ending(Exception e) {
+  String ending(IOException e) {
     String why = closedBecause();
     if (why != null) {
       return why;
@@ -198,9 +195,6 @@ final class DuplexLink {
     if (e instanceof SocketTimeoutException) {
       return "nothing received for " + idleTimeout.toMillis() + " ms";
     }
-    if (e instanceof EOFException) {
-      return "closed by the other end";
-    }
-    return e instanceof IOException io ? TcpTransport.describe(io) : e.toString();
+    return e instanceof EOFException ? "closed by the other end" : Sockets.describe(e);
   }
 }

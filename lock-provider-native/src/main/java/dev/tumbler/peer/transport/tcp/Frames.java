@@ -93,6 +93,30 @@ final class Frames {
     return new Frame(type, body);
   }
 
+  /**
+   * Reads frames sealed by {@code sealer}'s peer until a DATA frame, and returns its payload; a PING is checked and
+   * passed over. For the reader of a connection after its handshake.
+   *
+   * @throws TcpProtocolException for a frame that is too large, has a wrong tag, or has no business after the
+   *     handshake
+   */
+  static byte[] readData(DataInputStream in, FrameSealer sealer, int maxFrameSize) throws IOException {
+    while (true) {
+      Frame f = read(in, maxFrameSize + TAG_BYTES);
+      switch (f.type()) {
+        case DATA -> {
+          return sealer.open(DATA, f.body());
+        }
+        case PING -> {
+          if (sealer.open(PING, f.body()).length != 0) {
+            throw new TcpProtocolException(Reason.CORRUPT_FRAME, "PING with a payload");
+          }
+        }
+        default -> throw new TcpProtocolException(Reason.UNEXPECTED_FRAME, "type " + f.type() + " after the handshake");
+      }
+    }
+  }
+
   // ---- handshake messages ----
 
   record Hello(String dialer, String dialled, byte[] nonce) {}

@@ -22,11 +22,7 @@ final class LogLimiter {
   private int lines;
   private final Map<String, Integer> suppressed = new TreeMap<>();
 
-  LogLimiter(Logger log, String self, long window, TimeUnit unit, int burst) {
-    this(log, self, window, unit, burst, "connections closed before their handshake completed");
-  }
-
-  /** As above; {@code what} names what the summary line counts (plural, as in "connections closed ..."). */
+  /** {@code what} names what the summary line counts (plural, as in "connections closed ..."). */
   LogLimiter(Logger log, String self, long window, TimeUnit unit, int burst, String what) {
     this.what = what;
     this.log = log;

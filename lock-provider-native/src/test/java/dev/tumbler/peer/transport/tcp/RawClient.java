@@ -44,7 +44,7 @@ final class RawClient implements AutoCloseable {
   }
 
   Frame read() throws IOException {
-    return Frames.read(in, TcpTransportConfig.DEFAULT_MAX_FRAME_SIZE + Frames.TAG_BYTES);
+    return Frames.read(in, TcpLinkSettings.DEFAULT_MAX_FRAME_SIZE + Frames.TAG_BYTES);
   }
 
   /** Reads the CHALLENGE (fails on anything else). */

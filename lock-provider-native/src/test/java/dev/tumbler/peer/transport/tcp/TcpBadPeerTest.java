@@ -408,7 +408,7 @@ class TcpBadPeerTest {
     // pool is always full and only evicting lets anyone in. On a busy machine the node accepts faster than its
     // handshake threads start, so the oldest admitted connection may not have been read: evicting it closed
     // the good peer's connections before their HELLO was read, redial after redial
-    int attackers = TcpTransport.MAX_UNIDENTIFIED + 44;
+    int attackers = Listener.MAX_UNIDENTIFIED + 44;
     java.util.concurrent.atomic.AtomicBoolean attacking = new java.util.concurrent.atomic.AtomicBoolean(true);
     List<Thread> threads = new java.util.ArrayList<>();
     long[] rejoinMs = new long[1];
@@ -452,8 +452,8 @@ class TcpBadPeerTest {
         + atBreak[0] + " attacker connections before the break, " + connections.get() + " in all)");
     assertTrue(log.length() < 64 * 1024, "the flood wrote " + log.length() + " chars of log");
     long lines = log.lines().filter(l -> l.contains("closing connection from")).count();
-    assertTrue(lines <= TcpTransport.LOG_BURST, lines + " lines for closed connections: not rate-limited");
-    assertTrue(connections.get() > 5L * TcpTransport.LOG_BURST, "the flood was " + connections.get()
+    assertTrue(lines <= Listener.LOG_BURST, lines + " lines for closed connections: not rate-limited");
+    assertTrue(connections.get() > 5L * Listener.LOG_BURST, "the flood was " + connections.get()
         + " connections: too small to show the rate limit");
     // the break was ours: apart from it, the good link stays whole
     int n = probe.incrementAndGet();
@@ -479,7 +479,7 @@ class TcpBadPeerTest {
     String log = logged(() -> {
       try (RawDialer d = new RawDialer()) {
         d.authenticate();
-        d.out.writeInt(TcpTransportConfig.DEFAULT_MAX_FRAME_SIZE + 1000);
+        d.out.writeInt(TcpLinkSettings.DEFAULT_MAX_FRAME_SIZE + 1000);
         d.out.flush();
         assertClosedByNode(d.socket);
       }
@@ -536,7 +536,7 @@ class TcpBadPeerTest {
   private java.net.ServerSocket listenAsFake() throws IOException {
     java.net.ServerSocket server = new java.net.ServerSocket();
     server.setReuseAddress(true);
-    server.bind(new java.net.InetSocketAddress("127.0.0.1", TcpTransport.portOf(fakeId)));
+    server.bind(new java.net.InetSocketAddress("127.0.0.1", Sockets.portOf(fakeId)));
     server.setSoTimeout((int) TcpTestSupport.WAIT.toMillis());
     return server;
   }

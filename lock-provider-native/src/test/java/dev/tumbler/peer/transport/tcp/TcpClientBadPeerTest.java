@@ -392,7 +392,7 @@ class TcpClientBadPeerTest {
    */
   @Test
   void aClientFloodDoesNotStopAMemberConnecting() throws Exception {
-    int attackers = TcpTransport.MAX_UNIDENTIFIED + 44;
+    int attackers = Listener.MAX_UNIDENTIFIED + 44;
     AtomicBoolean attacking = new AtomicBoolean(true);
     List<Thread> threads = new ArrayList<>();
     AtomicLong connections = new AtomicLong();
@@ -430,7 +430,7 @@ class TcpClientBadPeerTest {
     assertTrue(rejoinMs[0] < 250 + 1000, "the good peer needed " + rejoinMs[0] + " ms to get through ("
         + connections.get() + " attacker connections)");
     long lines = log.lines().filter(l -> l.contains("closing client connection from")).count();
-    assertTrue(lines <= TcpTransport.LOG_BURST, lines + " lines for closed client connections: not rate-limited");
+    assertTrue(lines <= Listener.LOG_BURST, lines + " lines for closed client connections: not rate-limited");
     int n = probe.incrementAndGet();
     node.send(goodId, new byte[] {(byte) n});
     await("probe delivered after the flood", () -> goodEvents.from(nodeId).size() == n);

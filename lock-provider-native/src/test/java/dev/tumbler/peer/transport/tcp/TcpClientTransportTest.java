@@ -108,8 +108,8 @@ class TcpClientTransportTest {
 
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.send("127.0.0.1:1", new byte[1]));
     assertTrue(e.getMessage().contains("127.0.0.1:1"), e.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> c.send(addr, new byte[TcpTransportConfig.DEFAULT_MAX_FRAME_SIZE + 1]));
-    assertThrows(IllegalArgumentException.class, () -> m.send(cid, new byte[TcpTransportConfig.DEFAULT_MAX_FRAME_SIZE + 1]));
+    assertThrows(IllegalArgumentException.class, () -> c.send(addr, new byte[TcpLinkSettings.DEFAULT_MAX_FRAME_SIZE + 1]));
+    assertThrows(IllegalArgumentException.class, () -> m.send(cid, new byte[TcpLinkSettings.DEFAULT_MAX_FRAME_SIZE + 1]));
     assertFalse(m.isUp(randomClientId()), "a client id that never connected is down");
     m.send(randomClientId(), new byte[1]); // dropped, no error
   }
@@ -166,7 +166,7 @@ class TcpClientTransportTest {
     Sequenced rm2 = new Sequenced();
     TcpTransport m2 = TestPorts.retryBind(Duration.ofSeconds(10),
         () -> member(memberConfig(self, List.of(), clientListen).build(), rm2));
-    assertEquals(TcpTransport.portOf(clientListen), m2.clientPort());
+    assertEquals(Sockets.portOf(clientListen), m2.clientPort());
     await("up again with the new member", () -> rc.isUp(clientListen) && rm2.isUp(c.self()));
     c.send(clientListen, new byte[] {3});
     m2.send(c.self(), new byte[] {4});

@@ -75,7 +75,7 @@ class TcpTlsTest {
         + keyStore + "&keyStorePassword=" + STORE_PASSWORD + "&trustStore=" + trust + "&trustStorePassword="
         + STORE_PASSWORD + "&handshakeTimeout=2s&backoffMin=20ms&backoffMax=200ms";
     TcpTransportConfig config = TcpTransportConfig.fromUrl(LockUrl.parse(url), new Properties());
-    assertTrue(config.tls());
+    assertTrue(config.link().tls());
     TcpTransport t = TcpTransport.open(config);
     open.add(t);
     t.start(r);
@@ -95,7 +95,7 @@ class TcpTlsTest {
     String a = id(freePort());
     String b = id(freePort());
     try (dev.tumbler.lock.tck.TcpProxy proxy = dev.tumbler.lock.tck.TcpProxy.start("127.0.0.1",
-        TcpTransport.portOf(b))) {
+        Sockets.portOf(b))) {
       Recorder ra = new Recorder();
       Recorder rb = new Recorder();
       TcpTransport ta = node(a, b, keyStore, SECRET, ra, "&dialAddresses=" + b + "=localhost:" + proxy.port());
@@ -140,7 +140,7 @@ class TcpTlsTest {
     TcpClientConfig config = TcpClientConfig.fromUrl(LockUrl.parse("lock:native://" + member + "?clientSecret="
         + CLIENT_SECRET + "&tls=true&trustStore=" + keyStore + "&trustStorePassword=" + STORE_PASSWORD
         + "&handshakeTimeout=2s&backoffMin=20ms&backoffMax=200ms"), new Properties());
-    assertTrue(config.tls());
+    assertTrue(config.link().tls());
     Recorder rc = new Recorder();
     String cid;
     try (TcpClientTransport c = TcpClientTransport.open(config)) {
@@ -221,11 +221,11 @@ class TcpTlsTest {
     String a = id(freePort());
     Properties info = new Properties();
     SSLContext ctx = SSLContext.getDefault();
-    info.put(TcpTransportConfig.SSL_CONTEXT_PROPERTY, ctx);
+    info.put(TcpLinkSettings.SSL_CONTEXT_PROPERTY, ctx);
     TcpTransportConfig c = TcpTransportConfig.fromUrl(LockUrl.parse("lock:native://" + a + "?secret=" + SECRET), info);
-    assertTrue(c.tls());
-    assertTrue(c.sslContext() == ctx);
-    info.put(TcpTransportConfig.SSL_CONTEXT_PROPERTY, "not a context");
+    assertTrue(c.link().tls());
+    assertTrue(c.link().sslContext() == ctx);
+    info.put(TcpLinkSettings.SSL_CONTEXT_PROPERTY, "not a context");
     assertThrows(InvalidLockUrlException.class,
         () -> TcpTransportConfig.fromUrl(LockUrl.parse("lock:native://" + a + "?secret=" + SECRET), info));
   }

@@ -36,14 +36,14 @@ class TcpTransportConfigTest {
     assertEquals("127.0.0.1:7701", c.self());
     assertEquals(List.of("127.0.0.1:7702", "localhost:7703", "[::1]:7704"), c.peers(), "self skipped, normalized");
     assertArrayEquals(SECRET.getBytes(StandardCharsets.UTF_8), c.secret());
-    assertFalse(c.tls());
-    assertNull(c.sslContext());
-    assertEquals(4096, c.maxFrameSize());
-    assertEquals(Duration.ofSeconds(1), c.connectTimeout());
-    assertEquals(Duration.ofMillis(750), c.handshakeTimeout());
-    assertEquals(Duration.ofSeconds(3), c.idleTimeout());
-    assertEquals(Duration.ofMillis(10), c.backoffMin());
-    assertEquals(Duration.ofSeconds(2), c.backoffMax());
+    assertFalse(c.link().tls());
+    assertNull(c.link().sslContext());
+    assertEquals(4096, c.link().maxFrameSize());
+    assertEquals(Duration.ofSeconds(1), c.link().connectTimeout());
+    assertEquals(Duration.ofMillis(750), c.link().handshakeTimeout());
+    assertEquals(Duration.ofSeconds(3), c.link().idleTimeout());
+    assertEquals(Duration.ofMillis(10), c.link().backoffMin());
+    assertEquals(Duration.ofSeconds(2), c.link().backoffMax());
     assertFalse(c.toString().contains(SECRET), c.toString());
   }
 
@@ -51,8 +51,8 @@ class TcpTransportConfigTest {
   void defaults() {
     TcpTransportConfig c = parse("lock:native://127.0.0.1:7701?secret=" + SECRET);
     assertEquals(List.of(), c.peers());
-    assertEquals(TcpTransportConfig.DEFAULT_MAX_FRAME_SIZE, c.maxFrameSize());
-    assertEquals(Duration.ofSeconds(5), c.handshakeTimeout());
+    assertEquals(TcpLinkSettings.DEFAULT_MAX_FRAME_SIZE, c.link().maxFrameSize());
+    assertEquals(Duration.ofSeconds(5), c.link().handshakeTimeout());
   }
 
   @Test
@@ -100,6 +100,32 @@ class TcpTransportConfigTest {
     assertThrows(IllegalArgumentException.class,
         () -> TcpTransportConfig.builder("h:1").backoff(Duration.ofSeconds(2), Duration.ofSeconds(1)));
     assertThrows(NullPointerException.class, () -> TcpTransportConfig.builder(null));
+  }
+
+  /** Members and clients read the links' parameters alike: one record, one set of defaults, one set of checks. */
+  @Test
+  void linkSettingsAreTheSameOnBothSides() {
+    String link = "&tls=false&maxFrameSize=4096&connectTimeout=1s&handshakeTimeout=750ms&idleTimeout=3s"
+        + "&backoffMin=10ms&backoffMax=2s";
+    TcpLinkSettings member = parse("lock:native://127.0.0.1:7701?secret=" + SECRET + link).link();
+    TcpLinkSettings client = TcpClientConfig.fromUrl(LockUrl.parse("lock:native://127.0.0.1:7781?clientSecret="
+        + CLIENT_SECRET + link), new Properties()).link();
+    assertEquals(member.describe(), client.describe());
+    assertEquals(parse("lock:native://127.0.0.1:7701?secret=" + SECRET).link().describe(),
+        TcpClientConfig.builder(List.of("h:1")).clientSecret(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8)).build()
+            .link().describe(), "the same defaults");
+    for (String bad : List.of("&maxFrameSize=10", "&idleTimeout=0s", "&backoffMin=2s&backoffMax=1s", "&keyStore=/x")) {
+      String m = fails("lock:native://127.0.0.1:7701?secret=" + SECRET + bad).getMessage();
+      String c = assertThrows(InvalidLockUrlException.class, () -> TcpClientConfig.fromUrl(LockUrl.parse(
+          "lock:native://127.0.0.1:7781?clientSecret=" + CLIENT_SECRET + bad), new Properties())).getMessage();
+      assertEquals(m.substring(m.indexOf(": parameter")), c.substring(c.indexOf(": parameter")), bad);
+    }
+    Duration s = Duration.ofSeconds(1);
+    assertThrows(IllegalArgumentException.class, () -> new TcpLinkSettings(null, 10, s, s, s, s, s, member.random()));
+    assertThrows(IllegalArgumentException.class,
+        () -> new TcpLinkSettings(null, 4096, s, s, Duration.ZERO, s, s, member.random()));
+    assertThrows(IllegalArgumentException.class,
+        () -> new TcpLinkSettings(null, 4096, s, s, s, s.plusSeconds(1), s, member.random()));
   }
 
   @Test
@@ -253,10 +279,10 @@ class TcpTransportConfigTest {
         new Properties());
     assertEquals(List.of("127.0.0.1:7783", "localhost:7781", "[::1]:7782"), c.members());
     assertArrayEquals(CLIENT_SECRET.getBytes(StandardCharsets.UTF_8), c.clientSecret());
-    assertEquals(Duration.ofSeconds(3), c.idleTimeout());
-    assertEquals(Duration.ofMillis(10), c.backoffMin());
-    assertEquals(4096, c.maxFrameSize());
-    assertFalse(c.tls());
+    assertEquals(Duration.ofSeconds(3), c.link().idleTimeout());
+    assertEquals(Duration.ofMillis(10), c.link().backoffMin());
+    assertEquals(4096, c.link().maxFrameSize());
+    assertFalse(c.link().tls());
     assertFalse(c.toString().contains(CLIENT_SECRET), c.toString());
     assertTrue(c.toString().contains("clientSecret=***"), c.toString());
 

@@ -1,5 +1,6 @@
 package dev.tumbler.peer.transport.tcp;
 
+import static dev.tumbler.peer.transport.tcp.TcpTestSupport.WAIT;
 import static dev.tumbler.peer.transport.tcp.TcpTestSupport.await;
 import static dev.tumbler.peer.transport.tcp.TcpTestSupport.config;
 import static dev.tumbler.peer.transport.tcp.TcpTestSupport.freePort;
@@ -94,8 +95,10 @@ class TcpTransportTest {
     Recorder ra = new Recorder();
     Recorder rb = new Recorder();
     int big = 8 << 20;
-    TcpTransport ta = start(config(a, List.of(a, b)).maxFrameSize(big).build(), ra);
-    start(config(b, List.of(a, b)).maxFrameSize(big).build(), rb);
+    // sealing the 24 MiB batch holds the link (its PINGs too) for as long as the machine takes, and on a loaded
+    // machine a cold JVM takes seconds: the idle timeout is not under test here, so it must not be a guess of that
+    TcpTransport ta = start(config(a, List.of(a, b)).maxFrameSize(big).idleTimeout(WAIT).build(), ra);
+    start(config(b, List.of(a, b)).maxFrameSize(big).idleTimeout(WAIT).build(), rb);
     await("a sees b up", () -> ra.isUp(b) && ta.isUp(b));
     // b stops reading at the first payload, so the first batch (24 MiB) is more than the socket takes: the
     // gathering write is taken in part, the dialer thread finishes it, and what follows queues behind it
@@ -211,12 +214,12 @@ class TcpTransportTest {
     for (int failures = 0; failures < 40; failures++) {
       long ceiling = Math.min(5000, 100L << Math.min(failures, 30));
       for (int i = 0; i < 50; i++) {
-        long wait = TcpTransport.backoffMillis(failures, 100, 5000, random);
+        long wait = Redialer.backoffMillis(failures, 100, 5000, random);
         assertTrue(wait >= ceiling / 2 && wait <= ceiling, failures + " failures: " + wait + " not in upper half of " + ceiling);
       }
     }
-    assertEquals(TcpTransport.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)),
-        TcpTransport.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)), "seeded: reproducible");
+    assertEquals(Redialer.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)),
+        Redialer.backoffMillis(3, 100, 5000, new java.util.SplittableRandom(1)), "seeded: reproducible");
   }
 
   @Test
@@ -259,7 +262,7 @@ class TcpTransportTest {
     String a = id(freePort());
     String b = id(freePort());
     try (dev.tumbler.lock.tck.TcpProxy proxy = dev.tumbler.lock.tck.TcpProxy.start("127.0.0.1",
-        TcpTransport.portOf(b))) {
+        Sockets.portOf(b))) {
       Recorder ra = new Recorder();
       Recorder rb = new Recorder();
       TcpTransport ta = start(config(a, List.of(b)).dialAddress(b, proxy.address()).build(), ra);

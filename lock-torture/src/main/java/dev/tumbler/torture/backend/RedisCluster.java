@@ -1,4 +1,4 @@
-package dev.tumbler.lock.redis;
+package dev.tumbler.torture.backend;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -14,17 +14,20 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * ({@code CLUSTER ADDSLOTSRANGE}), the first node meets the others ({@code CLUSTER MEET}), each replica
  * follows its master ({@code CLUSTER REPLICATE}), and the set-up is ready when every running node reports
  * {@code cluster_state:ok} with every slot served and knows every node. A node's {@code nodes.conf} keeps
- * its membership, so a killed node that is started again rejoins (empty: there is no persistence).
+ * its membership, so a killed node that is started again rejoins (empty: there is no persistence). Nodes time out
+ * after 2 s ({@code cluster-node-timeout}): a replica takes over a dead master's slots a few seconds after.
  */
-final class EmbeddedCluster implements AutoCloseable {
-  static final int SLOTS = 16384;
+public final class RedisCluster implements AutoCloseable {
+  public static final int SLOTS = 16384;
 
   private final Path dir;
+  /** Whether {@link #close()} deletes {@link #dir} (a temporary one). */
+  private boolean ownsDir;
   private final int masters;
   private final List<RedisProcess> nodes;
   private final List<Integer> busPorts;
 
-  private EmbeddedCluster(Path dir, int masters, List<RedisProcess> nodes, List<Integer> busPorts) {
+  private RedisCluster(Path dir, int masters, List<RedisProcess> nodes, List<Integer> busPorts) {
     this.dir = dir;
     this.masters = masters;
     this.nodes = nodes;
@@ -32,30 +35,36 @@ final class EmbeddedCluster implements AutoCloseable {
   }
 
   /** {@code masters} masters, no replicas. */
-  static EmbeddedCluster start(int masters) {
+  public static RedisCluster start(int masters) {
     return start(masters, false);
   }
 
   /** {@code masters} masters and, with {@code replicas}, one replica of each (nodes {@code masters..2*masters-1}). */
-  static EmbeddedCluster start(int masters, boolean replicas) {
-    Path dir = RedisProcess.tempDir("tumbler-cluster");
+  public static RedisCluster start(int masters, boolean replicas) {
+    RedisCluster started = start(Processes.tempDir("tumbler-cluster"), masters, replicas);
+    started.ownsDir = true;
+    return started;
+  }
+
+  /** As {@link #start(int, boolean)}, with the nodes' files and logs in {@code dir} (kept: its logs). */
+  public static RedisCluster start(Path dir, int masters, boolean replicas) {
     List<RedisProcess> nodes = new ArrayList<>();
     List<Integer> busPorts = new ArrayList<>();
     try {
       for (int i = 0; i < (replicas ? 2 : 1) * masters; i++) {
-        int port = EmbeddedRedis.freePort();
+        int port = Processes.freePort();
         // the bus port is set, not port + 10000, which may be taken or above 65535
-        int bus = EmbeddedRedis.freePort();
+        int bus = Processes.freePort();
         busPorts.add(bus);
         nodes.add(RedisProcess.start(dir, port, List.of("cluster-enabled yes", "cluster-config-file nodes-" + port + ".conf",
-            "cluster-port " + bus, "cluster-node-timeout 2000", "enable-debug-command local"), false));
+            "cluster-port " + bus, "cluster-node-timeout 2000", "enable-debug-command local"), false,
+            (i < masters ? "master-" : "replica-") + (i % masters + 1)));
       }
-      EmbeddedCluster c = new EmbeddedCluster(dir, masters, nodes, busPorts);
+      RedisCluster c = new RedisCluster(dir, masters, nodes, busPorts);
       c.form();
       return c;
     } catch (RuntimeException e) {
       nodes.forEach(RedisProcess::close);
-      RedisProcess.delete(dir);
       throw e;
     }
   }
@@ -81,7 +90,7 @@ final class EmbeddedCluster implements AutoCloseable {
       }
       RedisProcess replica = nodes.get(i);
       // a replica can follow only a master it has heard of through the bus
-      RedisProcess.await(Duration.ofSeconds(30), "node " + replica.port() + " to follow its master", () -> {
+      Processes.await(Duration.ofSeconds(30), "node " + replica.port() + " to follow its master", () -> {
         try (Jedis r = replica.client()) {
           r.clusterReplicate(masterId);
           return true;
@@ -92,7 +101,7 @@ final class EmbeddedCluster implements AutoCloseable {
     }
     awaitOk();
     for (RedisProcess replica : nodes.subList(masters, nodes.size())) {
-      RedisProcess.await(Duration.ofSeconds(30), "replica " + replica.port() + " to sync", () -> {
+      Processes.await(Duration.ofSeconds(30), "replica " + replica.port() + " to sync", () -> {
         try (Jedis r = replica.client()) {
           return r.info("replication").contains("master_link_status:up");
         } catch (RuntimeException e) {
@@ -103,8 +112,8 @@ final class EmbeddedCluster implements AutoCloseable {
   }
 
   /** Waits until every running node says {@code cluster_state:ok}, serves every slot and knows every node. */
-  void awaitOk() {
-    RedisProcess.await(Duration.ofSeconds(30), "cluster_state:ok on every node", () -> {
+  public void awaitOk() {
+    Processes.await(Duration.ofSeconds(30), "cluster_state:ok on every node", () -> {
       for (RedisProcess n : nodes) {
         if (!n.isRunning()) {
           continue;
@@ -123,8 +132,32 @@ final class EmbeddedCluster implements AutoCloseable {
     });
   }
 
+  /** Whether a running node says every slot is served, each by a master that runs: a dead master was replaced. */
+  public boolean servedByRunningNodes() {
+    for (RedisProcess n : nodes) {
+      if (!n.isRunning()) {
+        continue;
+      }
+      try (Jedis j = n.client()) {
+        long served = 0;
+        for (Object range : j.clusterSlots()) {
+          List<?> r = (List<?>) range;
+          int port = Math.toIntExact((Long) ((List<?>) r.get(2)).get(1));
+          if (nodes.stream().noneMatch(p -> p.port() == port && p.isRunning())) {
+            return false;
+          }
+          served += (Long) r.get(1) - (Long) r.get(0) + 1;
+        }
+        return served == SLOTS;
+      } catch (RuntimeException e) {
+        // ask another node
+      }
+    }
+    return false;
+  }
+
   /** The node that serves {@code key}'s slot as master now, as a running node sees it. */
-  RedisProcess masterOf(String key) {
+  public RedisProcess masterOf(String key) {
     int slot = JedisClusterCRC16.getSlot(key);
     for (RedisProcess n : nodes) {
       if (!n.isRunning()) {
@@ -143,17 +176,21 @@ final class EmbeddedCluster implements AutoCloseable {
     throw new IllegalStateException("no running node serves slot " + slot);
   }
 
-  List<String> addresses() {
+  /** Every node's address, masters first. */
+  public List<String> addresses() {
     return nodes.stream().map(RedisProcess::address).toList();
   }
 
-  List<RedisProcess> nodes() {
+  /** Every node: the masters as formed, then their replicas (which is which changes with failovers). */
+  public List<RedisProcess> nodes() {
     return nodes;
   }
 
   @Override
   public void close() {
     nodes.forEach(RedisProcess::close);
-    RedisProcess.delete(dir);
+    if (ownsDir) {
+      Processes.delete(dir);
+    }
   }
 }
