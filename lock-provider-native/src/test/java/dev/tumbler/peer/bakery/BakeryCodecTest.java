@@ -105,6 +105,11 @@ class BakeryCodecTest {
   }
 
   @Test
+  void everyMessageIsEncodedAsBefore() {
+    CodecChecks.encodesAsBefore(codec, every(), "src/test/resources/dev/tumbler/peer/bakery/bakery-codec.golden");
+  }
+
+  @Test
   void truncatedTrailingVersionAndTypeAreTypedErrors() {
     CodecChecks.refusesDamage(codec, BakeryCodec.VERSION, every(), new BakeryMessage.TablesRequest(1), (byte) 0, (byte) 30, (byte) 99, (byte) -1);
   }

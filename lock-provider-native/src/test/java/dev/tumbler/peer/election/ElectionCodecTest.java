@@ -44,6 +44,7 @@ class ElectionCodecTest {
       sixteen.add(new Leader("n" + i, i));
     }
     all.add(new ElectionMessage.Leaders(3, sixteen));
+    all.add(new ElectionMessage.Leaders(5, List.of(new Leader("node-\uD83D\uDE00", 2)))); // 4 UTF-8 bytes, not 6
     all.add(new ElectionMessage.Beat(3, 0));
     all.add(new ElectionMessage.Beat(Long.MAX_VALUE, Long.MAX_VALUE));
     all.add(new ElectionMessage.BeatAck(0, 4));
@@ -60,6 +61,11 @@ class ElectionCodecTest {
       assertEquals(ElectionCodec.VERSION, bytes[0], "version byte first");
       assertEquals(m, codec.decode(bytes));
     }
+  }
+
+  @Test
+  void everyMessageIsEncodedAsBefore() {
+    CodecChecks.encodesAsBefore(codec, every(), "src/test/resources/dev/tumbler/peer/election/election-codec.golden");
   }
 
   @Test
