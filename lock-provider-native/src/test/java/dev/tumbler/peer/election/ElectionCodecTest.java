@@ -44,6 +44,7 @@ class ElectionCodecTest {
       sixteen.add(new Leader("n" + i, i));
     }
     all.add(new ElectionMessage.Leaders(3, sixteen));
+    all.add(new ElectionMessage.Leaders(5, List.of(new Leader("node-\uD83D\uDE00", 2)))); // 4 UTF-8 bytes, not 6
     all.add(new ElectionMessage.Beat(3, 0));
     all.add(new ElectionMessage.Beat(Long.MAX_VALUE, Long.MAX_VALUE));
     all.add(new ElectionMessage.BeatAck(0, 4));
@@ -63,6 +64,11 @@ class ElectionCodecTest {
   }
 
   @Test
+  void everyMessageIsEncodedAsBefore() {
+    CodecChecks.encodesAsBefore(codec, every(), "src/test/resources/dev/tumbler/peer/election/election-codec.golden");
+  }
+
+  @Test
   void truncatedTrailingVersionAndTypeAreTypedErrors() {
     CodecChecks.refusesDamage(codec, ElectionCodec.VERSION, every(), new ElectionMessage.Beat(1, 1), (byte) 0, (byte) 8, (byte) 99, (byte) -1);
   }
@@ -71,7 +77,7 @@ class ElectionCodecTest {
   @Test
   void badOrdinalsBooleansAndCountsAreTypedErrors() throws IOException {
     // a vote reason past the last ordinal
-    CodecException e = assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.VOTE, o -> {
+    CodecException e = assertThrows(CodecException.class, () -> codec.decode(raw(ElectionMessage.Vote.class, o -> {
       o.writeLong(1);
       o.writeByte(ElectionMessage.Reason.values().length);
       o.writeLong(1);
@@ -80,7 +86,7 @@ class ElectionCodecTest {
     assertTrue(e.getMessage().contains("reason"), e.getMessage());
     // a Hello flag byte with a bit other than informed (1) and answer (2)
     for (int flags : new int[] {4, 5, 8, 128, 255}) {
-      e = assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.HELLO, o -> {
+      e = assertThrows(CodecException.class, () -> codec.decode(raw(ElectionMessage.Hello.class, o -> {
         o.writeLong(1);
         o.writeByte(3);
         o.writeInt(5);
@@ -95,10 +101,10 @@ class ElectionCodecTest {
     for (int i = 0; i <= ElectionSettings.MAX_LEADER_COUNT; i++) {
       seventeen.add("n" + i);
     }
-    e = assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.LEADERS, o -> view(o, 2,
+    e = assertThrows(CodecException.class, () -> codec.decode(raw(ElectionMessage.Leaders.class, o -> view(o, 2,
         seventeen))));
     assertTrue(e.getMessage().contains("17 leaders"), e.getMessage());
-    assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.PROPOSE, o -> {
+    assertThrows(CodecException.class, () -> codec.decode(raw(ElectionMessage.Propose.class, o -> {
       o.writeLong(2);
       o.writeByte(255);
     })));
@@ -109,8 +115,8 @@ class ElectionCodecTest {
   void helloOfBeforeTheAnswerFlagAsksForAnAnswer() throws IOException {
     for (int informed = 0; informed <= 1; informed++) {
       int flag = informed;
-      ElectionMessage.Hello h = assertInstanceOf(ElectionMessage.Hello.class, codec.decode(raw(ElectionCodec.HELLO,
-          o -> hello(o, 9, 14, 77, 3, 2, List.of("a"), flag))));
+      ElectionMessage.Hello h = assertInstanceOf(ElectionMessage.Hello.class,
+          codec.decode(raw(ElectionMessage.Hello.class, o -> hello(o, 9, 14, 77, 3, 2, List.of("a"), flag))));
       assertEquals(new ElectionMessage.Hello(9, 14, 77, informed == 1, 3, 2, List.of(new Leader("a", 1)), false), h);
     }
   }
@@ -125,7 +131,7 @@ class ElectionCodecTest {
       "a\nb".getBytes(StandardCharsets.UTF_8),           // a control character
     };
     for (byte[] id : ids) {
-      assertThrows(CodecException.class, () -> codec.decode(raw(ElectionCodec.LEADERS, o -> {
+      assertThrows(CodecException.class, () -> codec.decode(raw(ElectionMessage.Leaders.class, o -> {
         o.writeLong(2);
         o.writeByte(1);
         o.writeShort(id.length);
@@ -143,27 +149,27 @@ class ElectionCodecTest {
   @Test
   void fieldsOutOfRangeAreTypedErrors() throws IOException {
     List<byte[]> bad = new ArrayList<>();
-    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, -1, 1, 0, 0, 0, List.of())));                // incarnation
-    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 0, 0, 0, 0, List.of())));                 // priority 0
-    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 16, 0, 0, 0, List.of())));                // priority 16
-    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, 1 << 28, 0, 0, List.of())));           // random id
-    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, -1, 0, 0, List.of())));                // random id
-    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, 0, -1, 0, List.of())));                // highest term
-    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, 0, 0, 0, List.of("a"))));              // leaders, term 0
-    bad.add(raw(ElectionCodec.HELLO, o -> hello(o, 1, 1, 0, 0, 3, List.of())));                 // term, no leaders
-    bad.add(raw(ElectionCodec.PROPOSE, o -> view(o, 0, List.of("a"))));                         // term 0
-    bad.add(raw(ElectionCodec.PROPOSE, o -> view(o, 4, List.of("a", "a"))));                    // repeated node
-    bad.add(raw(ElectionCodec.LEADERS, o -> view(o, 4, List.of())));                            // no leaders
-    bad.add(raw(ElectionCodec.LEADERS, o -> view(o, -4, List.of("a"))));                        // negative term
-    bad.add(raw(ElectionCodec.BEAT, o -> {                                                      // beat of term 0
+    bad.add(raw(ElectionMessage.Hello.class, o -> hello(o, -1, 1, 0, 0, 0, List.of())));        // incarnation
+    bad.add(raw(ElectionMessage.Hello.class, o -> hello(o, 1, 0, 0, 0, 0, List.of())));         // priority 0
+    bad.add(raw(ElectionMessage.Hello.class, o -> hello(o, 1, 16, 0, 0, 0, List.of())));        // priority 16
+    bad.add(raw(ElectionMessage.Hello.class, o -> hello(o, 1, 1, 1 << 28, 0, 0, List.of())));   // random id
+    bad.add(raw(ElectionMessage.Hello.class, o -> hello(o, 1, 1, -1, 0, 0, List.of())));        // random id
+    bad.add(raw(ElectionMessage.Hello.class, o -> hello(o, 1, 1, 0, -1, 0, List.of())));        // highest term
+    bad.add(raw(ElectionMessage.Hello.class, o -> hello(o, 1, 1, 0, 0, 0, List.of("a"))));      // leaders, term 0
+    bad.add(raw(ElectionMessage.Hello.class, o -> hello(o, 1, 1, 0, 0, 3, List.of())));         // term, no leaders
+    bad.add(raw(ElectionMessage.Propose.class, o -> view(o, 0, List.of("a"))));                 // term 0
+    bad.add(raw(ElectionMessage.Propose.class, o -> view(o, 4, List.of("a", "a"))));            // repeated node
+    bad.add(raw(ElectionMessage.Leaders.class, o -> view(o, 4, List.of())));                    // no leaders
+    bad.add(raw(ElectionMessage.Leaders.class, o -> view(o, -4, List.of("a"))));                // negative term
+    bad.add(raw(ElectionMessage.Beat.class, o -> {                                              // beat of term 0
       o.writeLong(0);
       o.writeLong(1);
     }));
-    bad.add(raw(ElectionCodec.BEAT_ACK, o -> {                                                  // negative seq
+    bad.add(raw(ElectionMessage.BeatAck.class, o -> {                                           // negative seq
       o.writeLong(1);
       o.writeLong(-1);
     }));
-    bad.add(raw(ElectionCodec.LEADERS, o -> {                                                   // negative incarnation
+    bad.add(raw(ElectionMessage.Leaders.class, o -> {                                           // negative incarnation
       o.writeLong(2);
       o.writeByte(1);
       o.writeShort(1);
@@ -201,8 +207,8 @@ class ElectionCodecTest {
     }
   }
 
-  private static byte[] raw(byte type, CodecChecks.Body body) throws IOException {
-    return CodecChecks.raw(ElectionCodec.VERSION, type, body);
+  private static byte[] raw(Class<? extends ElectionMessage> kind, CodecChecks.Body body) throws IOException {
+    return CodecChecks.raw(ElectionCodec.VERSION, new ElectionCodec().type(kind), body);
   }
 
   private static void hello(DataOutputStream o, long incarnation, int priority, int randomId, long highest,
