@@ -129,7 +129,6 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private final Map<AgentId, Lapse> lapsing = new HashMap<>();
   private long timerAt = NONE;
   private long surrenders;
-  private long aborts;
 
   private record Local(String from, AgentMessage message) {}
 
@@ -278,31 +277,6 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   /** How many surrenders this node's agents sent, for statistics and tests. */
   public long surrenders() {
     return surrenders;
-  }
-
-  /** How many of this node's transactions aborted to break a deadlock, for statistics and tests. */
-  public long deadlockAborts() {
-    return aborts;
-  }
-
-  /** Each live agent's deadlock analysis of what it knows now, and what it waits for: for traces of a stuck run. */
-  String describeAgents() {
-    StringBuilder b = new StringBuilder();
-    for (Agent a : agents.values()) {
-      WaitFor.Result r = a.view.analyse();
-      b.append(self).append(' ').append(a.id).append(" pending=")
-          .append(a.reqs.stream().filter(q -> !q.done && !q.told).map(q -> q.mode + " " + q.path).toList())
-          .append(" victim=").append(r.victim().map(Object::toString).orElse("-"))
-          .append(" cycle=").append(r.cycle()).append(" forwards=").append(r.forwards())
-          .append(" known=").append(a.view.known().keySet());
-      for (String s : a.nodes) {
-        b.append(" ack@").append(s).append('=').append(a.view.awaitingAck(s));
-      }
-      b.append('\n');
-      new TreeMap<>(a.view.known()).forEach((l, q) -> b.append("  VIEW ").append(a.id).append(' ').append(l.path())
-          .append('@').append(l.server()).append(" v").append(a.view.version(l)).append(' ').append(q).append('\n'));
-    }
-    return b.toString();
   }
 
   /** This node's lock table's entries, in order, for checks. */
@@ -1150,7 +1124,6 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     boolean told = a.reqs.stream().anyMatch(r -> !r.done && r.told && a.nodes.contains(lock.server())
         && LockTable.related(r.path, lock.path()));
     if (a.abortOnDeadlock && (told || mutationAbortUntold)) {
-      aborts++;
       abort(a, Output.Failure.DEADLOCK, Set.of(), "chosen to break a deadlock on " + String.join("/", lock.path())
           + " at " + lock.server());
       return;

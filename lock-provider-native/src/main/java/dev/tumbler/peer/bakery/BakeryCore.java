@@ -368,11 +368,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
     return client.reqKeyOf(requestId);
   }
 
-  /** Requests this node owns as a leader. */
-  int ownedRuns() {
-    return owner.ownedRuns();
-  }
-
   /** The tickets this leader keeps for {@code name}, in key order, as text ({@code key state}). */
   List<String> tickets(String name) {
     return tables.tickets(name);

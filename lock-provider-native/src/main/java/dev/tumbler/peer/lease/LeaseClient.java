@@ -30,7 +30,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   /** Leases whose request was told it lost them, kept unused a quarter term before they go back. */
   private final LostGrants<Helper> lost;
   private long localGrants;
-  private long serverGrants;
 
   /** A node's lease of one name, shared by its sessions (the seed's helper, 001:8). */
   private static final class Helper {
@@ -86,10 +85,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
 
   long localGrants() {
     return localGrants;
-  }
-
-  long serverGrants() {
-    return serverGrants;
   }
 
   // ================================================================ the driver's inputs
@@ -326,7 +321,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
     h.serverToken = g.token();
     h.localGen = 0;
     h.anchor = anchor;
-    serverGrants++;
     if (core.grantCounts != null) {
       core.grantCounts[1].increment();
     }

@@ -92,11 +92,6 @@ public final class LeaseCore extends ElectedServer<LeaseMessage, LeaseClient.Req
     return client.localGrants();
   }
 
-  /** Grants this node's clients took from the server. */
-  public long serverGrants() {
-    return client.serverGrants();
-  }
-
   /** Whether the server side of this node lists {@code node} as the holder of {@code name}, and whether active. */
   Boolean holderActive(String name, String node) {
     return server.holderActive(name, node);

@@ -127,11 +127,6 @@ public final class InMemoryNetwork {
     }
   }
 
-  /** Whether the link between {@code a} and {@code b} is up: both started and not cut. */
-  public synchronized boolean isLinked(String a, String b) {
-    return started.containsKey(a) && started.containsKey(b) && !cuts.contains(key(a, b));
-  }
-
   // ---- for InMemoryTransport
 
   synchronized void join(InMemoryTransport t) {
