@@ -5,7 +5,6 @@ import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.election.ElectedSettings;
 import dev.tumbler.peer.election.ElectionParameters;
-import dev.tumbler.peer.election.ElectionSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
