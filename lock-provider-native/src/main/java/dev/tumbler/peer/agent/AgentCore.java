@@ -1217,22 +1217,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private void endAgentAfter(Agent a, long at) {
     if (at <= now || a.asked.isEmpty()) {
       endAgent(a);
-      return;
+    } else if (forget(a)) {
+      lapsing.put(a.id, new Lapse(a, at));
     }
-    if (agents.remove(a.id) == null) {
-      return;
-    }
-    if (!a.plain()) {
-      txs.remove(a.txId);
-    }
-    for (Req r : a.reqs) {
-      r.done = true;
-      requests.remove(r.id);
-    }
-    lapsing.put(a.id, new Lapse(a, at));
   }
 
-  /** {@code a} is gone: every server of it lets its entries go; no output. */
   /**
    * Ends plain agent {@code a}, whose client did not renew, here at once and at its servers after the rest of the
    * term ({@code lease - trust} after the loss): its lost listeners run on a thread of their own, and an End sent
@@ -1241,21 +1230,27 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
    * and a restatement in the meantime still lists them.
    */
   private void lapse(Agent a) {
-    if (agents.remove(a.id) == null) {
-      return;
-    }
-    for (Req r : a.reqs) {
-      r.done = true;
-      requests.remove(r.id);
-    }
-    if (!a.asked.isEmpty()) {
+    if (forget(a) && !a.asked.isEmpty()) {
       lapsing.put(a.id, new Lapse(a, now + Math.max(1, a.lease - a.trust)));
     }
   }
 
+  /** {@code a} is gone: every server of it lets its entries go; no output. */
   private void endAgent(Agent a) {
-    if (agents.remove(a.id) == null) {
+    if (!forget(a)) {
       return;
+    }
+    if (!a.asked.isEmpty()) {
+      for (String s : a.nodes) {
+        sendTo(s, new AgentMessage.End(tick1(), a.id));
+      }
+    }
+  }
+
+  /** Takes {@code a} and its requests out of this node's tables; false if it was gone already. */
+  private boolean forget(Agent a) {
+    if (agents.remove(a.id) == null) {
+      return false;
     }
     if (!a.plain()) {
       txs.remove(a.txId);
@@ -1264,11 +1259,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       r.done = true;
       requests.remove(r.id);
     }
-    if (!a.asked.isEmpty()) {
-      for (String s : a.nodes) {
-        sendTo(s, new AgentMessage.End(tick1(), a.id));
-      }
-    }
+    return true;
   }
 
   private Set<String> missing(Agent a) {
