@@ -65,7 +65,8 @@ public record ElectionParameters(int priority, long electionDelayNanos, long lea
     return new ElectionParameters(priority, delay.toNanos(), lease.toNanos());
   }
 
-  static InvalidLockUrlException invalid(LockUrl url, String parameter, String reason) {
+  /** The error for {@code parameter} of {@code url}, naming the parameter and why it is wrong. */
+  public static InvalidLockUrlException invalid(LockUrl url, String parameter, String reason) {
     return new InvalidLockUrlException("lock URL " + url + ": parameter '" + parameter + "': " + reason);
   }
 
