@@ -1,6 +1,5 @@
 package dev.tumbler.peer.bakery;
 
-import dev.tumbler.peer.bakery.BakeryMessage.Key;
 import dev.tumbler.peer.bakery.BakeryMessage.ReqKey;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Output;
@@ -160,11 +159,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   @Override
   public String algorithm() {
     return ALGORITHM;
-  }
-
-  /** The fencing token of a ticket key (Appendix C). */
-  public static long token(long term, long h, int slot) {
-    return new Key(term, h, slot).token();
   }
 
   @Override

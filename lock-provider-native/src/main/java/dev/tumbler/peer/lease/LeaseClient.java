@@ -63,7 +63,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   static final class Req extends ElectedServer.Request {
     final String session;
     final String name;
-    long token;
     long validUntil;
     boolean renewAsked;
     /** When the pending renewal was last sent: unanswered, it is sent again ({@link ElectedServer#renewAgainAt}). */
@@ -411,7 +410,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
 
   private void hold(Helper h, Req r, long token) {
     r.hold();
-    r.token = token;
     r.validUntil = h.anchor + trust();
     h.active = r;
     core.emit(new Output.Granted<>(r.id(), r.name, token, 1, h.anchor, r.validUntil));

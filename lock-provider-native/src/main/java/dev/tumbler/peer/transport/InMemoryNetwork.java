@@ -60,11 +60,6 @@ public final class InMemoryNetwork {
     return name;
   }
 
-  /** Every member's id. */
-  public Set<String> members() {
-    return members;
-  }
-
   /**
    * A transport for member {@code self}; start it to join.
    *
