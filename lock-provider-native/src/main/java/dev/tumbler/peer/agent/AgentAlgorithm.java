@@ -1,9 +1,7 @@
 package dev.tumbler.peer.agent;
 
 import dev.tumbler.lock.Capability;
-import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.algorithm.Algorithm;
-import dev.tumbler.peer.algorithm.AlgorithmSettings;
 import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.core.MessageCodec;
 import java.util.EnumSet;
@@ -79,21 +77,6 @@ public final class AgentAlgorithm implements Algorithm<AgentMessage> {
   @Override
   public boolean leased() {
     return true;
-  }
-
-  @Override
-  public Set<String> parameters() {
-    return Set.of();
-  }
-
-  @Override
-  public AlgorithmSettings settings(LockUrl url) {
-    return AlgorithmSettings.NONE;
-  }
-
-  @Override
-  public AlgorithmSettings defaults() {
-    return AlgorithmSettings.NONE;
   }
 
   /**

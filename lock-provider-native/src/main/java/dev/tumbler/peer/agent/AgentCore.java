@@ -129,7 +129,6 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private final Map<AgentId, Lapse> lapsing = new HashMap<>();
   private long timerAt = NONE;
   private long surrenders;
-  private long aborts;
 
   private record Local(String from, AgentMessage message) {}
 
@@ -278,31 +277,6 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   /** How many surrenders this node's agents sent, for statistics and tests. */
   public long surrenders() {
     return surrenders;
-  }
-
-  /** How many of this node's transactions aborted to break a deadlock, for statistics and tests. */
-  public long deadlockAborts() {
-    return aborts;
-  }
-
-  /** Each live agent's deadlock analysis of what it knows now, and what it waits for: for traces of a stuck run. */
-  String describeAgents() {
-    StringBuilder b = new StringBuilder();
-    for (Agent a : agents.values()) {
-      WaitFor.Result r = a.view.analyse();
-      b.append(self).append(' ').append(a.id).append(" pending=")
-          .append(a.reqs.stream().filter(q -> !q.done && !q.told).map(q -> q.mode + " " + q.path).toList())
-          .append(" victim=").append(r.victim().map(Object::toString).orElse("-"))
-          .append(" cycle=").append(r.cycle()).append(" forwards=").append(r.forwards())
-          .append(" known=").append(a.view.known().keySet());
-      for (String s : a.nodes) {
-        b.append(" ack@").append(s).append('=').append(a.view.awaitingAck(s));
-      }
-      b.append('\n');
-      new TreeMap<>(a.view.known()).forEach((l, q) -> b.append("  VIEW ").append(a.id).append(' ').append(l.path())
-          .append('@').append(l.server()).append(" v").append(a.view.version(l)).append(' ').append(q).append('\n'));
-    }
-    return b.toString();
   }
 
   /** This node's lock table's entries, in order, for checks. */
@@ -1150,7 +1124,6 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     boolean told = a.reqs.stream().anyMatch(r -> !r.done && r.told && a.nodes.contains(lock.server())
         && LockTable.related(r.path, lock.path()));
     if (a.abortOnDeadlock && (told || mutationAbortUntold)) {
-      aborts++;
       abort(a, Output.Failure.DEADLOCK, Set.of(), "chosen to break a deadlock on " + String.join("/", lock.path())
           + " at " + lock.server());
       return;
@@ -1244,22 +1217,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private void endAgentAfter(Agent a, long at) {
     if (at <= now || a.asked.isEmpty()) {
       endAgent(a);
-      return;
+    } else if (forget(a)) {
+      lapsing.put(a.id, new Lapse(a, at));
     }
-    if (agents.remove(a.id) == null) {
-      return;
-    }
-    if (!a.plain()) {
-      txs.remove(a.txId);
-    }
-    for (Req r : a.reqs) {
-      r.done = true;
-      requests.remove(r.id);
-    }
-    lapsing.put(a.id, new Lapse(a, at));
   }
 
-  /** {@code a} is gone: every server of it lets its entries go; no output. */
   /**
    * Ends plain agent {@code a}, whose client did not renew, here at once and at its servers after the rest of the
    * term ({@code lease - trust} after the loss): its lost listeners run on a thread of their own, and an End sent
@@ -1268,21 +1230,27 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
    * and a restatement in the meantime still lists them.
    */
   private void lapse(Agent a) {
-    if (agents.remove(a.id) == null) {
-      return;
-    }
-    for (Req r : a.reqs) {
-      r.done = true;
-      requests.remove(r.id);
-    }
-    if (!a.asked.isEmpty()) {
+    if (forget(a) && !a.asked.isEmpty()) {
       lapsing.put(a.id, new Lapse(a, now + Math.max(1, a.lease - a.trust)));
     }
   }
 
+  /** {@code a} is gone: every server of it lets its entries go; no output. */
   private void endAgent(Agent a) {
-    if (agents.remove(a.id) == null) {
+    if (!forget(a)) {
       return;
+    }
+    if (!a.asked.isEmpty()) {
+      for (String s : a.nodes) {
+        sendTo(s, new AgentMessage.End(tick1(), a.id));
+      }
+    }
+  }
+
+  /** Takes {@code a} and its requests out of this node's tables; false if it was gone already. */
+  private boolean forget(Agent a) {
+    if (agents.remove(a.id) == null) {
+      return false;
     }
     if (!a.plain()) {
       txs.remove(a.txId);
@@ -1291,11 +1259,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       r.done = true;
       requests.remove(r.id);
     }
-    if (!a.asked.isEmpty()) {
-      for (String s : a.nodes) {
-        sendTo(s, new AgentMessage.End(tick1(), a.id));
-      }
-    }
+    return true;
   }
 
   private Set<String> missing(Agent a) {

@@ -282,12 +282,6 @@ final class AgentView {
     return 0;
   }
 
-  /** Whether a queue of {@code lock} is stored now (none before the first, nor after it was forgotten). */
-  boolean knows(LockRef lock) {
-    Stored s = stored.get(lock);
-    return s != null && s.queue != null;
-  }
-
   /**
    * The link to {@code server} went down: what was in flight on it is lost, the acknowledgement of a surrender
    * among it. The queues it will restate once the link is back are taken again, whatever they say.

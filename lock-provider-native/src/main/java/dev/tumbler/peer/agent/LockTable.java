@@ -251,14 +251,6 @@ public final class LockTable {
   }
 
   /**
-   * A server that restarted takes back what {@code agent} held before: an entry on {@code path} that wants
-   * {@code wants} and holds {@code held}, held at once, ahead of the grant rule. Returns the paths that changed.
-   */
-  Set<List<String>> reinstate(AgentId agent, List<String> path, Mode wants, Mode held, long wall) {
-    return reinstate(List.of(new Held(agent, path, wants, held)), wall);
-  }
-
-  /**
    * A server that restarted takes back what the restated agents held before (they may still trust those grants of
    * its previous life): every entry holds its {@code held} mode at once, ahead of the grant rule, and only then does
    * the grant rule run, so that an entry that wants more than it holds (an upgrade) waits for the other holders

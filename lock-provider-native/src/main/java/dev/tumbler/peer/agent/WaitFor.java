@@ -4,7 +4,6 @@ import dev.tumbler.peer.agent.LockTable.Entry;
 import dev.tumbler.peer.agent.LockTable.Mode;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;

@@ -45,18 +45,25 @@ public interface Algorithm<M extends PeerMessage> {
   /** Whether its grants have a term (so {@code leaseTime} and {@code renew} apply). */
   boolean leased();
 
-  /** The URL parameters of its own, beyond the provider's common ones; empty for none. */
-  Set<String> parameters();
+  /** The URL parameters of its own, beyond the provider's common ones; empty for none (the default). */
+  default Set<String> parameters() {
+    return Set.of();
+  }
 
   /**
-   * Its settings read from {@code url}, every value checked.
+   * Its settings read from {@code url}, every value checked; {@link AlgorithmSettings#NONE} (the default) for an
+   * algorithm with no parameters of its own.
    *
    * @throws dev.tumbler.lock.InvalidLockUrlException naming the parameter that is wrong
    */
-  AlgorithmSettings settings(LockUrl url);
+  default AlgorithmSettings settings(LockUrl url) {
+    return AlgorithmSettings.NONE;
+  }
 
-  /** Its settings when the URL gives none: what the simulator runs. */
-  AlgorithmSettings defaults();
+  /** Its settings when the URL gives none: what the simulator runs ({@link AlgorithmSettings#NONE} by default). */
+  default AlgorithmSettings defaults() {
+    return AlgorithmSettings.NONE;
+  }
 
   /**
    * Whether its nodes elect leaders (NATIVE-ALGORITHMS §2.4): then every node also runs an election core,

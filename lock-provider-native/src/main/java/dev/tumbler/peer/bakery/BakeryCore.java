@@ -1,6 +1,5 @@
 package dev.tumbler.peer.bakery;
 
-import dev.tumbler.peer.bakery.BakeryMessage.Key;
 import dev.tumbler.peer.bakery.BakeryMessage.ReqKey;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Output;
@@ -38,14 +37,9 @@ import java.util.random.RandomGenerator;
  * </ul>
  *
  * <h2>The protocol (§3.2)</h2>
- * Client: pick the owner {@code leaders[FNV-1a(self \0 name) mod L]} (the next connected leader if it is not
- * connected), send {@code Lock}, keep it alive with {@code Waiting} every T/3, and turn {@code Locked},
- * {@code LockFailed}, {@code Renewed}, {@code Unlocked} into outputs. Owner: P1 {@code LockEntering}, P2
- * {@code GetMaxTicket}, P3 {@code AddTicket} (each to a quorum), P4 {@code LockExiting}, P5 {@code TicketReady}
- * once every request that was entering when the ticket was added has exited, P6 {@code ActivateLock} to a
- * quorum, then {@code Locked}. A leader that refuses an activation remembers it and sends
- * {@code LockActivated(true)} on its own once its table allows it, so a refusal caused by a release that had
- * not reached it yet does not stall the ticket.
+ * A client ({@link ClientRole}) sends {@code Lock} to the owner {@code leaders[FNV-1a(self \0 name) mod L]} (the
+ * next connected leader if it is not connected) and keeps it alive with {@code Waiting} every T/3; the owner
+ * ({@link OwnerRole}) takes it through phases P1 to P6 at quorums of leaders, then answers {@code Locked}.
  *
  * <h2>How it is built</h2>
  * This class ties the roles together and is the only one with a step function: {@link #step} routes every input
@@ -165,11 +159,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   @Override
   public String algorithm() {
     return ALGORITHM;
-  }
-
-  /** The fencing token of a ticket key (Appendix C). */
-  public static long token(long term, long h, int slot) {
-    return new Key(term, h, slot).token();
   }
 
   @Override
@@ -366,11 +355,6 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
   /** The key this node's request {@code requestId} has now, or null; for tests. */
   ReqKey reqKeyOf(long requestId) {
     return client.reqKeyOf(requestId);
-  }
-
-  /** Requests this node owns as a leader. */
-  int ownedRuns() {
-    return owner.ownedRuns();
   }
 
   /** The tickets this leader keeps for {@code name}, in key order, as text ({@code key state}). */

@@ -5,7 +5,6 @@ import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.election.ElectedSettings;
 import dev.tumbler.peer.election.ElectionParameters;
-import dev.tumbler.peer.election.ElectionSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -65,11 +64,11 @@ public record BakerySettings(int priority, long electionDelayNanos, long leaderL
     long quiet = 0;
     if (url.parameter("quietPeriod").isPresent()) {
       if (writer != Claim.Writer.TIMED_SOFT) {
-        throw invalid(url, "quietPeriod", "applies only with writerMode=timed-soft, not " + mode);
+        throw ElectionParameters.invalid(url, "quietPeriod", "applies only with writerMode=timed-soft, not " + mode);
       }
       Duration q = url.duration("quietPeriod", DEFAULT_QUIET_PERIOD);
       if (q.isZero() || q.isNegative() || q.compareTo(MAX_DURATION) > 0) {
-        throw invalid(url, "quietPeriod", "must be above 0 and at most 1 day, not " + q);
+        throw ElectionParameters.invalid(url, "quietPeriod", "must be above 0 and at most 1 day, not " + q);
       }
       quiet = q.toNanos();
     } else if (writer == Claim.Writer.TIMED_SOFT) {
@@ -77,10 +76,6 @@ public record BakerySettings(int priority, long electionDelayNanos, long leaderL
     }
     return new BakerySettings(election.priority(), election.electionDelayNanos(), election.leaderLeaseNanos(), writer,
         quiet);
-  }
-
-  private static InvalidLockUrlException invalid(LockUrl url, String parameter, String reason) {
-    return new InvalidLockUrlException("lock URL " + url + ": parameter '" + parameter + "': " + reason);
   }
 
   /** The election's parameters of these settings. */

@@ -638,9 +638,4 @@ final class OwnerRole {
     node.out.add(new Output.Fact<>(new Observation.Ticket(r.name, (r.key == null ? "-" : r.key.toString()) + " "
         + r.reqKey, state)));
   }
-
-  /** Requests this node owns as a leader. */
-  int ownedRuns() {
-    return runs.size();
-  }
 }

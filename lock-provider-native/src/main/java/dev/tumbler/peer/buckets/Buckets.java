@@ -130,35 +130,6 @@ final class Buckets {
     total -= permits;
   }
 
-  /**
-   * Whether the counters have the shape the server keeps (full buckets, at most one partial bucket, then empty
-   * ones), sum to {@link #total()}, and none above {@link #highest()} is used: null if so, else what is wrong.
-   */
-  String shapeProblem() {
-    long sum = 0;
-    boolean sawPartial = false;
-    boolean sawEmpty = false;
-    for (int j = 0; j < counts.length; j++) {
-      int c = counts[j];
-      sum += c;
-      if (c < 0 || c > size) {
-        return "bucket " + (j + 1) + " holds " + c + " of " + size;
-      }
-      if (j >= highest && c > 0) {
-        return "bucket " + (j + 1) + " is used above the highest " + highest;
-      }
-      if (c > 0 && (sawPartial || sawEmpty)) {
-        return "bucket " + (j + 1) + " holds " + c + " above a bucket that is not full: " + counts();
-      }
-      if (c == 0) {
-        sawEmpty = true;
-      } else if (c < size) {
-        sawPartial = true;
-      }
-    }
-    return sum == total ? null : "the buckets hold " + sum + " permits, " + total + " are out";
-  }
-
   private void grow(int buckets) {
     if (counts.length < buckets) {
       counts = Arrays.copyOf(counts, Math.max(buckets, Math.min(MAX_BUCKETS, Math.max(4, counts.length * 2))));

@@ -2,8 +2,6 @@ package dev.tumbler.peer.buckets;
 
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Observation;
-import dev.tumbler.peer.core.Output;
-import dev.tumbler.peer.core.QuorumWatch;
 import dev.tumbler.peer.election.ElectedServer;
 import java.util.List;
 import java.util.random.RandomGenerator;
@@ -23,20 +21,15 @@ import java.util.random.RandomGenerator;
  * of the name waits (no barging): {@code Grant} carries a token {@code term·2^37 + counter}, larger than every
  * token of earlier terms and of this one. Each client session has one lease on the server, renewed by
  * {@code SessionRenew}: a session not heard from for {@code T} loses every grant it holds (the seed's monitor).
- * Requests that wait are kept while their client asks again every third of the term. A node that becomes
- * the server of a new term without having served the one before starts with a grace of {@code T + leaderTimeout}
- * in which the clients restate what they hold: it takes those grants back and grants nothing new, so that no
- * grant of the previous server that a holder may still trust is given to another. The grace ends early once every
- * member has restated (at a cluster's start, or when no member is missing).
+ * Requests that wait are kept while their client asks again every third of the term. In a new server's grace (the
+ * machine's) it takes the restated grants back, so that no grant of the previous server that a holder may still
+ * trust is given to another.
  *
  * <p><b>Clients.</b> A request goes to the server (a call when this node is the server); a grant is trusted from the
  * moment the message it answers was sent, for {@code 3/4} of the term (the echo rule), and every grant of a session
- * lives as long as the session's lease, renewed when the client renews any of them. When the server changes, or its
- * link comes up, the node restates its sessions, grants and waiting requests to it. A request waits while no server
- * is reachable, is not elected yet, or is in its grace: that is a failover, and it rides it out. It fails
- * ({@link Output.Failure#UNAVAILABLE}) only when the node can tell that no quorum can form around it
- * ({@link QuorumWatch}: fewer members connected than an election needs, for {@code peerTimeout}); a single attempt
- * fails at once when no server is reachable.
+ * lives as long as the session's lease, renewed when the client renews any of them. The node restates its sessions,
+ * grants and waiting requests to every new server; how a request rides out a failover, and when it fails, is the
+ * machine's.
  *
  * <p>Semaphore names and lock names are apart: with {@code locks} a {@link Claim.Mode#EXCLUSIVE} claim is one
  * permit of a one-permit semaphore of its own name space ({@code algorithm=buckets}).

@@ -36,8 +36,7 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
 
   private record SessionRequest(SessionKey session, long reqId) {}
 
-  private record SGrant(SessionKey session, long reqId, long grantId, int permits, int resources, String tag,
-      long echo) {}
+  private record SGrant(SessionKey session, long reqId, long grantId, int permits, String tag, long echo) {}
 
   private static final class SWait {
     final SessionKey session;
@@ -357,7 +356,7 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
           continue;
         }
         s.buckets.take(h.permits(), buckets);
-        s.grants.put(h.grantId(), new SGrant(key, 0, h.grantId(), h.permits(), resources, h.tag(), r.echo()));
+        s.grants.put(h.grantId(), new SGrant(key, 0, h.grantId(), h.permits(), h.tag(), r.echo()));
         changed.add(h.name());
       } else {
         core.sendTo(from, new BucketsMessage.Revoked(h.session(), h.name(), h.grantId()));
@@ -463,7 +462,7 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
       s.lastToken = token;
       int resources = resources(w.limit, s);
       s.buckets.take(w.permits, resources);
-      s.grants.put(token, new SGrant(w.session, w.reqId, token, w.permits, resources, w.tag, w.echo));
+      s.grants.put(token, new SGrant(w.session, w.reqId, token, w.permits, w.tag, w.echo));
       touch(w.session);
       core.sendTo(w.session.node(), new BucketsMessage.Grant(core.servingTerm(), w.session.session(), w.reqId, s.name,
           token, token, s.buckets.total(), w.echo, token));

@@ -52,7 +52,6 @@ public final class ClientGateway {
     final long clientReq;
     final long memberReq;
     final Claim claim;
-    final boolean attempt;
     final long clientTx;
     boolean held;
     long token;
@@ -67,12 +66,11 @@ public final class ClientGateway {
      */
     Output.Lost<?> lost;
 
-    Req(Session session, long clientReq, long memberReq, Claim claim, boolean attempt, long clientTx) {
+    Req(Session session, long clientReq, long memberReq, Claim claim, long clientTx) {
       this.session = session;
       this.clientReq = clientReq;
       this.memberReq = memberReq;
       this.claim = claim;
-      this.attempt = attempt;
       this.clientTx = clientTx;
     }
   }
@@ -345,7 +343,7 @@ public final class ClientGateway {
       }
       memberTx = t;
     }
-    Req q = new Req(s, clientReq, nextId++, claim, attempt, clientTx);
+    Req q = new Req(s, clientReq, nextId++, claim, clientTx);
     s.reqs.put(clientReq, q);
     byReq.put(q.memberReq, q);
     work.inputs().add(new Input.Acquire<>(q.memberReq, s.coreSession, claim, attempt, memberTx));

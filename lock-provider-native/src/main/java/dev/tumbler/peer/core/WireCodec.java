@@ -185,7 +185,9 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
         // a record that refuses what was read (permits above the limit, a path too deep, ...)
         throw new CodecException("invalid " + name + " message type " + type + ": " + e.getMessage(), e);
       }
-      Wire.end(in.in, name, type);
+      if (in.in.available() > 0) {
+        throw new CodecException(name + " message type " + type + " has " + in.in.available() + " trailing bytes");
+      }
       return m;
     } catch (EOFException e) {
       throw new CodecException("truncated " + name + " message (" + (bytes.length - offset) + " bytes)", e);
@@ -289,7 +291,10 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
     }
   }
 
-  /** Reads fields, checking each: a bad one is a {@link CodecException} that names the codec and the field. */
+  /**
+   * Reads fields, checking each: every value a peer sends is checked before it is used, and a bad one is a
+   * {@link CodecException} that names the codec and the field, never an allocation or a negative id.
+   */
   public static final class In {
     private final DataInputStream in;
     private final String codec;
@@ -313,7 +318,11 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
 
     /** An id, a token, a total, a duration: a long that may not be negative, named {@code what} if it is. */
     public long id(String what) throws IOException {
-      return Wire.nonNegative(in, codec, what);
+      long v = in.readLong();
+      if (v < 0) {
+        throw new CodecException("negative " + what + " in " + codec + " message: " + v);
+      }
+      return v;
     }
 
     /** An echo: any long (a client's clock). */
@@ -338,7 +347,11 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
 
     /** An int from 1 to {@link Integer#MAX_VALUE} (permits, a limit). */
     public int positive(String what) throws IOException {
-      return Wire.positive(in, Integer.MAX_VALUE, codec, what);
+      int v = in.readInt();
+      if (v < 1) {
+        throw new CodecException(what + " " + v + " in " + codec + " message (1 to " + Integer.MAX_VALUE + ")");
+      }
+      return v;
     }
 
     /** An int that may not be negative. */
@@ -361,7 +374,17 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
 
     /** A string of 1 to {@code max} characters with no control character. */
     public String text(int max, String what) throws IOException {
-      return Wire.text(in, max, codec, what);
+      String s = in.readUTF();
+      if (s.isEmpty() || s.length() > max) {
+        throw new CodecException(what + " of " + s.length() + " characters in " + codec + " message (1 to " + max
+            + ")");
+      }
+      for (int i = 0; i < s.length(); i++) {
+        if (Character.isISOControl(s.charAt(i))) {
+          throw new CodecException(what + " with a control character in " + codec + " message");
+        }
+      }
+      return s;
     }
 
     /** A string of 0 to {@code max} characters (a detail the writer may leave empty), any character. */
@@ -376,7 +399,12 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
 
     /** A claim's tag: empty, or at most {@link Claim#MAX_TAG_LENGTH} characters with no control character. */
     public String tag() throws IOException {
-      return Wire.tag(in, codec);
+      String s = in.readUTF();
+      if (s.length() > Claim.MAX_TAG_LENGTH || s.chars().anyMatch(Character::isISOControl)) {
+        throw new CodecException("tag of " + s.length() + " characters, or with a control character, in " + codec
+            + " message (at most " + Claim.MAX_TAG_LENGTH + ")");
+      }
+      return s;
     }
 
     /** An enum constant by its ordinal, one of {@code values}. */
@@ -416,7 +444,10 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
      * refused, never allocated), then each item.
      */
     public <T> List<T> list(int minBytes, String what, Reader<? extends T> item) throws IOException {
-      int n = Wire.count(in, minBytes, codec, what);
+      int n = in.readInt();
+      if (n < 0 || n > in.available() / minBytes) {
+        throw new CodecException(codec + " message claims " + n + " " + what + " in " + in.available() + " bytes");
+      }
       List<T> items = new ArrayList<>(n);
       for (int i = 0; i < n; i++) {
         items.add(item.read(this));

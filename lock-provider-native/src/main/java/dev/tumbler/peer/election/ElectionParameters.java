@@ -34,12 +34,6 @@ public record ElectionParameters(int priority, long electionDelayNanos, long lea
     }
   }
 
-  /** Appendix A's defaults for nodes: priority 14, an election delay of 10 s, a leader lease of 2 s. */
-  public static ElectionParameters defaults() {
-    return new ElectionParameters(ElectionSettings.DEFAULT_PRIORITY, ElectionSettings.DEFAULT_ELECTION_DELAY.toNanos(),
-        ElectionSettings.DEFAULT_LEADER_LEASE.toNanos());
-  }
-
   /** The simulator's defaults (Appendix A): priority 14, an election delay of 20 ms, a leader lease of 30 ms. */
   public static ElectionParameters simulation() {
     return new ElectionParameters(ElectionSettings.DEFAULT_PRIORITY, Duration.ofMillis(20).toNanos(),
@@ -65,18 +59,14 @@ public record ElectionParameters(int priority, long electionDelayNanos, long lea
     return new ElectionParameters(priority, delay.toNanos(), lease.toNanos());
   }
 
-  static InvalidLockUrlException invalid(LockUrl url, String parameter, String reason) {
+  /** The error for {@code parameter} of {@code url}, naming the parameter and why it is wrong. */
+  public static InvalidLockUrlException invalid(LockUrl url, String parameter, String reason) {
     return new InvalidLockUrlException("lock URL " + url + ": parameter '" + parameter + "': " + reason);
   }
 
   /** How long a leader may stay silent before it is replaced: 1.5 × {@code leaderLease} (Appendix A). */
   public long leaderTimeoutNanos() {
     return leaderLeaseNanos + leaderLeaseNanos / 2;
-  }
-
-  /** These parameters for a node of priority {@code priority}. */
-  public ElectionParameters withPriority(int priority) {
-    return new ElectionParameters(priority, electionDelayNanos, leaderLeaseNanos);
   }
 
   /**

@@ -1,12 +1,9 @@
 package dev.tumbler.peer.lamport;
 
 import dev.tumbler.lock.Capability;
-import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.peer.algorithm.Algorithm;
-import dev.tumbler.peer.algorithm.AlgorithmSettings;
 import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.core.MessageCodec;
-import dev.tumbler.peer.core.ProtocolCore;
 import java.util.EnumSet;
 import java.util.OptionalInt;
 import java.util.Set;
@@ -73,21 +70,6 @@ public final class LamportAlgorithm implements Algorithm<LamportMessage> {
   @Override
   public boolean leased() {
     return false;
-  }
-
-  @Override
-  public Set<String> parameters() {
-    return Set.of();
-  }
-
-  @Override
-  public AlgorithmSettings settings(LockUrl url) {
-    return AlgorithmSettings.NONE;
-  }
-
-  @Override
-  public AlgorithmSettings defaults() {
-    return AlgorithmSettings.NONE;
   }
 
   /**

@@ -200,11 +200,6 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     return variant.urlName();
   }
 
-  /** The variant this core runs. */
-  public Variant variant() {
-    return variant;
-  }
-
   /** The fencing token of a request stamped {@code ts} by the node of index {@code nodeIndex}. */
   public static long fencingToken(long ts, int nodeIndex) {
     return ts << NODE_BITS | nodeIndex;

@@ -30,7 +30,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   /** Leases whose request was told it lost them, kept unused a quarter term before they go back. */
   private final LostGrants<Helper> lost;
   private long localGrants;
-  private long serverGrants;
 
   /** A node's lease of one name, shared by its sessions (the seed's helper, 001:8). */
   private static final class Helper {
@@ -64,7 +63,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   static final class Req extends ElectedServer.Request {
     final String session;
     final String name;
-    long token;
     long validUntil;
     boolean renewAsked;
     /** When the pending renewal was last sent: unanswered, it is sent again ({@link ElectedServer#renewAgainAt}). */
@@ -86,10 +84,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
 
   long localGrants() {
     return localGrants;
-  }
-
-  long serverGrants() {
-    return serverGrants;
   }
 
   // ================================================================ the driver's inputs
@@ -326,7 +320,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
     h.serverToken = g.token();
     h.localGen = 0;
     h.anchor = anchor;
-    serverGrants++;
     if (core.grantCounts != null) {
       core.grantCounts[1].increment();
     }
@@ -417,7 +410,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
 
   private void hold(Helper h, Req r, long token) {
     r.hold();
-    r.token = token;
     r.validUntil = h.anchor + trust();
     h.active = r;
     core.emit(new Output.Granted<>(r.id(), r.name, token, 1, h.anchor, r.validUntil));

@@ -1,7 +1,5 @@
 package dev.tumbler.peer.lease;
 
-import dev.tumbler.peer.core.Output;
-import dev.tumbler.peer.core.QuorumWatch;
 import dev.tumbler.peer.election.ElectedServer;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
@@ -22,20 +20,15 @@ import java.util.random.RandomGenerator;
  * than every token of earlier terms and of this one. Requests for a held lock wait in arrival order, and the holder
  * is recalled, again every {@code recallInterval} while any waits (001:24). A lease not renewed for {@code T} ends
  * (001:22). A cached lease whose renewal comes while someone waits is not renewed: the waiter gets the lock (001:16).
- * A node that becomes the server of a new term without having served the one before starts with a grace of
- * {@code T + leaderTimeout} in which the clients restate what they hold: it takes those leases back, with their
- * tokens, and grants nothing new (S-8). The grace ends early once every member has restated.
+ * In a new server's grace (S-8, the machine's) it takes the restated leases back, with their tokens.
  *
  * <p><b>Clients.</b> A node has at most one lease a name, shared by its sessions. A request goes to the server (a
  * call when this node is the server); a grant is trusted from the moment the message it answers was sent, for
  * {@code 3/4} of the term (the echo rule). When the request that holds the lease releases it, the node keeps it,
  * cached (001:16), renewing it itself every half term as inactive; a later request of the node takes it at once,
  * with no message, under the token of its grant plus one more each time (C-1). A recall gives a cached lease back
- * at once, and an active one when its request releases it (C-7, C-4). When the server changes, or its link comes up,
- * the node restates its leases and waiting requests to it. A request waits while no server is reachable, is not
- * elected yet, or is in its grace: that is a failover, and it rides it out. It fails ({@link Output.Failure#UNAVAILABLE})
- * only when the node can tell that no quorum can form around it ({@link QuorumWatch}: fewer members connected than an
- * election needs, for {@code peerTimeout}); a single attempt fails at once when no server is reachable.
+ * at once, and an active one when its request releases it (C-7, C-4). The node restates its leases and waiting
+ * requests to every new server; how a request rides out a failover, and when it fails, is the machine's.
  */
 public final class LeaseCore extends ElectedServer<LeaseMessage, LeaseClient.Req> {
 
@@ -90,11 +83,6 @@ public final class LeaseCore extends ElectedServer<LeaseMessage, LeaseClient.Req
   /** Grants this node's clients took from a cached lease, with no message (for statistics and the simulator). */
   public long localGrants() {
     return client.localGrants();
-  }
-
-  /** Grants this node's clients took from the server. */
-  public long serverGrants() {
-    return client.serverGrants();
   }
 
   /** Whether the server side of this node lists {@code node} as the holder of {@code name}, and whether active. */

@@ -60,11 +60,6 @@ public final class InMemoryNetwork {
     return name;
   }
 
-  /** Every member's id. */
-  public Set<String> members() {
-    return members;
-  }
-
   /**
    * A transport for member {@code self}; start it to join.
    *
@@ -125,11 +120,6 @@ public final class InMemoryNetwork {
         heal(member, other);
       }
     }
-  }
-
-  /** Whether the link between {@code a} and {@code b} is up: both started and not cut. */
-  public synchronized boolean isLinked(String a, String b) {
-    return started.containsKey(a) && started.containsKey(b) && !cuts.contains(key(a, b));
   }
 
   // ---- for InMemoryTransport

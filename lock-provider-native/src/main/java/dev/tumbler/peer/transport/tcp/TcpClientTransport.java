@@ -87,11 +87,6 @@ public final class TcpClientTransport extends TcpEndpoint {
     return new TcpClientTransport(Objects.requireNonNull(config, "config"));
   }
 
-  /** The settings this transport runs with. */
-  public TcpClientConfig config() {
-    return config;
-  }
-
   /**
    * Starts dialling every member.
    *

@@ -205,11 +205,6 @@ public final class TcpTransport extends TcpEndpoint {
     return clientListener == null ? -1 : clientListener.port();
   }
 
-  /** The settings this transport runs with. */
-  public TcpTransportConfig config() {
-    return config;
-  }
-
   /**
    * Starts accepting connections and dialling every peer.
    *
