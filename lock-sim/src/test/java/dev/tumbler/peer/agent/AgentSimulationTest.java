@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class AgentSimulationTest {
 
   /** Seeds in CI. */
-  static final int CI_SEEDS = 10_000;
+  static final int CI_SEEDS = 5_000;
 
   static final long PEER_TIMEOUT = 500_000_000L;
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class AgentTransactionSimulationTest {
 
   /** Seeds in CI. */
-  static final int CI_SEEDS = 10_000;
+  static final int CI_SEEDS = 2_500;
 
   private static final long MS = 1_000_000L;
 

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class BakerySimulationTest {
 
   /** Seeds in CI. */
-  static final int CI_SEEDS = 10_000;
+  static final int CI_SEEDS = 2_500;
 
   /** Virtual peer timeout (Appendix A). */
   static final long PEER_TIMEOUT = 500_000_000L;

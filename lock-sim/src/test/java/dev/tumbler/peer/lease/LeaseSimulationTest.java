@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 class LeaseSimulationTest {
 
   /** Seeds in CI. */
-  static final int CI_SEEDS = 10_000;
+  static final int CI_SEEDS = 3_000;
 
   /** Virtual peer timeout (Appendix A). */
   static final long PEER_TIMEOUT = 500_000_000L;
