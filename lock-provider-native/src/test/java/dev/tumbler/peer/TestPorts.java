@@ -31,7 +31,7 @@ public final class TestPorts {
   /** Set by the build to surefire's fork number (1, 2, …); absent when a test runs on its own. */
   static final String FORK_PROPERTY = "tumbler.test.fork";
   /** The range is cut into this many slices, one per fork number (modulo). */
-  private static final int SLICES = 4;
+  private static final int SLICES = 8;
   /** The property's form, {@code fork-N}: the build cannot pass a bare placeholder (Maven empties it). */
   private static final java.util.regex.Pattern FORK = java.util.regex.Pattern.compile("fork-(\\d{1,6})");
   /**
