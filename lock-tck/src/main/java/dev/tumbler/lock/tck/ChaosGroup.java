@@ -121,7 +121,7 @@ abstract class ChaosGroup extends TckGroup {
     } catch (AssertionError e) {
       throw new AssertionError(e.getMessage() + "\n  " + storm.summary(), e);
     }
-    System.out.println("[tck chaos] " + tck.getClass().getSimpleName() + ": " + storm.summary());
+    TckReport.line("[tck chaos] " + tck.getClass().getSimpleName() + ": " + storm.summary());
   }
 
   /** One run: the services, the names, what was seen. */

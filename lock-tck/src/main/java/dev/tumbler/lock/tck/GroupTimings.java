@@ -36,8 +36,8 @@ final class GroupTimings {
         .map(e -> String.format("%s %.1f s (%d tests, %.1f s one after another)", e.getKey(),
             seconds(e.getValue().last() - e.getValue().first()), e.getValue().tests(), seconds(e.getValue().sum())))
         .collect(Collectors.joining(", "));
-    System.out.printf("[tck timings] %s: %.1f s from the first test to the last; %s%n", target, seconds(last - first),
-        each);
+    TckReport.line(String.format("[tck timings] %s: %.1f s from the first test to the last; %s", target,
+        seconds(last - first), each));
   }
 
   private static double seconds(long nanos) {
