@@ -45,12 +45,38 @@ class KnownAnswerTortureTest {
         "the name without a defect took the same faults and must show nothing; " + context);
     expect(a, "n1", Set.of(Kind.SAFETY, Kind.LEASE_EXCLUSION, Kind.TOKEN_ORDER), context);
     expect(a, "n2", Set.of(Kind.TOKEN_ORDER), context);
-    expect(a, "n3", Set.of(Kind.LEASE_EXCLUSION, Kind.LOST_NOTIFICATION), context);
+    // n3's lost notification needs a second client to take n3 and write in the few hundred milliseconds before the
+    // first hears its loss: with 8 clients over 6 names that is likely, not certain; the run below makes it certain
+    expect(a, "n3", Set.of(Kind.LEASE_EXCLUSION), context);
     expect(a, "n4", Set.of(Kind.WAIT_BOUND), context);
     expect(a, "n5", Set.of(Kind.RECOVERY), context);
     assertTrue(a.staleWrites() > 0, "token-restart's new holders write with lower tokens: the register must have "
         + "rejected some; " + context);
     assertTrue(a.promisedSafetyViolations() > 0, context);
+  }
+
+  /**
+   * {@code lost-late} alone, on one name that five clients contend for, with no other fault: the name is freed a tenth
+   * of a term after each grant, a waiter takes it at once, and a holder that still works hears its loss only at its
+   * next renewal, after the new holder wrote. Each grant that outlives its first renewal is such a case.
+   */
+  @Test
+  void aLockFreedUnderItsWorkingHolderShowsAsALostNotification() throws Exception {
+    Path dir = Path.of("target", "torture", "known-answer-lost-late");
+    Files.createDirectories(dir);
+    long seed = Long.getLong("torture.seed", ThreadLocalRandom.current().nextLong());
+    TortureRun.Result r;
+    try (MemTarget target = new MemTarget(new MemLockServer(), Duration.ofSeconds(1), "n0:lost-late")) {
+      r = TortureRun.run(target, new TortureRun.Settings(5, 1, Duration.ofSeconds(10), EnumSet.noneOf(Fault.class),
+          seed, dir, JavaCommand.current(null), line -> System.out.println(line), Duration.ofSeconds(5),
+          Duration.ofMillis(250)));
+    }
+    System.out.println(r.summary());
+    String context = "seed " + seed + "; see " + dir.toAbsolutePath() + "/summary.txt\n" + r.summary();
+    for (Kind k : Set.of(Kind.LEASE_EXCLUSION, Kind.LOST_NOTIFICATION)) {
+      assertTrue(r.analysis().violations().stream().anyMatch(v -> v.name().equals("n0") && v.kind() == k
+          && v.promised()), "lost-late on n0 must show as " + k.label() + "; " + context);
+    }
   }
 
   private static void expect(Checker.Analysis a, String name, Set<Kind> kinds, String context) {
