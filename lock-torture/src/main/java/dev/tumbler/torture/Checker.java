@@ -43,7 +43,10 @@ import java.util.TreeSet;
  *   <li>lost-notification: of those, the ones where the earlier lease ended by its {@code lost} event, and the new
  *       holder's first write came before it;
  *   <li>token-order: a grant whose token is not above the previous grant's of the name (grants whose lease lived
- *       entirely inside a pause of their client are left out: they are reported only when the client wakes);
+ *       entirely inside a pause of their client are left out: they are reported only when the client wakes). Where
+ *       the two leases overlapped and that overlap is a lease exclusion nothing promises, it is not counted against
+ *       {@code FENCING} either: two servers granting at once in a failover order their tokens by when each decided,
+ *       which the order their clients reported the grants in need not follow;
  *   <li>wait-bound: an acquire that returned (or never returned) more than {@code maxWait} plus the slack after it
  *       was invoked, its client not paused meanwhile;
  *   <li>recovery: a name asked for after a fault healed and not granted within the recovery bound, before the next
@@ -341,9 +344,7 @@ public final class Checker {
   // ---- lease exclusion and lost notification
 
   private void checkLeases() {
-    boolean mutex = capabilities.contains("MUTEX");
     boolean lostNotification = capabilities.contains("LOST_NOTIFICATION");
-    boolean expiry = capabilities.contains("LEASE_EXPIRY");
     boolean faultTolerant = capabilities.contains("FAULT_TOLERANT");
     Map<String, List<Lease>> byName = new TreeMap<>();
     for (Lease l : leases.values()) {
@@ -360,26 +361,11 @@ public final class Checker {
           if (a.client.equals(b.client)) {
             continue;
           }
-          // either grant may have been made any time after its acquire was invoked
-          Event from = a.start;
-          for (Event inv : new Event[] {a.invoke, b.invoke}) {
-            if (inv != null && inv.seq() < from.seq()) {
-              from = inv;
-            }
-          }
-          List<FaultWindow> inWindow = windows(from, b.start, who(a.client, b.client));
-          boolean server = inWindow.stream().anyMatch(FaultWindow::server);
-          List<String> causes = inWindow.stream().map(FaultWindow::label).toList();
-          boolean promised;
-          String promise;
-          if (inWindow.isEmpty()) {
-            promised = mutex && (lostNotification || !expiry);
-            promise = promised ? (expiry ? "MUTEX and LOST_NOTIFICATION" : "MUTEX, without lease expiry")
-                + " (no fault in the window)" : "MUTEX with LOST_NOTIFICATION (or without LEASE_EXPIRY) not declared";
-          } else {
-            promised = promise(server, lostNotification, faultTolerant);
-            promise = promiseText(server, lostNotification, faultTolerant);
-          }
+          Exclusion x = exclusion(a, b);
+          boolean server = x.server();
+          List<String> causes = x.causes();
+          boolean promised = x.promised();
+          String promise = x.promise();
           String ended = a.how.equals("open") ? "was never released or lost before the run ended"
               : "ended later, at seq " + a.effectiveEnd.seq() + " (" + a.how + ")";
           violations.add(new Violation(Kind.LEASE_EXCLUSION, b.name, b.client + " was granted at seq "
@@ -398,6 +384,34 @@ public final class Checker {
         active.add(b);
       }
     }
+  }
+
+  /** What a grant {@code b} made while {@code a} was still valid amounts to: its causes, and whether it is promised. */
+  private record Exclusion(boolean server, List<String> causes, boolean promised, String promise) {}
+
+  private Exclusion exclusion(Lease a, Lease b) {
+    boolean mutex = capabilities.contains("MUTEX");
+    boolean lostNotification = capabilities.contains("LOST_NOTIFICATION");
+    boolean expiry = capabilities.contains("LEASE_EXPIRY");
+    boolean faultTolerant = capabilities.contains("FAULT_TOLERANT");
+    // either grant may have been made any time after its acquire was invoked
+    Event from = a.start;
+    for (Event inv : new Event[] {a.invoke, b.invoke}) {
+      if (inv != null && inv.seq() < from.seq()) {
+        from = inv;
+      }
+    }
+    List<FaultWindow> inWindow = windows(from, b.start, who(a.client, b.client));
+    boolean server = inWindow.stream().anyMatch(FaultWindow::server);
+    List<String> causes = inWindow.stream().map(FaultWindow::label).toList();
+    if (inWindow.isEmpty()) {
+      boolean promised = mutex && (lostNotification || !expiry);
+      return new Exclusion(false, causes, promised, promised ? (expiry ? "MUTEX and LOST_NOTIFICATION"
+          : "MUTEX, without lease expiry") + " (no fault in the window)"
+          : "MUTEX with LOST_NOTIFICATION (or without LEASE_EXPIRY) not declared");
+    }
+    return new Exclusion(server, causes, promise(server, lostNotification, faultTolerant),
+        promiseText(server, lostNotification, faultTolerant));
   }
 
   /** Whether a holder is promised to hear of its loss before another grant, with a server fault in the window or not. */
@@ -429,10 +443,23 @@ public final class Checker {
       }
       Lease p = previous.put(l.name, l);
       if (p != null && l.token <= p.token) {
+        boolean kept = promised;
+        String why = promise;
+        if (promised && !p.client.equals(l.client) && p.effectiveEnd.seq() > l.start.seq()) {
+          // the two leases overlapped: where that overlap is a lease exclusion nothing promises (two servers granting
+          // at once in a failover), the grants' order as their clients reported it is not the order the servers
+          // decided them in, which is the order their tokens follow
+          Exclusion x = exclusion(p, l);
+          if (!x.promised()) {
+            kept = false;
+            why = "not an order: the two grants overlapped, and that lease exclusion is not promised (" + x.promise()
+                + "); tokens follow the order the servers decided the grants in, not the order their clients "
+                + "reported them";
+          }
+        }
         violations.add(new Violation(Kind.TOKEN_ORDER, l.name, l.client + " was granted token " + l.token + " at seq "
             + l.start.seq() + ", not above token " + p.token + " of the grant before it (" + p.describe() + ")",
-            List.of(p.start.seq(), l.start.seq()), causes(p.start, l.start, who(p.client, l.client)),
-            promised, promise));
+            List.of(p.start.seq(), l.start.seq()), causes(p.start, l.start, who(p.client, l.client)), kept, why));
       }
     }
   }
