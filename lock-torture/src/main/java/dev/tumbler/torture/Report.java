@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -301,8 +302,12 @@ public final class Report {
         h.append("<text x=\"").append(fmt(x + 2)).append("\" y=\"12\" fill=\"#888\">").append(s).append("s</text>");
       }
     }
-    // fault windows, behind everything
-    for (FaultWindow w : a.faults()) {
+    // fault windows, behind everything; a window's label only where it does not run into the one before (every window
+    // keeps its shading and its hover title)
+    double labelEnd = Double.NEGATIVE_INFINITY;
+    List<FaultWindow> byStart = new ArrayList<>(a.faults());
+    byStart.sort(Comparator.comparingLong(w -> w.start().at()));
+    for (FaultWindow w : byStart) {
       double x1 = left + w.start().at() / 1000.0 * pxPerSec;
       double x2 = left + w.end().at() / 1000.0 * pxPerSec;
       String fill = w.server() ? "rgba(219,68,55,.18)" : "rgba(66,133,244,.18)";
@@ -310,10 +315,11 @@ public final class Report {
           .append(fmt(Math.max(2, x2 - x1))).append("\" height=\"").append(height - top).append("\" fill=\"")
           .append(fill).append("\"><title>").append(esc(w.label() + ": " + sec(w.start().at()) + " to "
               + sec(w.end().at()) + (w.end().detail() != null ? " (" + w.end().detail() + ")" : ""))).append("</title></rect>");
-      if (x2 - x1 > 30 || !detail) {
+      String text = w.kind() + (detail && w.target() != null ? " " + w.target() : "");
+      if ((x2 - x1 > 30 || !detail) && x1 >= labelEnd) {
         h.append("<text x=\"").append(fmt(x1 + 2)).append("\" y=\"").append(height - 6).append("\" fill=\"")
-            .append(w.server() ? "#a33" : "#2a5db0").append("\">").append(esc(w.kind() + (detail && w.target() != null
-                ? " " + w.target() : ""))).append("</text>");
+            .append(w.server() ? "#a33" : "#2a5db0").append("\">").append(esc(text)).append("</text>");
+        labelEnd = x1 + 2 + text.length() * 6.5 + 4; // about the width of the report's 11 px sans-serif
       }
     }
     // bands
