@@ -47,8 +47,10 @@ public final class PostgresServer implements Server {
   public static PostgresServer start(Path workDir, String id) {
     try {
       Files.createDirectories(workDir);
-      Path data = Files.createTempDirectory(workDir, "data-");
       for (int tries = 0; ; tries++) {
+        // a data directory per attempt: an attempt that failed inside the start may still hold the file lock of its
+        // directory in this JVM (the next attempt on it failed with OverlappingFileLockException)
+        Path data = Files.createTempDirectory(workDir, "data-");
         PostgresServer pg = new PostgresServer(Processes.freePort(), data, workDir, id);
         try {
           pg.restart();
