@@ -37,7 +37,10 @@ abstract class SemaphoresGroup extends TckGroup {
     assertEquals(3, b.availablePermits(), "availablePermits() of a new semaphore");
     Lease two = held(a.tryAcquire(2, GRANT_WAIT), "free permits were refused");
     eventually(SLACK, "availablePermits() did not fall to 1 with 2 of 3 out", () -> b.availablePermits() == 1);
-    assertEquals(1, a.availablePermits());
+    // "as last known; may be stale the moment it returns": the holder's own handle too (seen once on a native target
+    // in a loaded build: 3 from the holder's handle just after the other handle had seen 1)
+    eventually(SLACK, "availablePermits() of the holder's handle did not fall to 1 with 2 of 3 out",
+        () -> a.availablePermits() == 1);
     two.release();
     eventually(SLACK, "availablePermits() did not come back to 3", () -> b.availablePermits() == 3);
   }
