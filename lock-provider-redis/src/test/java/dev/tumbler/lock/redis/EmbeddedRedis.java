@@ -19,10 +19,23 @@ final class EmbeddedRedis implements AutoCloseable {
     this.port = port;
   }
 
+  /**
+   * Starts a server on a free port; on another port if the first was taken between the probe and the bind (another
+   * module's tests run beside these and take ports of the same range).
+   */
   static EmbeddedRedis start() {
-    EmbeddedRedis r = new EmbeddedRedis(freePort());
-    r.restart();
-    return r;
+    RuntimeException last = null;
+    for (int i = 0; i < 5; i++) {
+      EmbeddedRedis r = new EmbeddedRedis(freePort());
+      try {
+        r.restart();
+        return r;
+      } catch (RuntimeException e) {
+        last = e;
+        r.stop();
+      }
+    }
+    throw last;
   }
 
   int port() {
