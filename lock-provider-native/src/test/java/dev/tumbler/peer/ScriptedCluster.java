@@ -217,9 +217,20 @@ public class ScriptedCluster {
    * everything: the answer, or null when none came.
    */
   public Integer permits(String node, String name, int limit) {
+    long id = askPermits(node, name, limit);
+    drain();
+    return permitsAnswer(id);
+  }
+
+  /** Asks {@code node} how many permits of {@code name} are free for a handle of {@code limit}; returns the query id. */
+  public long askPermits(String node, String name, int limit) {
     long id = nextQueryId++;
     step(node, new Input.PermitsQuery<>(id, name, limit));
-    drain();
+    return id;
+  }
+
+  /** The answer to permits query {@code id}, or null while none came. */
+  public Integer permitsAnswer(long id) {
     Output.Permits<Envelope> p = permitAnswers.get(id);
     return p == null ? null : p.available();
   }

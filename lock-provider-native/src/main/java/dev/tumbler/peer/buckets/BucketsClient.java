@@ -35,7 +35,6 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
    * can be granted its permits (DESIGN's lease rule).
    */
   private final LostGrants<Req> lost;
-  private final Map<Long, Query> queries = new LinkedHashMap<>();
   /** The permits of each name out at the server, as it last said, less what this node released since. */
   private final Map<String, Long> lastTotal = new HashMap<>();
 
@@ -70,8 +69,6 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
       this.name = name;
     }
   }
-
-  private record Query(long id, String name, int limit) {}
 
   BucketsClient(BucketsCore core, BucketsServer server, int bucketSize, boolean locks) {
     this.core = core;
@@ -170,19 +167,16 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
 
   @Override
   public void permitsQuery(Input.PermitsQuery<BucketsMessage> q) {
-    Query query = new Query(q.queryId(), BucketsCore.SEMAPHORE_PREFIX + q.name(), q.limit());
-    if (core.reachable()) {
-      queries.put(q.queryId(), query);
-      core.toServer(new BucketsMessage.Query(core.inc(), q.queryId(), query.name()));
-    } else {
-      core.emit(new Output.Permits<>(q.queryId(), query.name(), available(query)));
-    }
+    String name = BucketsCore.SEMAPHORE_PREFIX + q.name();
+    int limit = q.limit();
+    core.ask(q.queryId(), name, name, new BucketsMessage.Query(core.inc(), q.queryId(), name),
+        () -> new Output.Permits<>(q.queryId(), name, available(name, limit)));
   }
 
-  /** What is left of {@code q}'s handle's permits by the server's last word: its limit less the permits out. */
-  private int available(Query q) {
-    long total = lastTotal.getOrDefault(q.name(), 0L);
-    return (int) Math.max(0, q.limit() - total);
+  /** What is left of a handle of {@code limit} permits by the server's last word: its limit less the permits out. */
+  private int available(String name, int limit) {
+    long total = lastTotal.getOrDefault(name, 0L);
+    return (int) Math.max(0, limit - total);
   }
 
   // ================================================================ the machine's hooks
@@ -377,10 +371,7 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
 
   private void total(BucketsMessage.Total t) {
     lastTotal.put(t.name(), t.total());
-    Query q = queries.remove(t.queryId());
-    if (q != null) {
-      core.emit(new Output.Permits<>(q.id(), q.name(), available(q)));
-    }
+    core.answered(t.queryId(), t.name());
   }
 
   /** A held grant is lost; one whose window closed is kept a quarter term before it goes back ({@link LostGrants}). */

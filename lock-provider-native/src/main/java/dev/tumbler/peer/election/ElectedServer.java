@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.SortedSet;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -42,7 +43,8 @@ import java.util.random.RandomGenerator;
  *       serves (a local message, R-5); asked again every third of a term while they wait (the keep-alive, L-4); a
  *       single attempt fails at once when no server is reachable; a wait rides out a failover and fails
  *       {@code UNAVAILABLE} only once the node can tell that no quorum can form around it ({@link QuorumWatch}).
- *   <li><b>Holder queries</b>, asked of the server and answered unknown after {@code peerTimeout}.
+ *   <li><b>Queries</b> (who holds a name, how many permits are free), asked of the server and answered by what this
+ *       node knows when no server is reachable or none answers within {@code peerTimeout}: every query ends.
  *   <li><b>One timer</b>, set to the earliest moment anything is due, on either side; and the tokens of a term
  *       ({@code term·2^37 + counter·2^low}, {@link #nextToken}).
  * </ul>
@@ -52,7 +54,7 @@ import java.util.random.RandomGenerator;
  * <p>One step: the client's {@link Client#expire} (windows that closed are told first, whatever the input), the
  * input, then the local messages this step sent to this node's other side, then the timer. A timer tick runs the
  * server's {@link Server#tick} while this node serves, then the client side: the restatement if due, the client's
- * {@link Client#tick}, holder queries that timed out, and the waiting requests. Not thread safe, like every core.
+ * {@link Client#tick}, queries that timed out, and the waiting requests. Not thread safe, like every core.
  *
  * @param <M> the algorithm's messages
  * @param <R> its clients' requests
@@ -194,8 +196,11 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
 
   private record Local<M>(String from, M message) {}
 
-  /** A holder query asked of the server: the name as asked, its name on the wire, and when asked. */
-  private record Ask(String name, String wireName, long askedAt) {}
+  /**
+   * A query asked of the server: the name as asked, its name on the wire, when asked, and the answer by what this node
+   * knows, given when the server does not answer in time.
+   */
+  private record Ask<M extends PeerMessage>(String name, String wireName, long askedAt, Supplier<Output<M>> byNode) {}
 
   /** Test-only mutation, read at the first step: a new server grants at once, with no grace for the holders before. */
   public boolean mutationNoGrace;
@@ -232,7 +237,7 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
   private ServerView view;
   private long counter;
   private final Map<Long, R> reqs = new LinkedHashMap<>();
-  private final Map<Long, Ask> asks = new LinkedHashMap<>();
+  private final Map<Long, Ask<M>> asks = new LinkedHashMap<>();
 
   /**
    * @param algorithm the algorithm's name
@@ -436,7 +441,7 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
       var e = i.next();
       if (now >= e.getValue().askedAt() + peerTimeout) {
         i.remove();
-        out.add(new Output.Holder<>(e.getKey(), e.getValue().name(), ""));
+        out.add(e.getValue().byNode().get());
       }
     }
     for (R r : List.copyOf(reqs.values())) {
@@ -461,7 +466,7 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
         next = Math.min(next, reachable ? Math.min(r.lastSent + term / 3, quorum.lostAt()) : quorum.lostAt());
       }
     }
-    for (Ask a : asks.values()) {
+    for (Ask<M> a : asks.values()) {
       next = Math.min(next, a.askedAt() + peerTimeout);
     }
     if (view.serving()) {
@@ -715,19 +720,48 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
 
   /** Asks the server who holds {@code wireName} for {@code query}; unknown at once with no server. */
   public final void askHolder(Input.HolderQuery<M> query, String wireName, M message) {
+    ask(query.queryId(), query.name(), wireName, message, () -> Output.Holder.unknown(query));
+  }
+
+  /**
+   * Asks the server query {@code queryId} about {@code wireName} ({@code message}); when no server is reachable, at
+   * once, or when none answers within {@code peerTimeout}, the query ends with {@code byNode}'s answer (what this node
+   * knows). The server's answer comes back through {@link #answered} or {@link #holderAnswered}.
+   */
+  public final void ask(long queryId, String name, String wireName, M message, Supplier<Output<M>> byNode) {
     if (!view.reachable(up)) {
-      out.add(Output.Holder.unknown(query));
+      out.add(byNode.get());
       return;
     }
-    asks.put(query.queryId(), new Ask(query.name(), wireName, now));
+    asks.put(queryId, new Ask<>(name, wireName, now, byNode));
     toServer(message);
+  }
+
+  /**
+   * The server answered query {@code queryId} about {@code wireName} and the caller took in what it said: if the query
+   * waits, it ends with its answer by what this node now knows.
+   */
+  public final void answered(long queryId, String wireName) {
+    Ask<M> a = take(queryId, wireName);
+    if (a != null) {
+      out.add(a.byNode().get());
+    }
+  }
+
+  /** The query {@code queryId} about {@code wireName}, forgotten, or null if none waits. */
+  private Ask<M> take(long queryId, String wireName) {
+    Ask<M> a = asks.get(queryId);
+    if (a == null || !a.wireName().equals(wireName)) {
+      return null;
+    }
+    asks.remove(queryId);
+    return a;
   }
 
   /** The server of {@code term} answers holder query {@code queryId} about {@code wireName}: {@code tag} holds it. */
   public final void holderAnswered(String from, long term, long queryId, String wireName, String tag) {
-    Ask a = asks.get(queryId);
-    if (a != null && view.fromServer(from, term) && a.wireName().equals(wireName)) {
-      asks.remove(queryId);
+    Ask<M> a = view.fromServer(from, term) ? take(queryId, wireName) : null;
+    if (a != null) {
       out.add(new Output.Holder<>(queryId, a.name(), tag));
     }
   }

@@ -211,6 +211,26 @@ class BucketsCoreTest {
   }
 
   @Test
+  void aPermitsQueryTheServerLeavesUnansweredEndsAfterThePeerTimeoutWithTheNodesLastWord() {
+    // the server's answer held back on a link that stays up: the query ends by what the node knows, not never
+    // (a node that kept every unanswered query grew without bound while a caller polled a quiet server)
+    ScriptedCluster c = cluster(3, 8, 0);
+    String s = server(c);
+    String n = client(c, s);
+    String other = c.ids.stream().filter(id -> !id.equals(s) && !id.equals(n)).findFirst().orElseThrow();
+    assertTrue(held(c, c.acquire(n, Claim.permits("k", 2, 3))));
+    assertEquals(1, c.permits(other, "k", 3), "the server's word");
+    c.slow(s, other);
+    long q = c.askPermits(other, "k", 3);
+    c.advance(PEER_TIMEOUT - MS);
+    assertNull(c.permitsAnswer(q), "the server may still answer");
+    c.advance(2 * MS);
+    assertEquals(1, c.permitsAnswer(q), "after peerTimeout: the server's last word, by the node");
+    c.fast(s, other); // the late answer ends nothing more (a second answer would fail the cluster's check)
+    assertEquals(1, c.permitsAnswer(q));
+  }
+
+  @Test
   void aHolderCutOffIsToldFirstAndItsPermitsComeBackATermAfterItsLastRenewal() {
     // K-V6
     ScriptedCluster c = cluster(3, 9, 0);
