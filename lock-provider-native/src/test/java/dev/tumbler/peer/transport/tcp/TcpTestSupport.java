@@ -181,20 +181,22 @@ final class TcpTestSupport {
       delivered.computeIfAbsent(peer, k -> new CopyOnWriteArrayList<>()).add(payload);
     }
 
+    // the event goes in before the state flips: a test that waits for isUp to change then reads the events must find
+    // it there (a loaded run saw [up] after waiting for down)
     @Override
-    public void peerUp(String peer) {
+    public synchronized void peerUp(String peer) {
+      events.add("up " + peer);
       if (up.put(peer, true) == Boolean.TRUE) {
         violations.add("up twice in a row: " + peer);
       }
-      events.add("up " + peer);
     }
 
     @Override
-    public void peerDown(String peer) {
+    public synchronized void peerDown(String peer) {
+      events.add("down " + peer);
       if (up.put(peer, false) != Boolean.TRUE) {
         violations.add("down while not up: " + peer);
       }
-      events.add("down " + peer);
     }
 
     boolean isUp(String peer) {
