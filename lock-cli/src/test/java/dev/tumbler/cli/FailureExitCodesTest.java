@@ -12,9 +12,8 @@ import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ProviderInfo;
 import dev.tumbler.lock.spi.LockProvider;
 import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -46,12 +45,6 @@ class FailureExitCodesTest {
     return f;
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
-  }
-
   /** Exit {@code code}, and one line on stderr that holds every one of {@code parts} and no secret. */
   private static void assertOneLine(Result r, int code, String... parts) {
     assertEquals(code, r.code(), r.toString());
@@ -64,7 +57,7 @@ class FailureExitCodesTest {
 
   @Test
   void aRefusedRedisPasswordIs77ForRunAndLocks() throws Exception {
-    int port = freePort();
+    int port = LoopbackPorts.freePort();
     RedisServer redis = RedisServer.builder().port(port).bind("127.0.0.1").setting("save \"\"")
         .setting("appendonly no").setting("requirepass " + RIGHT).build();
     redis.start();
@@ -125,12 +118,12 @@ class FailureExitCodesTest {
   /** A thin client's wrong {@code clientSecret}: refused at once, not after {@code peerTimeout} as an outage. */
   @Test
   void aRefusedClientSecretIs77AtOnce() throws Exception {
-    int clientPort = freePort();
+    int clientPort = LoopbackPorts.freePort();
     Properties member = new Properties();
     member.setProperty("secret", "the members' secret, 0123456");
     member.setProperty("clientSecret", RIGHT);
     Duration peerTimeout = Duration.ofSeconds(20);
-    try (LockService m = LockProviders.connect("lock:native://127.0.0.1:" + freePort() + "?algorithm=lease"
+    try (LockService m = LockProviders.connect("lock:native://127.0.0.1:" + LoopbackPorts.freePort() + "?algorithm=lease"
         + "&leaseTime=2s&clientListen=127.0.0.1:" + clientPort, member)) {
       long start = System.nanoTime();
       Result r = run("run", "--url", "lock:native://127.0.0.1:" + clientPort + "?algorithm=lease&leaseTime=2s"

@@ -3,9 +3,7 @@ package dev.tumbler.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -56,19 +54,11 @@ class FlockCounterScriptTest {
         "the member killed served a client: " + out);
   }
 
-  private static List<String> freePorts(int n) throws IOException {
-    List<ServerSocket> held = new ArrayList<>();
+  /** {@code n} distinct loopback ports below the ephemeral range ({@link LoopbackPorts}). */
+  private static List<String> freePorts(int n) {
     List<String> ports = new ArrayList<>();
-    try {
-      for (int i = 0; i < n; i++) {
-        ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-        held.add(s);
-        ports.add(Integer.toString(s.getLocalPort()));
-      }
-    } finally {
-      for (ServerSocket s : held) {
-        s.close();
-      }
+    for (int i = 0; i < n; i++) {
+      ports.add(Integer.toString(LoopbackPorts.freePort()));
     }
     return ports;
   }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tumbler.lock.tck.LoopbackPorts;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -26,15 +27,9 @@ class NodeCommandTest {
   @TempDir
   Path dir;
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
-  }
-
   @Test
   void aNodePrintsItsIdListensAndStopsCleanly() throws Exception {
-    int port = freePort();
+    int port = LoopbackPorts.freePort();
     Path secret = dir.resolve("secret");
     Files.writeString(secret, "node-command-test-secret\n");
     CommandLine cl = Tumbler.commandLine();
@@ -46,7 +41,7 @@ class NodeCommandTest {
     node.env = Map.of(); // this machine's TUMBLER_ variables, if any, are not this test's
     AtomicInteger code = new AtomicInteger(-1);
     Thread t = Thread.ofPlatform().start(() -> code.set(cl.execute("node", "--listen", "127.0.0.1:" + port,
-        "--peers", "127.0.0.1:" + freePortQuietly(), "--algorithm", "ricart-agrawala", "--secret-file",
+        "--peers", "127.0.0.1:" + LoopbackPorts.freePort(), "--algorithm", "ricart-agrawala", "--secret-file",
         secret.toString())));
     long deadline = System.nanoTime() + 20_000_000_000L;
     while (!out.toString().contains(" up: ") && System.nanoTime() < deadline && t.isAlive()) {
@@ -112,9 +107,9 @@ class NodeCommandTest {
 
   @Test
   void anUnknownParameterIsRefusedByTheProviderAndToldWhereItCameFrom() throws IOException {
-    int port = freePort();
+    int port = LoopbackPorts.freePort();
     CliTestSupport.Result r = node(Map.of("TUMBLER_SECRET", "a-secret-of-sixteen-bytes", "TUMBLER_LEASE_TIMEOUT",
-        "10s"), "--listen", "127.0.0.1:" + port, "--peers", "127.0.0.1:" + freePort(), "--algorithm", "lease");
+        "10s"), "--listen", "127.0.0.1:" + port, "--peers", "127.0.0.1:" + LoopbackPorts.freePort(), "--algorithm", "lease");
     assertEquals(ExitCodes.CONFIG, r.code(), r.toString());
     assertTrue(r.err().contains("unknown parameter [leaseTimeout] for provider 'native'"), r.toString());
     assertTrue(r.err().contains("(leaseTimeout from environment variable TUMBLER_LEASE_TIMEOUT)"), r.toString());
@@ -131,12 +126,12 @@ class NodeCommandTest {
   @Test
   void clientListenOnAnAlgorithmWithoutTermsIsAConfigurationError() throws IOException {
     for (String algorithm : new String[] {"lamport", "ricart-agrawala"}) {
-      int port = freePort();
-      int clientPort = freePort();
+      int port = LoopbackPorts.freePort();
+      int clientPort = LoopbackPorts.freePort();
       Path log = dir.resolve(algorithm + ".log");
       CliTestSupport.Result r = node(Map.of("TUMBLER_SECRET", "a-secret-of-sixteen-bytes", "TUMBLER_CLIENT_SECRET",
           "a-client-secret-of-16", "TUMBLER_CLIENT_LISTEN", "127.0.0.1:" + clientPort, "TUMBLER_LOG", log.toString()),
-          "--listen", "127.0.0.1:" + port, "--peers", "127.0.0.1:" + freePort(), "--algorithm", algorithm);
+          "--listen", "127.0.0.1:" + port, "--peers", "127.0.0.1:" + LoopbackPorts.freePort(), "--algorithm", algorithm);
       assertEquals(ExitCodes.CONFIG, r.code(), r.toString());
       assertTrue(r.err().contains("tumbler node: key 'clientListen' (from environment variable TUMBLER_CLIENT_LISTEN): "
           + "algorithm " + algorithm + " (key 'algorithm' from option --algorithm) cannot serve thin clients"),
@@ -163,7 +158,7 @@ class NodeCommandTest {
     Files.writeString(config, "algorithm=lease\nkeyStorePasswd=hunter2\n");
     Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("rw-r--r--"));
     Map<String, String> env = Map.of("TUMBLER_SECRET", "a-secret-of-sixteen-bytes");
-    String[] where = {"--listen", "127.0.0.1:" + freePort(), "--peers", "127.0.0.1:" + freePort()};
+    String[] where = {"--listen", "127.0.0.1:" + LoopbackPorts.freePort(), "--peers", "127.0.0.1:" + LoopbackPorts.freePort()};
     CliTestSupport.Result readable = node(env, concat(where, "--config", config.toString()));
     assertEquals(ExitCodes.CONFIG, readable.code(), readable.toString());
     assertTrue(readable.err().contains("holds a secret (key 'keyStorePasswd' at " + config + ":2) but group or others "
@@ -197,7 +192,7 @@ class NodeCommandTest {
 
   @Test
   void aNodeLogsToARotatingFileWhenTold() throws Exception {
-    int port = freePort();
+    int port = LoopbackPorts.freePort();
     Path log = dir.resolve("logs").resolve("node.log");
     Files.createDirectories(log.getParent());
     CommandLine cl = Tumbler.commandLine();
@@ -210,7 +205,7 @@ class NodeCommandTest {
         "TUMBLER_LOG_MAX_SIZE", "300", "TUMBLER_LOG_FILES", "2");
     AtomicInteger code = new AtomicInteger(-1);
     Thread t = Thread.ofPlatform().start(() -> code.set(cl.execute("node", "--listen", "127.0.0.1:" + port,
-        "--peers", "127.0.0.1:" + freePortQuietly())));
+        "--peers", "127.0.0.1:" + LoopbackPorts.freePort())));
     long deadline = System.nanoTime() + 20_000_000_000L;
     while (node.status() != NodeStatus.SERVING && System.nanoTime() < deadline && t.isAlive()) {
       Thread.sleep(20);
@@ -243,14 +238,6 @@ class NodeCommandTest {
     for (String s : new String[] {"--config=FILE", "--client-secret-file=FILE", "--param=KEY=VALUE", "clientListen",
         "TUMBLER_CLIENT_LISTEN", "logMaxSize", "TUMBLER_LOG_FILES", "An option wins over the environment"}) {
       assertTrue(r.out().contains(s), s + " in:\n" + r.out());
-    }
-  }
-
-  private static int freePortQuietly() {
-    try {
-      return freePort();
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
     }
   }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -15,7 +16,6 @@ import java.io.StringWriter;
 import java.io.Writer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.URI;
@@ -51,12 +51,6 @@ class NodeEndpointTest {
 
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(5)).build();
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
-  }
 
   /**
    * The command's output, held up at the first line that holds a given text until the test lets it go: the node
@@ -120,9 +114,9 @@ class NodeEndpointTest {
 
   @Test
   void healthAndMetricsFollowTheNodeFromStartToStop() throws Exception {
-    int self = freePort();
-    int peer = freePort();
-    int httpPort = freePort();
+    int self = LoopbackPorts.freePort();
+    int peer = LoopbackPorts.freePort();
+    int httpPort = LoopbackPorts.freePort();
     Path config = dir.resolve("node1.conf");
     Files.writeString(config, "# member 1 of 2\nlisten=127.0.0.1:" + self + "\npeers=127.0.0.1:" + peer
         + "\nalgorithm=lease\nhttp=127.0.0.1:" + httpPort + "\n");

@@ -9,7 +9,7 @@ import dev.tumbler.lock.CredentialsRefusedException;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
-import dev.tumbler.peer.TestPorts;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -41,9 +41,9 @@ class ClientCredentialTest {
 
   @Test
   void aWrongClientSecretFailsTheConnectAtOnceNamingTheParameterAndTheMemberSaysSoOnce() throws Exception {
-    int port = TestPorts.freePort();
-    int clientPort = TestPorts.freePort();
-    int nobody = TestPorts.freePort();
+    int port = LoopbackPorts.freePort();
+    int clientPort = LoopbackPorts.freePort();
+    int nobody = LoopbackPorts.freePort();
     Properties memberSecrets = clientSecret(CLIENT_SECRET);
     memberSecrets.setProperty("secret", SECRET);
     String clientUrl = "lock:native://127.0.0.1:" + clientPort + ",127.0.0.1:" + nobody

@@ -4,9 +4,9 @@ import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.tck.FaultInjector;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import dev.tumbler.lock.tck.TckTarget;
 import dev.tumbler.lock.tck.TcpProxy;
-import dev.tumbler.peer.TestPorts;
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
 import dev.tumbler.peer.node.NodeStats;
@@ -57,7 +57,7 @@ final class NativeClientTargets {
     Algorithm<?> a = Algorithms.byName(algorithm).orElseThrow();
     List<String> clientListen = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      clientListen.add("127.0.0.1:" + TestPorts.freePort());
+      clientListen.add("127.0.0.1:" + LoopbackPorts.freePort());
     }
     int[] k = {0};
     String membersT = "&leaseTime=" + NativeTargets.LEASE_TIME.toMillis() + "ms";

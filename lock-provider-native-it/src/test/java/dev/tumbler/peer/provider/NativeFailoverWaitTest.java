@@ -12,8 +12,8 @@ import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ServiceClosedException;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.AbstractLockService;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import dev.tumbler.lock.tck.TcpProxy;
-import dev.tumbler.peer.TestPorts;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.transport.Transport;
 import java.nio.file.Files;
@@ -338,7 +338,7 @@ class NativeFailoverWaitTest {
   private static List<String> ports(int n) {
     List<String> l = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      l.add("127.0.0.1:" + TestPorts.freePort());
+      l.add("127.0.0.1:" + LoopbackPorts.freePort());
     }
     return l;
   }

@@ -4,9 +4,9 @@ import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.tck.FaultInjector;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import dev.tumbler.lock.tck.TckTarget;
 import dev.tumbler.lock.tck.TcpProxy;
-import dev.tumbler.peer.TestPorts;
 import dev.tumbler.peer.algorithm.Algorithm;
 import dev.tumbler.peer.algorithm.Algorithms;
 import dev.tumbler.peer.core.Observation;
@@ -400,7 +400,7 @@ final class NativeTargets {
 
     /** Starts node {@code i} again (a fresh node, empty state), on its address. */
     void startNode(int i) {
-      anchors.set(i, TestPorts.retryBind(LINK_WAIT, () -> LockProviders.connect(urls.get(i))));
+      anchors.set(i, LoopbackPorts.retryBind(LINK_WAIT, () -> LockProviders.connect(urls.get(i))));
     }
 
     @Override
@@ -481,7 +481,7 @@ final class NativeTargets {
   static Cluster tcp(String algorithm, Duration peerTimeout, java.util.function.UnaryOperator<String> tweak) {
     List<String> ids = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      ids.add("127.0.0.1:" + TestPorts.freePort());
+      ids.add("127.0.0.1:" + LoopbackPorts.freePort());
     }
     Map<String, TcpProxy> proxies = new LinkedHashMap<>();
     List<String> urls = new ArrayList<>();

@@ -1,9 +1,6 @@
 package dev.tumbler.lock.redis;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import redis.clients.jedis.Jedis;
 import redis.embedded.RedisServer;
 
@@ -26,7 +23,7 @@ final class EmbeddedRedis implements AutoCloseable {
   static EmbeddedRedis start() {
     RuntimeException last = null;
     for (int i = 0; i < 5; i++) {
-      EmbeddedRedis r = new EmbeddedRedis(freePort());
+      EmbeddedRedis r = new EmbeddedRedis(LoopbackPorts.freePort());
       try {
         r.restart();
         return r;
@@ -100,12 +97,4 @@ final class EmbeddedRedis implements AutoCloseable {
     stop();
   }
 
-  static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
 }

@@ -11,7 +11,6 @@ import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LeaseLostEvent;
-import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
@@ -19,6 +18,7 @@ import dev.tumbler.lock.ReadWriteLock;
 import dev.tumbler.lock.Semaphore;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.LeaseRenewer;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -368,7 +368,7 @@ class RedisProviderTest {
 
   @Test
   void unreachableServerIsServiceUnavailable() {
-    int port = EmbeddedRedis.freePort();
+    int port = LoopbackPorts.freePort();
     ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class,
         () -> LockProviders.connect("lock:redis://127.0.0.1:" + port + "?timeout=300ms"));
     assertTrue(e.getMessage().contains(Integer.toString(port)), e.getMessage());

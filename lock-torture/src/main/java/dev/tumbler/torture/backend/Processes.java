@@ -1,9 +1,8 @@
 package dev.tumbler.torture.backend;
 
+import dev.tumbler.lock.tck.LoopbackPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,14 +39,9 @@ public final class Processes {
     return p;
   }
 
-  /** A loopback port that was free a moment ago. */
+  /** A loopback port below the ephemeral range that was free a moment ago ({@link LoopbackPorts}). */
   public static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return LoopbackPorts.freePort();
   }
 
   /** A new temporary directory. */

@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tumbler.peer.TestPorts;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import dev.tumbler.peer.transport.tcp.RawClient.Sealers;
 import dev.tumbler.peer.transport.tcp.TcpTestSupport.Sequenced;
 import java.nio.ByteBuffer;
@@ -164,7 +164,7 @@ class TcpClientTransportTest {
     c.send(clientListen, new byte[] {2}); // dropped: down
 
     Sequenced rm2 = new Sequenced();
-    TcpTransport m2 = TestPorts.retryBind(Duration.ofSeconds(10),
+    TcpTransport m2 = LoopbackPorts.retryBind(Duration.ofSeconds(10),
         () -> member(memberConfig(self, List.of(), clientListen).build(), rm2));
     assertEquals(Sockets.portOf(clientListen), m2.clientPort());
     await("up again with the new member", () -> rc.isUp(clientListen) && rm2.isUp(c.self()));

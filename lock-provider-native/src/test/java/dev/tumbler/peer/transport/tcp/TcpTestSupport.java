@@ -3,7 +3,7 @@ package dev.tumbler.peer.transport.tcp;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.tumbler.peer.TestPorts;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import dev.tumbler.peer.transport.Transport;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,10 +32,10 @@ final class TcpTestSupport {
 
   /**
    * A port that was free a moment ago (the transports under test bind it themselves), below the
-   * ephemeral range so that no outgoing connection takes it meanwhile: see {@link TestPorts}.
+   * ephemeral range so that no outgoing connection takes it meanwhile: see {@link LoopbackPorts}.
    */
   static int freePort() throws IOException {
-    return TestPorts.freePort();
+    return LoopbackPorts.freePort();
   }
 
   static String id(int port) {

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tumbler.peer.TestPorts;
+import dev.tumbler.lock.tck.LoopbackPorts;
 import dev.tumbler.peer.transport.tcp.TcpTestSupport.Recorder;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -154,7 +154,7 @@ class TcpTransportTest {
 
     Recorder rb2 = new Recorder();
     // the same port again: a connection of tb1 still closing may hold it for a moment
-    TcpTransport tb2 = TestPorts.retryBind(java.time.Duration.ofSeconds(10), () -> start(b, List.of(a, b), rb2));
+    TcpTransport tb2 = LoopbackPorts.retryBind(java.time.Duration.ofSeconds(10), () -> start(b, List.of(a, b), rb2));
     await("a sees b up again", () -> ra.isUp(b) && rb2.isUp(a));
     assertEquals(List.of("up " + b, "down " + b, "up " + b), ra.events.subList(0, 3));
     ta.send(b, new byte[] {3});

@@ -1,4 +1,4 @@
-package dev.tumbler.peer;
+package dev.tumbler.lock.tck;
 
 import java.io.IOException;
 import java.net.BindException;
@@ -12,26 +12,31 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 
 /**
- * Loopback ports for tests whose peers must listen on a port known in advance (and get it back after a
- * restart).
+ * Loopback ports for servers that must listen on a port known in advance (and get it back after a restart): the
+ * peers of a native cluster, an embedded Redis or PostgreSQL, the processes of a torture run. Every such port of the
+ * project's tests and of {@code tumbler torture} comes from here.
  *
  * <p>Why not {@code new ServerSocket(0)}: that hands out a port from the kernel's ephemeral range, and a
  * port of that range that is free for a moment can be taken by <em>any</em> outgoing connection on the
  * machine — another test, another build, or a node of the test itself redialling the stopped peer (which
- * can even connect to itself, TCP's simultaneous open). The restarted peer then fails to bind with
- * "Address already in use". Ports below the ephemeral range are only ever taken by an explicit bind, so
+ * can even connect to itself, TCP's simultaneous open). The server then fails to bind with
+ * "Address already in use" (seen: a restarted native peer, an embedded Redis and PostgreSQL started beside another
+ * module's tests). Ports below the ephemeral range are only ever taken by an explicit bind, so
  * this picks a random one there that binds now.
  *
- * <p>Several test JVMs run side by side (surefire's {@code forkCount}): each takes ports only from its own
- * slice of the range, chosen by the {@value #FORK_PROPERTY} system property ({@code fork-N}, N being surefire's fork number), so
- * that a port one JVM freed to restart a peer on is never picked by the other. Thread safe.
+ * <p>Several test JVMs run side by side (surefire's {@code forkCount}, and modules built at once): each takes ports
+ * only from one slice of the range, chosen by the {@value #FORK_PROPERTY} system property ({@code fork-N}, N being
+ * surefire's fork number) and the JVM's working directory (its module), so that a port one JVM freed to restart a
+ * server on is not picked by a JVM of the same module; JVMs of two modules that land on one slice still only meet
+ * through a bind that fails, and the starts retry. Without the property (a run of its own) the whole range is used.
+ * Thread safe.
  */
-public final class TestPorts {
+public final class LoopbackPorts {
   private static final int LOW = 20_000;
   /** Set by the build to surefire's fork number (1, 2, …); absent when a test runs on its own. */
   static final String FORK_PROPERTY = "tumbler.test.fork";
-  /** The range is cut into this many slices, one per fork number (modulo). */
-  private static final int SLICES = 8;
+  /** The range is cut into this many slices; a JVM takes one by its fork number and module. */
+  private static final int SLICES = 16;
   /** The property's form, {@code fork-N}: the build cannot pass a bare placeholder (Maven empties it). */
   private static final java.util.regex.Pattern FORK = java.util.regex.Pattern.compile("fork-(\\d{1,6})");
   /**
@@ -40,11 +45,12 @@ public final class TestPorts {
    */
   private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-  private TestPorts() {}
+  private LoopbackPorts() {}
 
   /** A loopback port below the ephemeral range that was free a moment ago, never one handed out before. */
   public static int freePort() {
-    int[] slice = slice(LOW, Math.max(LOW + 4000, ephemeralLow() - 1), System.getProperty(FORK_PROPERTY));
+    int[] slice = slice(LOW, Math.max(LOW + 4000, ephemeralLow() - 1), System.getProperty(FORK_PROPERTY),
+        System.getProperty("user.dir", ""));
     for (int attempt = 0; attempt < 200; attempt++) {
       int port = ThreadLocalRandom.current().nextInt(slice[0], slice[1]);
       if (!HANDED_OUT.add(port)) {
@@ -61,13 +67,16 @@ public final class TestPorts {
     throw new IllegalStateException("no free loopback port in [" + slice[0] + ", " + slice[1] + ")");
   }
 
-  /** The part {@code [from, to)} of {@code [low, high)} for a fork number; all of it when there is none. */
-  static int[] slice(int low, int high, String fork) {
+  /**
+   * The part {@code [from, to)} of {@code [low, high)} for a fork number and a module; all of it when there is no fork
+   * number. Two forks of one module never share a slice.
+   */
+  static int[] slice(int low, int high, String fork, String module) {
     java.util.regex.Matcher m = fork == null ? null : FORK.matcher(fork.strip());
     if (m == null || !m.matches()) {
       return new int[] {low, high};
     }
-    int k = Integer.parseInt(m.group(1)) % SLICES;
+    int k = Math.floorMod(Integer.parseInt(m.group(1)) + module.hashCode(), SLICES);
     int width = (high - low) / SLICES;
     return new int[] {low + k * width, low + (k + 1) * width};
   }
