@@ -18,9 +18,14 @@ import java.util.Objects;
  */
 public record JavaCommand(Path java, String classPath, String tumblerMain, List<String> options) {
 
-  /** The options every child gets unless told otherwise. */
-  public static final List<String> DEFAULT_OPTIONS = List.of("-Xmx256m", "-XX:+UseSerialGC",
-      "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xshare:auto");
+  /**
+   * The options every child gets unless told otherwise: a small heap, C1 only (a child's work is waiting, not
+   * computing), and the default collector: a child holds leases, and on a busy machine a serial collection stops
+   * every thread of it for as long as its one thread waits for a core (up to 1.6 s seen in the suite's JVMs), long
+   * enough to cost a short lease its renewal; G1's two threads kept those pauses to a few hundred milliseconds.
+   */
+  public static final List<String> DEFAULT_OPTIONS = List.of("-Xmx256m", "-XX:TieredStopAtLevel=1",
+      "-XX:-UsePerfData", "-Xshare:auto");
 
   public JavaCommand {
     Objects.requireNonNull(java, "java");
