@@ -69,9 +69,10 @@ import org.junit.jupiter.api.function.Executable;
  * another holder is granted), never speed.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@ExtendWith(TckConditions.class)
+@ExtendWith({TckConditions.class, TckTargetNames.class})
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-// TckConditions is package-private on purpose: JUnit instantiates it (the package is open to JUnit), not a subclass
+// TckConditions and TckTargetNames are package-private on purpose: JUnit instantiates them (the package is open to
+// JUnit), not a subclass
 @SuppressWarnings("exports")
 public abstract class LockTck {
 
