@@ -141,29 +141,8 @@ final class Advisory {
         if (s.dead) {
           throw new SQLException("the session was dropped", "08003");
         }
-        if (p.mode() == 'P') {
-          Permits got = tryPermits(s.connection, p, permits, maxPermits);
-          if (got != null) {
-            granted = new AdvisoryLease(this, service, p, s, got.token(), permits, sent, got.slots());
-          }
-        } else {
-          String sql = p.isElection() ? electionSql : p.mode() == 'S' ? sharedSql : lockSql;
-          Long token;
-          try (PreparedStatement st = s.connection.prepareStatement(sql)) {
-            int i = 1;
-            if (p.isElection()) {
-              st.setString(i++, owner.length() > 63 ? owner.substring(0, 63) : owner);
-            }
-            st.setLong(i, keyOf(p.key()));
-            try (ResultSet rs = st.executeQuery()) {
-              rs.next();
-              token = rs.getObject(1, Long.class);
-            }
-          }
-          if (token != null) {
-            granted = new AdvisoryLease(this, service, p, s, token, permits, sent, null);
-          }
-        }
+        // run to its end even if interrupted: a cut read would end the session, and every lock it holds with it
+        granted = JdbcLockService.uncut(() -> grantOn(s, p, owner, permits, maxPermits, sent));
       }
       if (granted == null) {
         return null;
@@ -195,6 +174,29 @@ final class Advisory {
         unreserve(s, p.key());
       }
     }
+  }
+
+  /** One try for {@code p} on session {@code s}, whose monitor the caller holds: the lease, or null. */
+  private AdvisoryLease grantOn(Session s, Primitive p, String owner, int permits, int maxPermits, long sent)
+      throws SQLException {
+    if (p.mode() == 'P') {
+      Permits got = tryPermits(s.connection, p, permits, maxPermits);
+      return got == null ? null : new AdvisoryLease(this, service, p, s, got.token(), permits, sent, got.slots());
+    }
+    String sql = p.isElection() ? electionSql : p.mode() == 'S' ? sharedSql : lockSql;
+    Long token;
+    try (PreparedStatement st = s.connection.prepareStatement(sql)) {
+      int i = 1;
+      if (p.isElection()) {
+        st.setString(i++, owner.length() > 63 ? owner.substring(0, 63) : owner);
+      }
+      st.setLong(i, keyOf(p.key()));
+      try (ResultSet rs = st.executeQuery()) {
+        rs.next();
+        token = rs.getObject(1, Long.class);
+      }
+    }
+    return token == null ? null : new AdvisoryLease(this, service, p, s, token, permits, sent, null);
   }
 
   /** A semaphore's grant: the slot locks taken and the token drawn after them. */
@@ -258,7 +260,10 @@ final class Advisory {
           return; // dropped: its connection is closed, and its locks went with its session
         }
         try {
-          unlock(s.connection, p, lease.slots());
+          JdbcLockService.uncut(() -> {
+            unlock(s.connection, p, lease.slots());
+            return null;
+          });
         } catch (SQLException | RuntimeException e) {
           failed = e;
         }
@@ -427,7 +432,10 @@ final class Advisory {
         return;
       }
       try {
-        unlock(s.connection, p, slotsOf(p.key(), maxPermits));
+        JdbcLockService.uncut(() -> {
+          unlock(s.connection, p, slotsOf(p.key(), maxPermits));
+          return null;
+        });
         return;
       } catch (SQLException | RuntimeException e) {
         cause.addSuppressed(e);

@@ -33,7 +33,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
@@ -110,6 +115,12 @@ final class JdbcLockService extends AbstractLockService {
    */
   static final long LATE_MILLIS = 500;
   private static final Executor DIRECT = Runnable::run;
+  /**
+   * Platform threads for the statements a virtual thread sends ({@link #uncut}); one per call in flight, so never more
+   * than the connections borrowed; an idle one ends after a minute.
+   */
+  private static final ExecutorService STATEMENTS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
+      new SynchronousQueue<>(), Thread.ofPlatform().daemon().name("tumbler-jdbc-statements-", 0).factory());
 
   static final Set<Capability> CAPABILITIES = Set.of(Capability.MUTEX, Capability.READ_WRITE,
       Capability.SEMAPHORE, Capability.FENCING, Capability.LEASE_EXPIRY, Capability.LOST_NOTIFICATION,
@@ -506,11 +517,15 @@ final class JdbcLockService extends AbstractLockService {
    */
   private void leaveLine(Primitive p, String waiterId, Deadline deadline) {
     boolean interrupted = Thread.interrupted();
-    try (Connection c = borrow(deadline, "leaving the line of " + p.describe(), true);
-        PreparedStatement s = c.prepareStatement(dequeueSql)) {
-      s.setString(1, p.key());
-      s.setString(2, waiterId);
-      s.execute();
+    try {
+      Connection c = borrow(deadline, "leaving the line of " + p.describe(), true);
+      uncut(() -> {
+        try (c; PreparedStatement s = c.prepareStatement(dequeueSql)) {
+          s.setString(1, p.key());
+          s.setString(2, waiterId);
+          return s.execute();
+        }
+      });
     } catch (SQLException | RuntimeException | InterruptedException e) {
       LOG.debug("leaving the line of {} failed; the place expires in the database: {}", p.describe(), e.toString());
     } finally {
@@ -581,7 +596,11 @@ final class JdbcLockService extends AbstractLockService {
     Connection c = borrow(deadline, "acquiring " + p.describe(), true);
     Attempt a;
     try {
-      a = grant(c, p, holder, waiterId, join, owner, permits, maxPermits, sent);
+      a = uncut(() -> {
+        try (c) {
+          return grant(c, p, holder, waiterId, join, owner, permits, maxPermits, sent);
+        }
+      });
     } catch (SQLException | RuntimeException e) {
       // the grant may have committed with its reply lost: give back whatever it may have granted, at once but
       // in the background, so that an unreachable database does not stretch this wait
@@ -596,8 +615,6 @@ final class JdbcLockService extends AbstractLockService {
         return new Attempt(null, FIRST_BACKOFF_MILLIS);
       }
       throw translate("acquiring " + p.describe(), e);
-    } finally {
-      closeQuietly(c);
     }
     if (Thread.interrupted()) {
       if (a.lease() != null) {
@@ -827,32 +844,42 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   boolean renew(Primitive p, String holder) {
-    try (Connection c = borrow("renewing " + p.describe())) {
-      c.setAutoCommit(false);
-      try {
-        lockKey(c, p.key());
-        int n;
-        try (PreparedStatement s = c.prepareStatement(renewSql)) {
-          s.setString(1, p.key());
-          s.setString(2, holder);
-          n = s.executeUpdate();
+    try {
+      Connection c = borrow("renewing " + p.describe());
+      return uncut(() -> {
+        try (c) {
+          c.setAutoCommit(false);
+          try {
+            lockKey(c, p.key());
+            int n;
+            try (PreparedStatement s = c.prepareStatement(renewSql)) {
+              s.setString(1, p.key());
+              s.setString(2, holder);
+              n = s.executeUpdate();
+            }
+            c.commit();
+            return n == 1;
+          } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(c, e);
+            throw e;
+          }
         }
-        c.commit();
-        return n == 1;
-      } catch (SQLException | RuntimeException e) {
-        rollbackQuietly(c, e);
-        throw e;
-      }
+      });
     } catch (SQLException | RuntimeException e) {
       throw translate("renewing " + p.describe(), e);
     }
   }
 
   void release(Primitive p, String holder) {
-    try (Connection c = borrow("releasing " + p.describe()); PreparedStatement s = c.prepareStatement(releaseSql)) {
-      s.setString(1, p.key());
-      s.setString(2, holder);
-      s.execute();
+    try {
+      Connection c = borrow("releasing " + p.describe());
+      uncut(() -> {
+        try (c; PreparedStatement s = c.prepareStatement(releaseSql)) {
+          s.setString(1, p.key());
+          s.setString(2, holder);
+          return s.execute();
+        }
+      });
     } catch (SQLException | RuntimeException e) {
       throw translate("releasing " + p.describe(), e);
     } finally {
@@ -885,21 +912,31 @@ final class JdbcLockService extends AbstractLockService {
 
   /**
    * A connection for a call that has no deadline of its own (a renewal, a release, a listing): the pool's
-   * own {@code connectionTimeout} bounds the borrow.
+   * own {@code connectionTimeout} bounds the borrow. An interrupt does not cut it short (a release in a
+   * {@code finally} after an interrupt must still reach the database); the caller keeps its interrupt status.
    *
    * @throws ServiceUnavailableException if none comes: naming the pool when all its connections were in use
    */
   private Connection borrow(String what) {
+    boolean interrupted = Thread.interrupted();
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(hikari == null ? 0 : hikari.getConnectionTimeout());
     try {
-      return dataSource.getConnection();
-    } catch (SQLException | RuntimeException e) {
-      if (Thread.currentThread().isInterrupted()) {
-        // HikariCP turns an interrupt into an SQLException and keeps the status; the caller (a renewal, a
-        // release) cannot throw InterruptedException: the call did not reach the database, and says so
-        throw new ServiceUnavailableException("interrupted while waiting for a connection to the " + dialect.name()
-            + " database of " + info().url() + " for " + what, e);
+      while (true) {
+        try {
+          return dataSource.getConnection();
+        } catch (SQLException | RuntimeException e) {
+          // HikariCP turns an interrupt that came meanwhile into an SQLException and sets the status: again
+          if (Thread.interrupted() && System.nanoTime() - end < 0) {
+            interrupted = true;
+            continue;
+          }
+          throw noConnection(what, e);
+        }
       }
-      throw noConnection(what, e);
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -961,6 +998,54 @@ final class JdbcLockService extends AbstractLockService {
       }
     }
     return c;
+  }
+
+  /** Statements on a borrowed connection, for {@link #uncut}. */
+  @FunctionalInterface
+  interface SqlWork<T> {
+    T run() throws SQLException;
+  }
+
+  /**
+   * Runs {@code work} (statements on a connection already borrowed, which it closes) to its end whatever interrupts
+   * come. On a virtual thread an interrupt closes the socket of a blocking read, but the database goes on with the
+   * statement it was given: a grant or a place in line is committed after the acquire it belonged to gave up, and
+   * the undo that acquire sent first found nothing to undo (a place in line held up a semaphore for a term), or a
+   * release never reaches the database at all. On such a thread the work runs on a platform thread, whose reads an
+   * interrupt does not touch, and the caller waits for it (every statement is bounded by the timeout) and keeps its
+   * interrupt status for what it does next. On a platform thread it runs here.
+   */
+  static <T> T uncut(SqlWork<T> work) throws SQLException {
+    if (!Thread.currentThread().isVirtual()) {
+      return work.run();
+    }
+    Future<T> f = STATEMENTS.submit(work::run);
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return f.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          Throwable cause = e.getCause();
+          if (cause instanceof SQLException q) {
+            throw q;
+          }
+          if (cause instanceof RuntimeException r) {
+            throw r;
+          }
+          if (cause instanceof Error err) {
+            throw err;
+          }
+          throw new IllegalStateException(cause);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   private static void closeQuietly(Connection c) {

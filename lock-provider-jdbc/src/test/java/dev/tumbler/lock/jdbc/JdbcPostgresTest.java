@@ -172,6 +172,75 @@ class JdbcPostgresTest {
     }
   }
 
+  /**
+   * An interrupt on a virtual thread closes the socket of a blocking read, and PostgreSQL goes on with the statement
+   * it was given: the waiter's place in line (or a grant) is committed after the interrupted acquire gave up, with
+   * nobody left to undo it, and it held up the line for a term (the suite's {@code Semaphores.interruptHoldsNothing}
+   * on a loaded machine). The grant statement is held at the name's row lock here, so that the interrupt lands in
+   * it; once the row is let go, the waiter must leave nothing behind.
+   */
+  @Test
+  void interruptOnAVirtualThreadLeavesNoPlaceInLine() throws Exception {
+    try (LockService a = connect("vcut_locks", ""); LockService b = connect("vcut_locks", "");
+        LockService c = connect("vcut_locks", "")) {
+      Lease one = a.semaphore("s", 2).acquire(1);
+      AtomicReference<Throwable> ended = new AtomicReference<>();
+      try (Connection admin = pg.admin()) {
+        admin.setAutoCommit(false);
+        try (Statement st = admin.createStatement()) {
+          st.execute("SELECT lock_key FROM vcut_locks_keys FOR UPDATE");
+        }
+        Thread waiter = Thread.ofVirtual().start(() -> {
+          try {
+            b.semaphore("s", 2).tryAcquire(2, Duration.ofSeconds(10));
+            ended.set(new AssertionError("the wait ended without an interrupt"));
+          } catch (Throwable t) {
+            ended.set(t);
+          }
+        });
+        Thread.sleep(300); // the attempt's statement now waits for the row lock (lock_timeout 1 s)
+        waiter.interrupt();
+        assertTrue(waiter.join(Duration.ofSeconds(5)), "the interrupted wait did not end");
+        assertTrue(ended.get() instanceof InterruptedException, "the interrupted wait ended with " + ended.get());
+        admin.rollback(); // the statement the interrupt cut off goes on now
+      }
+      long end = System.nanoTime() + Duration.ofSeconds(1).toNanos(); // half the term the place would last
+      long left = count("SELECT COUNT(*) FROM vcut_locks_queue");
+      while (left > 0 && System.nanoTime() - end < 0) {
+        Thread.sleep(20);
+        left = count("SELECT COUNT(*) FROM vcut_locks_queue");
+      }
+      assertEquals(0, left, "the interrupted waiter's place in line outlived it");
+      one.release();
+      c.semaphore("s", 2).tryAcquire(2, Duration.ZERO).orElseThrow(
+          () -> new AssertionError("the interrupted waiter still held up the line")).release();
+    }
+  }
+
+  /** A release in a {@code finally} after an interrupt, on a virtual thread, still frees the lock. */
+  @Test
+  void releaseOnAnInterruptedVirtualThreadFreesTheLock() throws Exception {
+    try (LockService a = connect("vrel_locks", ""); LockService b = connect("vrel_locks", "")) {
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      Thread t = Thread.ofVirtual().start(() -> {
+        try {
+          Lease l = a.lock("job").acquire();
+          Thread.currentThread().interrupt(); // the work under the lock was interrupted
+          l.release();
+          assertTrue(Thread.currentThread().isInterrupted(), "the release swallowed the caller's interrupt");
+        } catch (Throwable e) {
+          failure.set(e);
+        }
+      });
+      assertTrue(t.join(Duration.ofSeconds(10)), "the release did not end");
+      if (failure.get() != null) {
+        throw new AssertionError("the release on an interrupted virtual thread failed", failure.get());
+      }
+      b.lock("job").tryAcquire(Duration.ZERO).orElseThrow(
+          () -> new AssertionError("the lock released on an interrupted virtual thread stayed held")).release();
+    }
+  }
+
   @Test
   void schemaVersion1IsMigratedOnlyWhenAsked() throws Exception {
     sql("DROP TABLE IF EXISTS v1_locks, v1_locks_keys, v1_locks_meta, v1_locks_queue", "DROP SEQUENCE IF EXISTS v1_locks_fence",
