@@ -168,6 +168,10 @@ abstract class ContentionGroup extends TckGroup {
     AtomicInteger maxOccupancy = new AtomicInteger();
     AtomicInteger grants = new AtomicInteger();
     List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+    // when anyone was last granted: spinning tries promise no thread its turn (no provider is fair to
+    // tryAcquire(ZERO)), only that the lock keeps being granted while they spin
+    AtomicLong lastGrant = new AtomicLong(System.nanoTime());
+    long stall = GRANT_WAIT.multipliedBy(2).toNanos();
     List<Job<Void>> jobs = new ArrayList<>();
     for (int s = 0; s < SERVICES; s++) {
       LockService svc = open();
@@ -176,17 +180,20 @@ abstract class ContentionGroup extends TckGroup {
           Lock lock = svc.lock(n);
           for (int r = 0; r < ROUNDS; r++) {
             Lease l = null;
-            long end = System.nanoTime() + GRANT_WAIT.multipliedBy(2).toNanos();
             while (l == null) {
               Optional<Lease> o = spin ? lock.tryAcquire(Duration.ZERO) : lock.tryAcquire(GRANT_WAIT.multipliedBy(2));
               if (o.isPresent()) {
                 l = o.get();
-              } else if (!spin || System.nanoTime() - end > 0) {
+              } else if (!spin) {
                 throw new AssertionError("no grant within " + GRANT_WAIT.multipliedBy(2));
+              } else if (System.nanoTime() - lastGrant.get() > stall) {
+                throw new AssertionError("nobody was granted the lock for " + GRANT_WAIT.multipliedBy(2)
+                    + " while " + SERVICES * THREADS + " threads tried it with tryAcquire(ZERO)");
               } else {
                 Thread.sleep(ThreadLocalRandom.current().nextInt(1, 4));
               }
             }
+            lastGrant.set(System.nanoTime());
             int o = occupancy.incrementAndGet();
             maxOccupancy.accumulateAndGet(o, Math::max);
             grants.incrementAndGet();
