@@ -160,6 +160,11 @@ final class JdbcLockService extends AbstractLockService {
   private final String deleteExpiredWaitersSql;
   private final String enqueueSql;
   private final String refreshWaiterSql;
+  /** How many live waiters that block it are ahead of a waiter in line ({@link #behindInLine}): for reads, others. */
+  private final String aheadOfReadSql;
+  private final String aheadSql;
+  /** A live place in line kept another term, without the name's row lock. */
+  private final String keepPlaceSql;
   private final String dequeueSql;
   /** The one-call grant per mode ({@code X}, {@code S}, {@code P}), or null where the dialect has none. */
   private final Map<Character, NamedSql> oneCallGrantSql;
@@ -212,6 +217,11 @@ final class JdbcLockService extends AbstractLockService {
     this.refreshWaiterSql = "UPDATE " + t.queue() + " SET expires_at = " + d.nowPlusMillis(termMs)
         + " WHERE lock_key = ? AND waiter = ?";
     this.dequeueSql = d.dequeue(t.queue(), t.channel());
+    this.aheadSql = "SELECT COUNT(*) FROM " + t.queue() + " q WHERE q.lock_key = ? AND q.expires_at > " + d.now()
+        + " AND q.ticket < (SELECT m.ticket FROM " + t.queue() + " m WHERE m.lock_key = ? AND m.waiter = ? AND m.expires_at > "
+        + d.now() + ")";
+    this.keepPlaceSql = refreshWaiterSql + " AND expires_at > " + d.now();
+    this.aheadOfReadSql = aheadSql.replace(" AND q.ticket <", " AND q.mode <> 'S' AND q.ticket <");
     this.oneCallGrantSql = d.grantsInOneCall() && advisory == null
         ? Map.of('X', oneCallGrantSql(t, d, 'X', termMs), 'S', oneCallGrantSql(t, d, 'S', termMs),
             'P', oneCallGrantSql(t, d, 'P', termMs))
@@ -429,6 +439,7 @@ final class JdbcLockService extends AbstractLockService {
     // this acquire's place in the name's line (lease mode): joined by its first attempt that is not granted
     String waiterId = advisory == null ? serviceId + ":w" + sequence.incrementAndGet() : null;
     boolean inLine = false;
+    long placeKeptAt = Long.MIN_VALUE; // when a look at the line last kept this waiter's place
     boolean unreachable = false;
     AbstractLease granted = null;
     // counted until it has undone what it must (an uncertain grant, its place in line): close() waits for it
@@ -444,7 +455,16 @@ final class JdbcLockService extends AbstractLockService {
         // (an attempt that fails may have joined all the same: the wait leaves the line when it ends)
         inLine |= join;
         try {
-          a = attempt(p, owner, waiterId, join, permits, maxPermits, deadline);
+          long now = ticker().read();
+          boolean keep = placeKeptAt == Long.MIN_VALUE || now - placeKeptAt >= leaseNanos / 3;
+          if (waiter != null && join && behindInLine(p, waiterId, keep, deadline)) {
+            a = new Attempt(null, -1);
+            if (keep) {
+              placeKeptAt = now;
+            }
+          } else {
+            a = attempt(p, owner, waiterId, join, permits, maxPermits, deadline);
+          }
           outageStart = 0;
         } catch (ServiceUnavailableException e) {
           long now = ticker().read();
@@ -508,6 +528,43 @@ final class JdbcLockService extends AbstractLockService {
           inFlight.notifyAll();
         }
       }
+    }
+  }
+
+  /**
+   * Whether a live waiter this one must not pass is ahead of it in line, read without the name's row lock (and, when
+   * {@code keep}, its place kept another term first). Only the first in line then takes that lock to try: were every
+   * waiter woken by a release to try, each would queue for the row lock and push the first one's try back; on H2,
+   * whose try is six statements under the lock, a hot lock's first waiter saw its tries time out until its place had
+   * lapsed, and went to the back of the line (a waiter ungranted for 30 s on a loaded machine). False when it is not
+   * in line (any more), when nothing is ahead of it, or when the read fails: then the try itself decides.
+   */
+  private boolean behindInLine(Primitive p, String waiterId, boolean keep, Deadline deadline)
+      throws InterruptedException {
+    try (Connection c = borrow(deadline, "looking at the line of " + p.describe(), true)) {
+      if (keep) {
+        try (PreparedStatement s = c.prepareStatement(keepPlaceSql)) {
+          s.setString(1, p.key());
+          s.setString(2, waiterId);
+          if (s.executeUpdate() == 0) {
+            return false;
+          }
+        }
+      }
+      try (PreparedStatement s = c.prepareStatement(p.mode() == 'S' ? aheadOfReadSql : aheadSql)) {
+        s.setString(1, p.key());
+        s.setString(2, p.key());
+        s.setString(3, waiterId);
+        try (ResultSet rs = s.executeQuery()) {
+          return rs.next() && rs.getLong(1) > 0;
+        }
+      }
+    } catch (SQLException | RuntimeException e) {
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      LOG.debug("looking at the line of {} failed; trying instead: {}", p.describe(), e.toString());
+      return false;
     }
   }
 

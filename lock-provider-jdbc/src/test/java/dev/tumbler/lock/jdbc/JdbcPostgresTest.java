@@ -217,6 +217,73 @@ class JdbcPostgresTest {
     }
   }
 
+  /**
+   * Waiters keep their places in line while the name's row lock is out of reach longer than a term (another client's
+   * transaction holds it; on a loaded machine, the tries of the waiters behind): a place is kept without that lock.
+   * Before, only a try (under the row lock) kept it, so every try timed out, every place lapsed, and the line
+   * started again in whatever order the tries came back (a waiter of a hot lock ungranted for 30 s on H2).
+   */
+  @Test
+  void waitersKeepTheirPlacesWhileTheNameRowIsLockedPastATerm() throws Exception {
+    try (LockService a = connect("keep_locks", ""); LockService b = connect("keep_locks", "");
+        LockService c = connect("keep_locks", "")) {
+      Lease held = a.lock("job").acquire();
+      AtomicReference<Lease> first = new AtomicReference<>();
+      AtomicReference<Lease> second = new AtomicReference<>();
+      Thread w1 = Thread.ofPlatform().start(() -> first.set(waitFor(b, "job")));
+      awaitCount("SELECT COUNT(*) FROM keep_locks_queue", 1);
+      Thread w2 = Thread.ofPlatform().start(() -> second.set(waitFor(c, "job")));
+      awaitCount("SELECT COUNT(*) FROM keep_locks_queue", 2);
+      String tickets = "SELECT string_agg(ticket::text, ',' ORDER BY ticket) FROM keep_locks_queue";
+      String before = text(tickets);
+      try (Connection admin = pg.admin()) {
+        admin.setAutoCommit(false);
+        try (Statement st = admin.createStatement()) {
+          st.execute("SELECT lock_key FROM keep_locks_keys FOR UPDATE");
+        }
+        Thread.sleep(LEASE.toMillis() * 7 / 4); // a place not kept for a term lapses
+        admin.rollback();
+      }
+      Thread.sleep(500); // the tries that waited for the row go on
+      // (the holder's renewals needed the row too: its lease may have lapsed, and the first waiter been granted)
+      String after = text(tickets);
+      assertTrue(after != null && List.of(before.split(",")).containsAll(List.of(after.split(","))),
+          "the waiters lost their places in line while the name's row was locked: tickets " + before + " before, "
+          + after + " after");
+      held.release();
+      w1.join(Duration.ofSeconds(10));
+      assertNotNull(first.get(), "the first waiter in line was not granted");
+      assertTrue(w2.isAlive(), "the second waiter was granted beside the first");
+      first.get().release();
+      w2.join(Duration.ofSeconds(10));
+      assertNotNull(second.get(), "the second waiter was not granted after the first");
+      second.get().release();
+    }
+  }
+
+  private static Lease waitFor(LockService s, String name) {
+    try {
+      return s.lock(name).tryAcquire(Duration.ofSeconds(30)).orElse(null);
+    } catch (InterruptedException e) {
+      return null;
+    }
+  }
+
+  private static void awaitCount(String query, long n) throws Exception {
+    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (count(query) != n) {
+      assertTrue(System.nanoTime() - end < 0, "not " + n + " rows within 10 s: " + query);
+      Thread.sleep(20);
+    }
+  }
+
+  private static String text(String query) throws Exception {
+    try (Connection c = pg.admin(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(query)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
   /** A release in a {@code finally} after an interrupt, on a virtual thread, still frees the lock. */
   @Test
   void releaseOnAnInterruptedVirtualThreadFreesTheLock() throws Exception {
