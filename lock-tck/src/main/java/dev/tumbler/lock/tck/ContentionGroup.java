@@ -172,6 +172,8 @@ abstract class ContentionGroup extends TckGroup {
     // tryAcquire(ZERO)), only that the lock keeps being granted while they spin
     AtomicLong lastGrant = new AtomicLong(System.nanoTime());
     long stall = GRANT_WAIT.multipliedBy(2).toNanos();
+    AtomicLong longestWait = new AtomicLong();
+    long started = System.nanoTime();
     List<Job<Void>> jobs = new ArrayList<>();
     for (int s = 0; s < SERVICES; s++) {
       LockService svc = open();
@@ -180,6 +182,7 @@ abstract class ContentionGroup extends TckGroup {
           Lock lock = svc.lock(n);
           for (int r = 0; r < ROUNDS; r++) {
             Lease l = null;
+            long asked = System.nanoTime();
             while (l == null) {
               Optional<Lease> o = spin ? lock.tryAcquire(Duration.ZERO) : lock.tryAcquire(GRANT_WAIT.multipliedBy(2));
               if (o.isPresent()) {
@@ -194,6 +197,7 @@ abstract class ContentionGroup extends TckGroup {
               }
             }
             lastGrant.set(System.nanoTime());
+            longestWait.accumulateAndGet(lastGrant.get() - asked, Math::max);
             int o = occupancy.incrementAndGet();
             maxOccupancy.accumulateAndGet(o, Math::max);
             grants.incrementAndGet();
@@ -213,6 +217,10 @@ abstract class ContentionGroup extends TckGroup {
     for (Job<Void> j : jobs) {
       j.get(Duration.ofSeconds(90));
     }
+    // how fair the provider is under load, to compare runs: the longest any thread waited for one grant
+    TckReport.line(String.format("[tck contention] %s %s: %d grants in %.1f s, the longest wait for one %.2f s",
+        tck.getClass().getSimpleName(), spin ? "tryAcquire(ZERO)" : "tryAcquire(wait)", grants.get(),
+        (System.nanoTime() - started) / 1e9, longestWait.get() / 1e9));
     assertEquals(1, maxOccupancy.get(), "two holders were inside the critical section at once");
     assertEquals(SERVICES * THREADS * ROUNDS, grants.get(), "grant count");
     assertEquals(grants.get(), tokens.size(), "the witness and the grant count disagree");
