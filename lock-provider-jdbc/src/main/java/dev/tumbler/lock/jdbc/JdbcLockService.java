@@ -533,11 +533,12 @@ final class JdbcLockService extends AbstractLockService {
 
   /**
    * Whether a live waiter this one must not pass is ahead of it in line, read without the name's row lock (and, when
-   * {@code keep}, its place kept another term first). Only the first in line then takes that lock to try: were every
-   * waiter woken by a release to try, each would queue for the row lock and push the first one's try back; on H2,
-   * whose try is six statements under the lock, a hot lock's first waiter saw its tries time out until its place had
-   * lapsed, and went to the back of the line (a waiter ungranted for 30 s on a loaded machine). False when it is not
-   * in line (any more), when nothing is ahead of it, or when the read fails: then the try itself decides.
+   * {@code keep}, its place kept another term first). Only the first in line then takes that lock to try. A place
+   * was kept only by a try, under the row lock: while the row was out of reach for a term (another client's
+   * transaction; on a loaded machine, the tries of every waiter a release woke, six statements each on H2), every try
+   * timed out, every place lapsed, and the line began again in whatever order the tries came back
+   * ({@code JdbcPostgresTest.waitersKeepTheirPlacesWhileTheNameRowIsLockedPastATerm}). False when it is not in line
+   * (any more), when nothing is ahead of it, or when the read fails: then the try itself decides.
    */
   private boolean behindInLine(Primitive p, String waiterId, boolean keep, Deadline deadline)
       throws InterruptedException {

@@ -330,10 +330,7 @@ class JdbcPostgresTest {
   }
 
   private static long count(String query) throws Exception {
-    try (Connection c = pg.admin(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(query)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return Long.parseLong(text(query));
   }
 
   /**
