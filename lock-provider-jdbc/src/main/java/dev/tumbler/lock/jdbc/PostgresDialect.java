@@ -76,13 +76,19 @@ final class PostgresDialect implements Dialect {
     return "42P01".equals(e.getSQLState());
   }
 
+  /** The least time a new connection is given to log in, whatever the {@code timeout}. */
+  static final long MIN_LOGIN_SECONDS = 5;
+
   @Override
   public Map<String, String> timeoutProperties(Duration timeout) {
     long ms = timeout.toMillis();
     String seconds = Long.toString(Math.max(1, (ms + 999) / 1000));
     Map<String, String> p = new LinkedHashMap<>();
     p.put("connectTimeout", seconds);
-    p.put("loginTimeout", seconds);
+    // opening a session (a new backend process) takes longer than a statement on a busy server: a 1 s timeout failed
+    // a service's first connection with "Connection attempt timed out" in a suite run. It bounds connect()'s first
+    // connection and the pool's openings in the background; a wait's borrow keeps its own bound (JdbcLockService)
+    p.put("loginTimeout", Long.toString(Math.max(MIN_LOGIN_SECONDS, (ms + 999) / 1000)));
     // a reply that does not come within the timeout (a partition) fails the call; a little above the
     // server-side limits below, which end a waiting statement first and leave the connection usable
     p.put("socketTimeout", Long.toString(Math.max(2, (ms + 999) / 1000 + 1)));

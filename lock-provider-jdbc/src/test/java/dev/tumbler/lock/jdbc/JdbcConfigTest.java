@@ -20,6 +20,15 @@ import org.junit.jupiter.api.Test;
 
 /** URLs, parameters, secrets and a DataSource passed in code; on in-memory H2. */
 class JdbcConfigTest {
+
+  /** A new session gets 5 s to log in however short the call timeout (a 1 s login failed a suite run's connect). */
+  @Test
+  void aNewSessionIsGivenAtLeastFiveSecondsToLogIn() {
+    java.util.Map<String, String> oneSecond = new PostgresDialect().timeoutProperties(java.time.Duration.ofSeconds(1));
+    assertEquals("5", oneSecond.get("loginTimeout"));
+    assertEquals("1", oneSecond.get("connectTimeout"), "a TCP connect keeps the call timeout");
+    assertEquals("7", new PostgresDialect().timeoutProperties(java.time.Duration.ofSeconds(7)).get("loginTimeout"));
+  }
   private static final String SECRET = "s3cret-" + UUID.randomUUID();
 
   private static String h2() {
