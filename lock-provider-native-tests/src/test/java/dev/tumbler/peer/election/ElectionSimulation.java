@@ -110,8 +110,8 @@ final class ElectionSimulation {
 
   /** The command that replays {@code seed} of {@code testClass} and prints its trace. */
   static String replay(String testClass, long seed) {
-    return "mvn -B -ntp -o -q -pl lock-provider-native -am test -Dtest=" + testClass + " -Delection.seed=" + seed
-        + " -Dsurefire.failIfNoSpecifiedTests=false";
+    return "mvn -B -ntp -o -q -pl lock-provider-native-tests -am test -Dtest=" + testClass
+        + " -Delection.seed=" + seed + " -Dsurefire.failIfNoSpecifiedTests=false";
   }
 
   static String ms(long nanos) {
