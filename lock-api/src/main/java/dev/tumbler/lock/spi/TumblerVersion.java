@@ -32,7 +32,7 @@ public final class TumblerVersion {
   /**
    * {@value #UNKNOWN} when the resource is missing or unfiltered (a build outside Maven, such as an IDE's
    * own compiler without resource filtering): a version is information, and a provider must still load
-   * without it. lock-api's tests check that the Maven build fills it in.
+   * without it. lock-api's tests (module lock-api-tests) check that the Maven build fills it in.
    */
   private static String load() {
     Properties p = new Properties();
