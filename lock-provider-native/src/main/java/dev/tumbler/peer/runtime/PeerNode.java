@@ -658,6 +658,15 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
   }
 
+  /**
+   * Runs {@code tell} once the step lock is released and every lost listener started so far has returned (or had
+   * {@link #LOST_LISTENER_GRACE_MILLIS}): what a step tells after a loss is heard after it.
+   */
+  private void afterLostListeners(Runnable tell) {
+    CompletableFuture<Void> after = lostDelivered;
+    completions.add(after.isDone() ? tell : () -> after.thenRun(tell));
+  }
+
   /** Completes {@code future} with {@code value} once the step lock is released. */
   private <T> void completeLater(CompletableFuture<T> future, T value) {
     completions.add(() -> future.complete(value));
@@ -730,9 +739,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           TxClaim c = txClaims.get(g.requestId());
           Outcome granted = Outcome.granted(g);
           // after the lost listeners started before it, like any grant of this node
-          CompletableFuture<Void> after = lostDelivered;
-          Runnable tell = () -> c.listener().granted(granted);
-          completions.add(after.isDone() ? tell : () -> after.thenRun(tell));
+          afterLostListeners(() -> c.listener().granted(granted));
         }
         case Output.Granted<M> g -> {
           grants.incrementAndGet();
@@ -755,14 +762,16 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
                 submit(new Input.Release<>(id));
               }
             };
-            CompletableFuture<Void> after = lostDelivered;
-            completions.add(after.isDone() ? handOver : () -> after.thenRun(handOver));
+            afterLostListeners(handOver);
           }
         }
         case Output.Failed<M> f when txClaims.containsKey(f.requestId()) -> {
           TxClaim c = txClaims.remove(f.requestId());
           Outcome failed = Outcome.failed(f.requestId(), f.name(), f.failure(), f.missingPeers(), f.detail());
-          completions.add(() -> c.listener().failed(failed));
+          // after the lost listeners of the claims the core told lost first: an abort loses the held claims, then
+          // fails the waiting ones, and a transaction told of the failure ends (its holder closes it, releasing the
+          // held claims) before a lost listener that had not run yet could be told
+          afterLostListeners(() -> c.listener().failed(failed));
         }
         case Output.Failed<M> f -> {
           Waiting w = waiting.remove(f.requestId());
@@ -795,9 +804,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           if (tx != null) {
             forgetTransaction(a.txId());
             // after the lost listeners of its claims, which the core told first
-            CompletableFuture<Void> after = lostDelivered;
-            Runnable tell = () -> tx.listener().aborted(a.failure(), a.missingPeers(), a.detail());
-            completions.add(after.isDone() ? tell : () -> after.thenRun(tell));
+            afterLostListeners(() -> tx.listener().aborted(a.failure(), a.missingPeers(), a.detail()));
           }
         }
         case Output.Renewed<M> r -> completeRenewals(r.requestId(), new Renewal(true, r.sentAt(), r.validUntil(),

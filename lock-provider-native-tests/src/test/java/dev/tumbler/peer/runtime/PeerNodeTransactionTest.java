@@ -1,0 +1,121 @@
+package dev.tumbler.peer.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tumbler.lock.TransactionOptions.Quorum;
+import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Output;
+import dev.tumbler.peer.core.ProtocolCore;
+import dev.tumbler.peer.core.TxOptions;
+import dev.tumbler.peer.lamport.LamportCodec;
+import dev.tumbler.peer.lamport.LamportMessage;
+import dev.tumbler.peer.transport.InMemoryNetwork;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a transaction hears from its node comes after the lost listeners of the claims the core told lost before it.
+ * An abort loses the transaction's held claims, fails its waiting ones, then aborts it; a holder told of the failure
+ * ends the transaction (its {@code await} throws, it closes), and closing releases the held claims' leases, after
+ * which a loss is no longer reported. So if the failure were told before a lost listener had run, the holder's
+ * {@code onLost} never heard the claim taken from it: the TCK's {@code Transactions.deadlockAbort} through a thin
+ * client failed that way now and then ("no onLost listener heard of the lock given up to break the deadlock").
+ */
+class PeerNodeTransactionTest {
+
+  @Test
+  void aTransactionHearsItsClaimFailAndItsAbortAfterTheLostListenersOfItsHeldClaims() throws Exception {
+    ScriptedCore core = new ScriptedCore();
+    InMemoryNetwork net = new InMemoryNetwork("tx-order-" + System.nanoTime(), Set.of(core.self()));
+    try (PeerNode<LamportMessage> node = new PeerNode<>(core, new LamportCodec(), net.transport(core.self()),
+        Ticker.system())) {
+      node.start();
+      AtomicBoolean lostReturned = new AtomicBoolean();
+      AtomicReference<Boolean> failedAfterLost = new AtomicReference<>();
+      AtomicReference<Boolean> abortedAfterLost = new AtomicReference<>();
+      CountDownLatch granted = new CountDownLatch(1);
+      CountDownLatch ended = new CountDownLatch(2);
+      long tx = node.begin("s1", new TxOptions(true, Quorum.ALL, List.of(), 0), new PeerNode.TransactionListener() {
+        @Override
+        public void granted(PeerNode.Outcome o) {
+          granted.countDown();
+        }
+
+        @Override
+        public void failed(PeerNode.Outcome o) {
+          failedAfterLost.set(lostReturned.get());
+          ended.countDown();
+        }
+
+        @Override
+        public void aborted(Output.Failure failure, Set<String> missingPeers, String detail) {
+          abortedAfterLost.set(lostReturned.get());
+          ended.countDown();
+        }
+      });
+
+      long held = node.newRequestId();
+      core.answers.add(List.of(new Output.Granted<>(held, "t/x", 7)));
+      node.acquire(held, tx, Claim.tx(List.of("t", "x"), Claim.Mode.WRITE));
+      assertTrue(granted.await(5, TimeUnit.SECONDS), "the first claim was not granted");
+      CountDownLatch letListenerReturn = new CountDownLatch(1);
+      node.onLost(held, (reason, detail) -> {
+        try {
+          letListenerReturn.await(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        lostReturned.set(true);
+      });
+
+      // the second claim closes a deadlock; the core aborts the transaction: the held claim lost, the waiting one
+      // failed, the transaction aborted, in one step
+      long waiting = node.newRequestId();
+      core.answers.add(List.of(
+          new Output.Lost<>(held, "t/x", Output.LostReason.DEADLOCK, "chosen to break a deadlock"),
+          new Output.Failed<>(waiting, "t/y", Output.Failure.DEADLOCK, Set.of(), "chosen to break a deadlock"),
+          new Output.TxAborted<>(tx, Output.Failure.DEADLOCK, Set.of(), "chosen to break a deadlock")));
+      node.acquire(waiting, tx, Claim.tx(List.of("t", "y"), Claim.Mode.WRITE));
+
+      letListenerReturn.countDown();
+      assertTrue(ended.await(5, TimeUnit.SECONDS), "the transaction did not hear its failure and abort");
+      assertEquals(Boolean.TRUE, failedAfterLost.get(),
+          "the failed claim was told while the lost listener of the held claim had not returned");
+      assertEquals(Boolean.TRUE, abortedAfterLost.get(),
+          "the abort was told while the lost listener of the held claim had not returned");
+    }
+  }
+
+  /** A core that answers each acquire with the outputs queued for it, and everything else with nothing. */
+  private static final class ScriptedCore implements ProtocolCore<LamportMessage> {
+    final Queue<List<Output<LamportMessage>>> answers = new ArrayDeque<>();
+
+    @Override
+    public List<Output<LamportMessage>> step(long now, Input<LamportMessage> input) {
+      if (input instanceof Input.Acquire<LamportMessage> && !answers.isEmpty()) {
+        return answers.poll();
+      }
+      return List.of();
+    }
+
+    @Override
+    public String self() {
+      return "n1";
+    }
+
+    @Override
+    public String algorithm() {
+      return "scripted";
+    }
+  }
+}
