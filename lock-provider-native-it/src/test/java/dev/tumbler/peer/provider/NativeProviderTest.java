@@ -195,6 +195,32 @@ class NativeProviderTest {
     }
   }
 
+  /**
+   * The elected algorithms put a term in the token's high bits, and a node that starts with no peer to learn from
+   * takes its first term from the wall clock in 16-second units: a single node stopped and started again within
+   * the same 16 s (an embedded {@code lock:native:local} reopened, an application context refreshed) began the same
+   * term again, and its first tokens repeated the old ones. A node now starts above every node this JVM started
+   * before; the default local node's semaphores are elected too.
+   */
+  @ParameterizedTest
+  @CsvSource({"lease,lock", "bakery,lock", "buckets,lock", "lamport,semaphore"})
+  void tokensOfAnElectedAlgorithmKeepIncreasingWhenTheNodeStartsAgainAtOnce(String algorithm, String kind)
+      throws InterruptedException {
+    String url = "lock:native:mem/" + cluster() + "?node=solo&algorithm=" + algorithm;
+    long last = 0;
+    for (int life = 0; life < 3; life++) {
+      try (LockService s = LockProviders.connect(url)) {
+        for (int i = 0; i < 3; i++) {
+          Lease l = kind.equals("lock") ? s.lock("restart").acquire() : s.semaphore("restart", 2).acquire(1);
+          assertTrue(l.fencingToken() > last, algorithm + " " + kind + ": token " + l.fencingToken() + " after "
+              + last + " (life " + life + " of the node, grant " + i + ")");
+          last = l.fencingToken();
+          l.release();
+        }
+      } // the last service closed: the node stopped, its memory gone
+    }
+  }
+
   @Test
   void namespacesSeparateLocks() throws InterruptedException {
     // namespace x and y are apart; so are namespace a with b/c, a/b with c and none with a/b/c, which a plain

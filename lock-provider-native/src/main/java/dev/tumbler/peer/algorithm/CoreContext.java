@@ -18,9 +18,18 @@ import java.util.random.RandomGenerator;
  *     0 in the simulator
  * @param random the core's only source of randomness
  * @param settings the algorithm's own settings
+ * @param termFloor a term the elections of the core must start above, whatever the wall clock says: the highest term
+ *     of the nodes the same process ran before (a node keeps nothing on disk, so one started again within the wall
+ *     clock's 16-second term unit would begin a term it used, and repeat its tokens); 0 for none
  */
 public record CoreContext(String self, List<String> peers, long peerTimeoutNanos, long leaseNanos,
-    long wallMicros, RandomGenerator random, AlgorithmSettings settings) {
+    long wallMicros, RandomGenerator random, AlgorithmSettings settings, long termFloor) {
+
+  /** A context with no term floor beyond the wall clock's. */
+  public CoreContext(String self, List<String> peers, long peerTimeoutNanos, long leaseNanos, long wallMicros,
+      RandomGenerator random, AlgorithmSettings settings) {
+    this(self, peers, peerTimeoutNanos, leaseNanos, wallMicros, random, settings, 0);
+  }
 
   public CoreContext {
     Objects.requireNonNull(self, "self");
@@ -32,6 +41,9 @@ public record CoreContext(String self, List<String> peers, long peerTimeoutNanos
     }
     if (leaseNanos < 0) {
       throw new IllegalArgumentException("leaseNanos must not be negative: " + leaseNanos);
+    }
+    if (termFloor < 0) {
+      throw new IllegalArgumentException("termFloor must not be negative: " + termFloor);
     }
   }
 }

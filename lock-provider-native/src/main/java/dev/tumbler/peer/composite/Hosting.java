@@ -47,7 +47,7 @@ public final class Hosting {
     if (lockAlgorithm.elected()) {
       election = lockAlgorithm.election(context);
     } else if (semaphores != null) {
-      election = semaphores.election().settings(BucketsAlgorithm.LEADER_COUNT, context.wallMicros());
+      election = semaphores.election().settings(BucketsAlgorithm.LEADER_COUNT, context);
     }
     if (election != null) {
       // a single-server core needs its server (leaders[0]) to fail over even in a view of several leaders

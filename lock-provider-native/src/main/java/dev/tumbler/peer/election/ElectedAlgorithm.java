@@ -135,7 +135,7 @@ public abstract class ElectedAlgorithm<M extends PeerMessage, S extends ElectedS
 
   @Override
   public final ElectionSettings election(CoreContext context) {
-    return settings(context.settings()).election().settings(leaderCount, context.wallMicros());
+    return settings(context.settings()).election().settings(leaderCount, context);
   }
 
   /**

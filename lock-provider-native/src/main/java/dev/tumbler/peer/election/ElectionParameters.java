@@ -2,6 +2,7 @@ package dev.tumbler.peer.election;
 
 import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.spi.LockUrl;
+import dev.tumbler.peer.algorithm.CoreContext;
 import java.time.Duration;
 import java.util.List;
 
@@ -76,6 +77,15 @@ public record ElectionParameters(int priority, long electionDelayNanos, long lea
   public ElectionSettings settings(int leaderCount, long wallMicros) {
     return ElectionSettings.of(leaderCount, priority, Duration.ofNanos(electionDelayNanos),
         Duration.ofNanos(leaderLeaseNanos), initialTerm(wallMicros));
+  }
+
+  /**
+   * The election settings of a core made from {@code context} with {@code leaderCount} leaders per view: its first
+   * term is above the wall clock's floor ({@link #initialTerm}) and above the context's {@code termFloor}.
+   */
+  public ElectionSettings settings(int leaderCount, CoreContext context) {
+    return ElectionSettings.of(leaderCount, priority, Duration.ofNanos(electionDelayNanos),
+        Duration.ofNanos(leaderLeaseNanos), Math.max(initialTerm(context.wallMicros()), context.termFloor()));
   }
 
   /**

@@ -8,6 +8,7 @@ import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.client.ClientCore;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.composite.Hosting;
+import dev.tumbler.peer.election.ElectionParameters;
 import dev.tumbler.peer.runtime.PeerNode;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import dev.tumbler.peer.transport.Transport;
@@ -36,6 +37,16 @@ final class NodeRegistry {
 
   private static final Map<String, Shared> NODES = new HashMap<>();
 
+  /**
+   * The highest term a node of this JVM started above or reached (under {@link #NODES}): the elections of the next
+   * node start above it ({@link CoreContext#termFloor()}). A node keeps nothing on disk and takes its first term from
+   * the wall clock in 16-second units, so a node stopped and started again within those 16 s (a
+   * {@code lock:native:local} service closed and opened again, a cluster of this JVM restarted) began a term it had
+   * used, and its first tokens repeated earlier ones. Nodes started faster than one per 16 s run their terms ahead of
+   * the wall clock by up to that many units, which a restart of the whole process must then outwait (README).
+   */
+  private static long highestTerm;
+
   /** A running node and the services using it. */
   static final class Shared {
     final String key;
@@ -60,6 +71,7 @@ final class NodeRegistry {
       if (s != null && s.node.isClosed()) {
         // closed under its services (a crash, in tests): a new service starts a new node, as after a restart
         NODES.remove(key);
+        highestTerm = Math.max(highestTerm, s.node.highestTerm());
         s = null;
       }
       if (s != null) {
@@ -94,6 +106,9 @@ final class NodeRegistry {
         s.node.leave(); // Bye: its member ends the session now, rather than a term later
       }
       s.node.close();
+      synchronized (NODES) {
+        highestTerm = Math.max(highestTerm, s.node.highestTerm());
+      }
     }
   }
 
@@ -126,10 +141,12 @@ final class NodeRegistry {
       }
     };
     long micros = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
+    long termFloor = highestTerm; // (under NODES: see acquire)
+    highestTerm = Math.max(highestTerm, Math.max(ElectionParameters.initialTerm(micros), termFloor) + 1);
     // the transport's id, not the configured one: a TCP node on port 0 (allowed only without peers) is
     // known by the port it bound
     CoreContext context = new CoreContext(transport.self(), settings.peers(), settings.peerTimeout().toNanos(),
-        settings.leaseNanos(), micros, new SplittableRandom(), settings.algorithmSettings());
+        settings.leaseNanos(), micros, new SplittableRandom(), settings.algorithmSettings(), termFloor);
     PeerNode<Envelope> node = new PeerNode<>(Hosting.core(settings.algorithm(), context, settings.semaphores()),
         Hosting.codec(settings.algorithm(), settings.semaphores()), transport, Ticker.system());
     try {

@@ -1,6 +1,7 @@
 package dev.tumbler.peer.runtime;
 
 import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.client.ClientCore;
 import dev.tumbler.peer.composite.CompositeCore;
 import dev.tumbler.peer.core.Claim;
@@ -193,6 +194,8 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   // stepLock), so a holder on this node is told of its loss before a client on this node gets the lock
   private CompletableFuture<Void> lostDelivered = CompletableFuture.completedFuture(null);
   private volatile Observation.View view;
+  /** The highest term of every view this node's elections made (0 before the first): see {@link #highestTerm()}. */
+  private volatile long highestTerm;
 
   /**
    * A client waiting for its request. {@code decided} settles the race between the grant reaching the
@@ -586,6 +589,15 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     return Optional.ofNullable(view);
   }
 
+  /**
+   * The highest term any view of this node had so far, over all its elections (the lock algorithm's, the semaphore
+   * server's); 0 if it has none: a node started after it in the same process starts above it
+   * ({@link CoreContext#termFloor()}).
+   */
+  public long highestTerm() {
+    return highestTerm;
+  }
+
   @Override
   public Map<String, Long> messagesSentByType() {
     Map<String, Long> m = new TreeMap<>();
@@ -783,6 +795,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
         case Output.Fact<M> f -> {
           if (f.observation() instanceof Observation.View v) {
             view = v;
+            highestTerm = Math.max(highestTerm, v.term());
           }
           LOG.debug("native node {}: {}", core.self(), f.observation());
         }
