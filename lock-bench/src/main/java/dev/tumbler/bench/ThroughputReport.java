@@ -49,13 +49,14 @@ final class ThroughputReport {
     int left = 170;
     int width = 620;
     int row = 34;
-    int height = 40 + targets.size() * row + 30;
+    int first = 60; // the legend and the two anchor labels above the bars, each on a line of its own
+    int height = first + 6 + targets.size() * row + 30;
     StringBuilder s = new StringBuilder();
     s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
         + "font-size=\"12\">", left + width + 120, height));
     for (double tick = 10; tick <= top; tick *= 10) {
       double x = left + x(tick, top, width);
-      s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"30\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
+      s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"54\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
           + "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>", x, x, height - 30, x, height - 14,
           si(tick)));
     }
@@ -64,7 +65,7 @@ final class ThroughputReport {
         + "<text x=\"%d\" y=\"15\">B16</text>", left, left + 16, left + 60, left + 76));
     for (int i = 0; i < targets.size(); i++) {
       String t = targets.get(i);
-      int y = 34 + i * row;
+      int y = first + i * row;
       s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", left - 8, y + 18,
           esc(t)));
       bar(s, ThroughputBench.find(results, t, "A16"), left, y + 2, width, top, "#4c78a8");
@@ -74,9 +75,10 @@ final class ThroughputReport {
       Result a = ThroughputBench.find(results, anchor, "A16");
       if (a != null && a.opsPerSecond() > 0) {
         double x = left + x(a.opsPerSecond(), top, width);
-        s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"26\" x2=\"%.1f\" y2=\"%d\" stroke=\"#4c78a8\" "
-            + "stroke-dasharray=\"4 3\"/><text x=\"%.1f\" y=\"%d\" fill=\"#4c78a8\">%s A16</text>", x, x,
-            height - 30, x + 3, anchor.equals("redis") ? 24 : 36, anchor));
+        int labelY = anchor.equals("redis") ? 32 : 48;
+        s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#4c78a8\" "
+            + "stroke-dasharray=\"4 3\"/><text x=\"%.1f\" y=\"%d\" fill=\"#4c78a8\">%s A16: %s/s</text>", x,
+            labelY + 3, x, height - 30, x + 3, labelY, anchor, String.format(Locale.ROOT, "%,.0f", a.opsPerSecond())));
       }
     }
     return s.append("</svg>").toString();
