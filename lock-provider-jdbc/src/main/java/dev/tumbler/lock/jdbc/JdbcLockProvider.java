@@ -18,8 +18,11 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The JDBC provider: locks in the relational database an application already has.
@@ -57,6 +60,8 @@ import javax.sql.DataSource;
  * <p>Stateless and thread safe; found by {@link java.util.ServiceLoader}.
  */
 public final class JdbcLockProvider implements LockProvider {
+
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcLockProvider.class);
 
   /** The connect property under which an application passes its {@link DataSource}. */
   public static final String DATA_SOURCE = "dataSource";
@@ -181,17 +186,48 @@ public final class JdbcLockProvider implements LockProvider {
     } catch (IllegalArgumentException | IllegalStateException e) {
       throw new InvalidLockUrlException("lock URL " + config.url() + ": pool settings rejected by HikariCP: " + e.getMessage());
     }
-    try {
-      return new HikariDataSource(hc);
-    } catch (RuntimeException e) {
-      Throwable cause = e.getCause() != null ? e.getCause() : e;
-      if (refusedCredentials(cause)) {
-        throw new dev.tumbler.lock.CredentialsRefusedException("the " + config.dialect().name() + " database of "
-            + config.url() + " refused the credentials given (parameters 'user' and 'password'): " + cause.getMessage(), e);
+    // A new session on a busy server can be slow to answer its first statements: HikariCP checks a new connection
+    // within its validation timeout (half the call bound), and a read that times out closes it, which failed the
+    // pool's start. The server was reached, so the pool is started again, within the time a new session gets to log
+    // in (at least 5 s, as PostgreSQL's loginTimeout), as long as the connection broke after it was made (SQLState
+    // 08003, 08006); one refused, never made or timed out at login fails at once.
+    long until = System.nanoTime() + Math.max(config.timeout().toNanos(),
+        TimeUnit.SECONDS.toNanos(PostgresDialect.MIN_LOGIN_SECONDS));
+    while (true) {
+      try {
+        return new HikariDataSource(hc);
+      } catch (RuntimeException e) {
+        Throwable cause = e.getCause() != null ? e.getCause() : e;
+        if (refusedCredentials(cause)) {
+          throw new dev.tumbler.lock.CredentialsRefusedException("the " + config.dialect().name() + " database of "
+              + config.url() + " refused the credentials given (parameters 'user' and 'password'): "
+              + cause.getMessage(), e);
+        }
+        if (!brokeAfterConnecting(cause) || System.nanoTime() >= until || Thread.currentThread().isInterrupted()) {
+          throw new ServiceUnavailableException("cannot connect to the " + config.dialect().name() + " database of "
+              + config.url() + ": " + cause.getMessage(), e);
+        }
+        LOG.debug("a new session of {} broke while it was set up; starting the pool again: {}", config.url(),
+            cause.toString());
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new ServiceUnavailableException("interrupted while connecting to the " + config.dialect().name()
+              + " database of " + config.url() + ": " + cause.getMessage(), e);
+        }
       }
-      throw new ServiceUnavailableException("cannot connect to the " + config.dialect().name() + " database of "
-          + config.url() + ": " + cause.getMessage(), e);
     }
+  }
+
+  /** Whether {@code e} says a connection broke once made (SQLState 08003, 08006), not that it was never made. */
+  static boolean brokeAfterConnecting(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s && ("08003".equals(s.getSQLState()) || "08006".equals(s.getSQLState()))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void set(HikariConfig hc, String key, String value) {

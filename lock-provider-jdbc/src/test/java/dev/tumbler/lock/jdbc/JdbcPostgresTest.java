@@ -11,11 +11,14 @@ import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,6 +44,28 @@ class JdbcPostgresTest {
       for (String q : statements) {
         s.execute(q);
       }
+    }
+  }
+
+  /**
+   * A new session whose first statements are slow (a new server process on a busy machine) is set up again, within
+   * the 5 s a new session gets to log in: HikariCP checks a new connection with its validation timeout (500 ms at
+   * {@code timeout=1s}), a read that times out closes the connection, and the pool's first connection failing made
+   * {@code connect} throw "cannot connect … This connection has been closed" (a suite run's JdbcPostgresTckTest). Here
+   * the pool's first session sleeps 1.5 s in its init statement, the next ones do not.
+   */
+  @Test
+  void aNewSessionSlowToSetUpIsSetUpAgainWithinTheLoginWindow() throws Exception {
+    String seq = "slow_first_" + UUID.randomUUID().toString().substring(0, 8);
+    sql("CREATE SEQUENCE " + seq);
+    String init = "SELECT pg_sleep(CASE WHEN nextval('" + seq + "') = 1 THEN 1.5 ELSE 0 END)";
+    try (LockService s = connect("slow_setup_locks", "&connectionInitSql="
+        + URLEncoder.encode(init, StandardCharsets.UTF_8).replace("+", "%20"))) {
+      s.lock("slow-setup").acquire().release();
+    }
+    try (Connection c = pg.admin(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT last_value FROM " + seq)) {
+      assertTrue(rs.next() && rs.getLong(1) >= 2, "the slow first session was not the one that failed");
     }
   }
 
