@@ -10,6 +10,7 @@ import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.ReadWriteLock;
 import dev.tumbler.lock.Semaphore;
+import dev.tumbler.lock.ServiceClosedException;
 import dev.tumbler.lock.ServiceInfo;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.spi.AbstractLease;
@@ -1180,12 +1181,18 @@ final class JdbcLockService extends AbstractLockService {
     if (e instanceof LockException le) {
       return le;
     }
+    if (isClosed()) {
+      // the service was closed under the call: its pool shut down and aborted the connection in use (HikariCP then
+      // fails even the connection's close, with a NullPointerException), which is why the call failed
+      return new ServiceClosedException("the " + info().provider() + " service " + info().url() + " was closed while "
+          + what + ": " + e, e);
+    }
     String where = "the " + dialect.name() + " database of " + info().url();
     if (e instanceof SQLException s) {
       String state = s.getSQLState();
       if (s instanceof SQLTransientConnectionException || s instanceof SQLRecoverableException
           || sessionEnded(s)
-          || isLockTimeout(s) || dialect.isConnectionLost(s) || isClosed()) {
+          || isLockTimeout(s) || dialect.isConnectionLost(s)) {
         return new ServiceUnavailableException(where + " unreachable while " + what + ": " + s.getMessage(), s);
       }
       return new LockException(where + " refused " + what + ": " + s.getMessage()

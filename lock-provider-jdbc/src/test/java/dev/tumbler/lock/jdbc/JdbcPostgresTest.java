@@ -11,6 +11,7 @@ import dev.tumbler.lock.LeaseLostEvent;
 import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.ServiceClosedException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -284,6 +285,43 @@ class JdbcPostgresTest {
       assertNotNull(second.get(), "the second waiter was not granted after the first");
       second.get().release();
     }
+  }
+
+  /**
+   * A renewal the service's close cuts short says the service was closed: the close shuts the pool down, which aborts
+   * the connection in use, and HikariCP then fails even its close with a NullPointerException, which reached the
+   * caller as "unexpected failure renewing" (the TCK's chaos storm on H2, closing services under their workers). Here
+   * the renewal waits for the name's row, which another transaction holds, while the service closes.
+   */
+  @Test
+  void aRenewalTheServiceClosesUnderSaysTheServiceClosed() throws Exception {
+    LockService s = connect("close_renew_locks", "");
+    Lease held = s.lock("job").acquire();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    try (Connection admin = pg.admin()) {
+      admin.setAutoCommit(false);
+      try (Statement st = admin.createStatement()) {
+        st.execute("SELECT lock_key FROM close_renew_locks_keys FOR UPDATE");
+      }
+      Thread renewing = Thread.ofPlatform().start(() -> {
+        try {
+          held.renew();
+        } catch (RuntimeException e) {
+          failure.set(e);
+        }
+      });
+      long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (count("SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE "
+          + "'%close_renew_locks_keys%' AND query NOT LIKE '%pg_stat_activity%'") == 0) {
+        assertTrue(System.nanoTime() - end < 0, "the renewal did not wait for the row within 10 s");
+        Thread.sleep(5);
+      }
+      s.close();
+      renewing.join(Duration.ofSeconds(10));
+      admin.rollback();
+    }
+    assertTrue(failure.get() instanceof ServiceClosedException,
+        "a renewal cut short by close: " + failure.get());
   }
 
   private static Lease waitFor(LockService s, String name) {
