@@ -41,6 +41,12 @@ abstract class ContentionGroup extends TckGroup {
    * each (it goes on until then, up to {@link #GRANT_WAIT}).
    */
   static final Duration RACE_TIME = Duration.ofSeconds(2);
+  /**
+   * How far the deadline race's longest wait may widen when grants come slower than the waits: a quarter of
+   * GRANT_WAIT. (It was a quarter of RACE_TIME, 500 ms: through the agent's thin clients on a loaded machine a
+   * contended grant took longer than that, every wait ended before its grant, and the race saw 2 grants in 15 s.)
+   */
+  static final Duration WIDEST_WAIT = LockTck.GRANT_WAIT.dividedBy(4);
   /** The fewest grants, and the fewest waits ended empty, that make the deadline race a race. */
   static final int RACE_MIN = 10;
 
@@ -62,8 +68,8 @@ abstract class ContentionGroup extends TckGroup {
    * freed behind its back lets a second holder in. Waits here are drawn around this provider's own
    * acquire-and-release time, so that many of them end as a grant comes; where contention makes grants
    * slower than that (a quorum protocol whose tickets wait for the requests entering beside them), the
-   * longest wait doubles after every 200 ms without a grant. An occupancy witness counts overlaps, and
-   * afterwards the lock must be free (no grant leaked).
+   * longest wait doubles after every 200 ms without a grant, up to {@link #WIDEST_WAIT}. An occupancy witness
+   * counts overlaps, and afterwards the lock must be free (no grant leaked).
    */
   @Test
   @DisplayName("waits that end as their grant arrives: the grant is the caller's or given back, never both")
@@ -105,7 +111,7 @@ abstract class ContentionGroup extends TckGroup {
               empties.incrementAndGet();
               long last = lastGrant.get();
               if (System.nanoTime() - last > widenAfter && lastGrant.compareAndSet(last, System.nanoTime())) {
-                longestNow.compareAndSet(hi, Math.min(2 * hi, RACE_TIME.toNanos() / 4));
+                longestNow.compareAndSet(hi, Math.min(2 * hi, WIDEST_WAIT.toNanos()));
               }
               continue;
             }
