@@ -21,7 +21,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What a transaction hears from its node comes after the lost listeners of the claims the core told lost before it.
@@ -33,8 +34,10 @@ import org.junit.jupiter.api.Test;
  */
 class PeerNodeTransactionTest {
 
-  @Test
-  void aTransactionHearsItsClaimFailAndItsAbortAfterTheLostListenersOfItsHeldClaims() throws Exception {
+  @ParameterizedTest(name = "the waiting claim listed {0}")
+  @ValueSource(strings = {"after the held one", "before the held one"})
+  void aTransactionHearsItsClaimFailAndItsAbortAfterTheLostListenersOfItsHeldClaims(String order) throws Exception {
+    boolean waitingFirst = order.startsWith("before");
     ScriptedCore core = new ScriptedCore();
     InMemoryNetwork net = new InMemoryNetwork("tx-order-" + System.nanoTime(), Set.of(core.self()));
     try (PeerNode<LamportMessage> node = new PeerNode<>(core, new LamportCodec(), net.transport(core.self()),
@@ -81,9 +84,12 @@ class PeerNodeTransactionTest {
       // the second claim closes a deadlock; the core aborts the transaction: the held claim lost, the waiting one
       // failed, the transaction aborted, in one step
       long waiting = node.newRequestId();
-      core.answers.add(List.of(
-          new Output.Lost<>(held, "t/x", Output.LostReason.DEADLOCK, "chosen to break a deadlock"),
-          new Output.Failed<>(waiting, "t/y", Output.Failure.DEADLOCK, Set.of(), "chosen to break a deadlock"),
+      // (the core lists an abort's claims in the order they were asked for: the waiting one may come first)
+      Output<LamportMessage> lost = new Output.Lost<>(held, "t/x", Output.LostReason.DEADLOCK,
+          "chosen to break a deadlock");
+      Output<LamportMessage> failed = new Output.Failed<>(waiting, "t/y", Output.Failure.DEADLOCK, Set.of(),
+          "chosen to break a deadlock");
+      core.answers.add(List.of(waitingFirst ? failed : lost, waitingFirst ? lost : failed,
           new Output.TxAborted<>(tx, Output.Failure.DEADLOCK, Set.of(), "chosen to break a deadlock")));
       node.acquire(waiting, tx, Claim.tx(List.of("t", "y"), Claim.Mode.WRITE));
 

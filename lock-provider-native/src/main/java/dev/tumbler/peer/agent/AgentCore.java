@@ -1194,13 +1194,15 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         until = Math.max(until, r.validUntil);
       }
     }
+    // every loss before any failure: a holder told its waiting claim failed ends the transaction, and a loss told
+    // after that (a thin client hears each in a message of its own) finds nobody to tell
     for (Req r : a.reqs) {
-      if (r.done) {
-        continue;
-      }
-      if (r.told) {
+      if (!r.done && r.told) {
         out.add(new Output.Lost<>(r.id, r.claim.name(), lost, detail));
-      } else {
+      }
+    }
+    for (Req r : a.reqs) {
+      if (!r.done && !r.told) {
         out.add(new Output.Failed<>(r.id, r.claim.name(), failure, missing, detail));
       }
     }

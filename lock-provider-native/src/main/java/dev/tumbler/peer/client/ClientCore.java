@@ -429,11 +429,18 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     }
     Output.LostReason lost = failure == Output.Failure.DEADLOCK ? Output.LostReason.DEADLOCK
         : Output.LostReason.CONNECTION_LOST;
+    // every loss before any failure, as the member's agent tells them (the node tells the transaction after the
+    // step's lost listeners either way)
+    for (Req r : List.copyOf(reqs.values())) {
+      if (r.tx == tx && r.state == State.HELD) {
+        reqs.remove(r.id);
+        out.add(new Output.Lost<>(r.id, r.claim.name(), lost, detail));
+      }
+    }
     for (Req r : List.copyOf(reqs.values())) {
       if (r.tx == tx) {
         reqs.remove(r.id);
-        out.add(r.state == State.HELD ? new Output.Lost<>(r.id, r.claim.name(), lost, detail)
-            : new Output.Failed<>(r.id, r.claim.name(), failure, missing, detail));
+        out.add(new Output.Failed<>(r.id, r.claim.name(), failure, missing, detail));
       }
     }
     out.add(new Output.TxAborted<>(tx, failure, missing, detail));

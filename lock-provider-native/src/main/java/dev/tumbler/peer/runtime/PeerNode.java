@@ -121,7 +121,8 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
 
   /**
    * What a transaction hears from the node ({@link #begin}). Called with no lock of the node held, on the thread
-   * that stepped the core; an implementation records what it hears and returns: it must not block.
+   * that stepped the core or, after a loss in the same step, on the thread of the last lost listener to return; in
+   * the order the core said it. An implementation records what it hears and returns: it must not block.
    */
   public interface TransactionListener {
     /**
@@ -190,6 +191,12 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private long lastNow = Long.MIN_VALUE; // under stepLock
   // completions of clients' futures the current step made, run once stepLock is released (under stepLock)
   private List<Runnable> completions = new ArrayList<>();
+  /**
+   * What the current step tells transactions (under stepLock), in the order the core said it: told at the end of the
+   * step, after every lost listener the step started, whatever the order of its outputs (an abort's failed claim may
+   * come before the held claim it loses: the core lists them in the order they were asked for).
+   */
+  private List<Runnable> txTells = new ArrayList<>();
   // the lost listeners started so far and not yet returned: a grant is handed over only after them (under
   // stepLock), so a holder on this node is told of its loss before a client on this node gets the lock
   private CompletableFuture<Void> lostDelivered = CompletableFuture.completedFuture(null);
@@ -751,7 +758,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           TxClaim c = txClaims.get(g.requestId());
           Outcome granted = Outcome.granted(g);
           // after the lost listeners started before it, like any grant of this node
-          afterLostListeners(() -> c.listener().granted(granted));
+          txTells.add(() -> c.listener().granted(granted));
         }
         case Output.Granted<M> g -> {
           grants.incrementAndGet();
@@ -780,10 +787,10 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
         case Output.Failed<M> f when txClaims.containsKey(f.requestId()) -> {
           TxClaim c = txClaims.remove(f.requestId());
           Outcome failed = Outcome.failed(f.requestId(), f.name(), f.failure(), f.missingPeers(), f.detail());
-          // after the lost listeners of the claims the core told lost first: an abort loses the held claims, then
-          // fails the waiting ones, and a transaction told of the failure ends (its holder closes it, releasing the
-          // held claims) before a lost listener that had not run yet could be told
-          afterLostListeners(() -> c.listener().failed(failed));
+          // after the lost listeners of the step: a transaction told of a failure ends (its holder closes it,
+          // releasing its held claims, whose loss is then no longer reported) before a lost listener that had not run
+          // yet could be told (an abort loses the held claims and fails the waiting ones in one step)
+          txTells.add(() -> c.listener().failed(failed));
         }
         case Output.Failed<M> f -> {
           Waiting w = waiting.remove(f.requestId());
@@ -817,7 +824,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           if (tx != null) {
             forgetTransaction(a.txId());
             // after the lost listeners of its claims, which the core told first
-            afterLostListeners(() -> tx.listener().aborted(a.failure(), a.missingPeers(), a.detail()));
+            txTells.add(() -> tx.listener().aborted(a.failure(), a.missingPeers(), a.detail()));
           }
         }
         case Output.Renewed<M> r -> completeRenewals(r.requestId(), new Renewal(true, r.sentAt(), r.validUntil(),
@@ -845,6 +852,11 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           }
         }
       }
+    }
+    if (!txTells.isEmpty()) {
+      List<Runnable> tells = txTells;
+      txTells = new ArrayList<>();
+      afterLostListeners(() -> tells.forEach(Runnable::run)); // one task: in the core's order
     }
     for (Input<M> in : followUps) {
       step(in);
