@@ -99,6 +99,8 @@ final class NodeRegistry {
       close = s.users == 0;
       if (close) {
         NODES.remove(s.key, s);
+        // now, not only once closed: a node started on this key while this one closes starts above its terms
+        highestTerm = Math.max(highestTerm, s.node.highestTerm());
       }
     }
     if (close) {
