@@ -157,18 +157,20 @@ abstract class ElectionsGroup extends TckGroup {
   }
 
   /**
-   * Once {@code now} leads, no candidate in {@code c} names {@code gone}, the leader that left; and every
-   * candidate names {@code now} within the slack.
+   * Once {@code now} leads, every candidate in {@code c} names {@code now} within the slack, and then none names
+   * {@code gone}, the leader that left. ({@code leader()} is "as last known; may be stale": a candidate that has not
+   * heard yet may name the old leader for a moment after the new one leads, as a loaded run of the agent over TCP
+   * showed; that the old one is not named at that very instant is not promised, so it is not asserted.)
    */
   private void assertNoStaleLeader(List<LeaderElection> c, LeaderElection gone, LeaderElection now)
       throws InterruptedException {
     assertTrue(now.isLeader());
-    for (LeaderElection e : c) {
-      assertNotEquals(Optional.of(gone.candidateId()), e.leader(), "candidate " + e.candidateId()
-          + " still names " + gone.candidateId() + " leader after it left and " + now.candidateId() + " leads");
-    }
     eventually(SLACK, () -> "not every candidate names the new leader " + now.candidateId() + ": " + named(c),
         () -> c.stream().allMatch(e -> e.leader().equals(Optional.of(now.candidateId()))));
+    for (LeaderElection e : c) {
+      assertNotEquals(Optional.of(gone.candidateId()), e.leader(), "candidate " + e.candidateId()
+          + " names " + gone.candidateId() + " leader again after it left and " + now.candidateId() + " leads");
+    }
   }
 
   /** What each candidate names leader, for a failure message. */
