@@ -75,8 +75,7 @@ public record ElectionParameters(int priority, long electionDelayNanos, long lea
    * clock read {@code wallMicros} when it started (0 in the simulator).
    */
   public ElectionSettings settings(int leaderCount, long wallMicros) {
-    return ElectionSettings.of(leaderCount, priority, Duration.ofNanos(electionDelayNanos),
-        Duration.ofNanos(leaderLeaseNanos), initialTerm(wallMicros));
+    return settingsFrom(leaderCount, initialTerm(wallMicros));
   }
 
   /**
@@ -84,8 +83,12 @@ public record ElectionParameters(int priority, long electionDelayNanos, long lea
    * term is above the wall clock's floor ({@link #initialTerm}) and above the context's {@code termFloor}.
    */
   public ElectionSettings settings(int leaderCount, CoreContext context) {
+    return settingsFrom(leaderCount, Math.max(initialTerm(context.wallMicros()), context.termFloor()));
+  }
+
+  private ElectionSettings settingsFrom(int leaderCount, long initialTerm) {
     return ElectionSettings.of(leaderCount, priority, Duration.ofNanos(electionDelayNanos),
-        Duration.ofNanos(leaderLeaseNanos), Math.max(initialTerm(context.wallMicros()), context.termFloor()));
+        Duration.ofNanos(leaderLeaseNanos), initialTerm);
   }
 
   /**
