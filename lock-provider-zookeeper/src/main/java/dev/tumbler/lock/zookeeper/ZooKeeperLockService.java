@@ -81,10 +81,11 @@ import org.slf4j.LoggerFactory;
  * {@link Ticker}; a backward wall-clock jump can lengthen a wait by the jump.
  *
  * <h2>Interrupts, timeouts, close</h2>
- * A wait that times out deletes its node. An interrupted or failed attempt deletes its node in the
- * background (found by its marker when the create reply never arrived); a delete that fails for want of a
- * connection is tried again after the next reconnect (and dropped when the session expires, which deletes
- * the node anyway). {@link #close()} interrupts
+ * A wait that times out deletes its node. An interrupted or failed attempt deletes in the background its
+ * node and every other node carrying its marker: a create whose reply was lost, and which Curator sent again,
+ * left one more; a delete that fails for want of a connection is tried again after the next reconnect, or at
+ * once if a reconnect came while it ran (and dropped when the session expires, which deletes the node
+ * anyway). {@link #close()} interrupts
  * waits, releases every lease and closes the session, which removes whatever node is left. Thread safe.
  */
 final class ZooKeeperLockService extends AbstractLockService {
@@ -103,6 +104,8 @@ final class ZooKeeperLockService extends AbstractLockService {
   /** Random per service; with a counter it names each attempt's node (cheaper than a UUID per acquire). */
   private final String markerPrefix = Long.toHexString(new SecureRandom().nextLong() | Long.MIN_VALUE);
   private final AtomicLong attempts = new AtomicLong();
+  /** Bumped on every CONNECTED or RECONNECTED, before {@link #pending} is looked at. */
+  private final AtomicLong reconnects = new AtomicLong();
 
   private ZooKeeperLockService(ServiceInfo info, ZooKeeperSettings zk, LeaseSettings leaseSettings,
       CuratorFramework client, Ticker ticker) {
@@ -163,14 +166,19 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   // ---- handles
 
+  /** The directory of the queue of {@code name} among the handles of {@code kind} ("locks", "rwlocks", ...). */
+  String dir(String kind, String name) {
+    return zk.path(kind, name);
+  }
+
   @Override
   protected Lock createLock(String name) {
-    return new ZooKeeperLock(this, name, zk.path("locks", name), QueueDriver.Mode.WRITE, false, null);
+    return new ZooKeeperLock(this, name, dir("locks", name), QueueDriver.Mode.WRITE, false, null);
   }
 
   @Override
   protected ReadWriteLock createReadWriteLock(String name) {
-    String dir = zk.path("rwlocks", name);
+    String dir = dir("rwlocks", name);
     return new SimpleReadWriteLock(name, new ZooKeeperLock(this, name, dir, QueueDriver.Mode.READ, true, null),
         new ZooKeeperLock(this, name, dir, QueueDriver.Mode.WRITE, true, null));
   }
@@ -187,7 +195,7 @@ final class ZooKeeperLockService extends AbstractLockService {
    */
   @Override
   protected LeaderElection createElection(String name) {
-    String dir = zk.path("elections", name);
+    String dir = dir("elections", name);
     String candidate = UUID.randomUUID().toString();
     ZooKeeperLock lock = new ZooKeeperLock(this, name, dir, QueueDriver.Mode.WRITE, false,
         candidate.getBytes(StandardCharsets.UTF_8));
@@ -323,8 +331,8 @@ final class ZooKeeperLockService extends AbstractLockService {
   }
 
   /**
-   * A node to delete: {@code path}, or, when an attempt's create reply never arrived, every node in
-   * {@code dir} that carries {@code marker}.
+   * Nodes to delete: {@code path} (null when an attempt's create reply never arrived), and, for an attempt
+   * given up, every node in {@code dir} that carries {@code marker} (null for a release).
    */
   record Cleanup(String dir, String marker, String path) {}
 
@@ -346,9 +354,9 @@ final class ZooKeeperLockService extends AbstractLockService {
   }
 
   /**
-   * Gives up an attempt that failed or was interrupted: deletes its node, or, when its create reply
-   * never arrived, any node in {@code dir} carrying {@code marker}. Runs in the background, since the
-   * caller may be interrupted.
+   * Gives up an attempt that failed or was interrupted: deletes its node, if it knows one, and every node in
+   * {@code dir} carrying {@code marker} (a create reply that never arrived, a create Curator sent again). Runs
+   * in the background, since the caller may be interrupted.
    */
   void abandon(String dir, String marker, String path) {
     if (isClosed()) {
@@ -358,15 +366,28 @@ final class ZooKeeperLockService extends AbstractLockService {
     Thread.ofVirtual().name("tumbler-zookeeper-abandon").start(() -> deleteNow(c));
   }
 
-  /** One try, on the calling thread; on failure the cleanup waits in {@link #pending} for a reconnect. */
+  /**
+   * One try, on the calling thread: deletes the cleanup's node, then, for an attempt given up, every node of the
+   * directory that carries its marker. On failure the cleanup waits in {@link #pending} for a reconnect, or is
+   * tried again at once when a reconnect came while this try ran: that reconnect may have looked at
+   * {@link #pending} before the cleanup was in it, and the next one may be far off.
+   */
   void deleteNow(Cleanup c) {
     if (isClosed()) {
       return;
     }
+    long seen = reconnects.get();
     try {
       if (c.path() != null) {
-        client.delete().forPath(c.path());
-      } else {
+        try {
+          client.delete().forPath(c.path());
+        } catch (KeeperException.NoNodeException gone) {
+          // deleted meanwhile, or by Curator itself
+        }
+      }
+      if (c.marker() != null) {
+        // a create Curator sent again after a lost reply left a node of ours beside c.path(): the queue driver
+        // deletes it only at the next listing, which a failed or interrupted attempt may never reach
         for (String child : client.getChildren().forPath(c.dir())) {
           if (carries(child, c.marker())) {
             try {
@@ -387,6 +408,9 @@ final class ZooKeeperLockService extends AbstractLockService {
       if (pending.add(c)) {
         LOG.debug("cannot delete {} now; trying again after a reconnect: {}", c.path() != null ? c.path()
             : "the nodes of " + c.marker() + " in " + c.dir(), e.toString());
+      }
+      if (reconnects.get() != seen && !isClosed()) {
+        Thread.ofVirtual().name("tumbler-zookeeper-cleanup").start(() -> deleteNow(c));
       }
     }
   }
@@ -468,6 +492,7 @@ final class ZooKeeperLockService extends AbstractLockService {
       }
       case CONNECTED, RECONNECTED -> {
         LOG.debug("ZooKeeper connection {}", state);
+        reconnects.incrementAndGet(); // before looking at pending: see deleteNow
         if (!pending.isEmpty()) {
           List<Cleanup> retry = List.copyOf(pending);
           Thread.ofVirtual().name("tumbler-zookeeper-cleanup").start(() -> retry.forEach(this::deleteNow));

@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -191,6 +192,33 @@ class ZooKeeperLockServiceTest {
     a.close();
     // closing the service ends its session: the lock is free at once, not after a session timeout
     assertTrue(b.lock("e").tryAcquire(Duration.ofSeconds(2)).isPresent());
+  }
+
+  /**
+   * A create whose reply was lost is sent again by Curator, which leaves two nodes of one attempt in the queue;
+   * the queue driver deletes the earlier one at its next listing. An attempt that fails or is interrupted before
+   * that listing must delete both, or the earlier one holds the lock for as long as the session lives (a chaos
+   * storm with a backend restart left such a lock held).
+   */
+  @Test
+  void anAttemptGivenUpDeletesEveryNodeOfItsMarkerNotOnlyTheLastCreated() throws Exception {
+    LockService a = open("");
+    LockService b = open("");
+    ZooKeeperLockService svc = (ZooKeeperLockService) a;
+    CuratorFramework c = a.unwrap(CuratorFramework.class);
+    String dir = svc.dir("locks", "orphan");
+    String marker = svc.newMarker();
+    // the attempt's two creates, as Curator's retry after a lost reply leaves them
+    String first = c.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+        .forPath(dir + "/" + marker + "-w-lock-", new byte[0]);
+    String second = c.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+        .forPath(dir + "/" + marker + "-w-lock-", new byte[0]);
+    svc.abandon(dir, marker, second);
+    // the lock is free once both are gone: b's grant proves it, within a wait that a lost node would exhaust
+    Optional<Lease> got = b.lock("orphan").tryAcquire(Duration.ofSeconds(5));
+    assertTrue(got.isPresent(), "the lock stayed held: " + c.getChildren().forPath(dir) + " (first " + first + ")");
+    assertNull(c.checkExists().forPath(first), "the earlier node of the attempt is still there");
+    got.get().release();
   }
 
   @Test
