@@ -27,8 +27,12 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 public final class LockedInterceptor implements MethodInterceptor {
   private static final Log LOG = LogFactory.getLog(LockedInterceptor.class);
 
-  /** The checked settings of one method; {@code maxWait} null = no bound. */
-  record Settings(String name, Locked.Mode mode, Duration maxWait) {}
+  /**
+   * The checked settings of one method; {@code maxWait} null = no bound; {@code holdAtLeast} zero = release at
+   * once; {@code optional}: a skipped run returns {@code Optional.empty()}.
+   */
+  record Settings(String name, Locked.Mode mode, Duration maxWait, Duration holdAtLeast, boolean interruptOnLost,
+      boolean optional) {}
 
   private final Supplier<LockService> locks;
   private final Function<String, String> placeholders;
@@ -65,30 +69,40 @@ public final class LockedInterceptor implements MethodInterceptor {
       throw new IllegalStateException(where + ": the method is private, final or static, so no proxy can take the "
           + "lock around it");
     }
-    if (method.getReturnType() != void.class) {
+    if (method.getReturnType().isPrimitive() && method.getReturnType() != void.class) {
       throw new IllegalStateException(where + ": the method returns " + method.getReturnType().getName()
-          + "; a @Locked method returns void, since a skipped run has no result");
+          + ", and a skipped run has no value of it: return " + (method.getReturnType() == boolean.class ? "Boolean"
+          : "its wrapper") + " (null when skipped) or an Optional (empty when skipped)");
     }
     String name = placeholders.apply(ann.name());
     if (name == null || name.isBlank()) {
       throw new IllegalStateException(where + ": name is blank");
     }
-    String wait = placeholders.apply(ann.maxWait());
-    Duration maxWait = null;
-    if (wait != null && !wait.isBlank()) {
-      if (ann.mode() == Locked.Mode.SKIP) {
-        throw new IllegalStateException(where + ": maxWait '" + wait + "' is for mode = WAIT; SKIP never waits");
-      }
-      try {
-        maxWait = LockUrl.parseDuration(wait);
-      } catch (IllegalArgumentException e) {
-        throw new IllegalStateException(where + ": maxWait: " + e.getMessage(), e);
-      }
-      if (maxWait.isNegative()) {
-        throw new IllegalStateException(where + ": maxWait is negative: " + wait);
-      }
+    Duration maxWait = duration(where, "maxWait", ann.maxWait());
+    if (maxWait != null && ann.mode() == Locked.Mode.SKIP) {
+      throw new IllegalStateException(where + ": maxWait '" + ann.maxWait() + "' is for mode = WAIT; SKIP never waits");
     }
-    return new Settings(name, ann.mode(), ann.mode() == Locked.Mode.SKIP ? Duration.ZERO : maxWait);
+    Duration hold = duration(where, "holdAtLeast", ann.holdAtLeast());
+    return new Settings(name, ann.mode(), ann.mode() == Locked.Mode.SKIP ? Duration.ZERO : maxWait,
+        hold == null ? Duration.ZERO : hold, ann.interruptOnLost(), method.getReturnType() == Optional.class);
+  }
+
+  /** A duration attribute with its placeholders resolved: null when empty. */
+  private Duration duration(String where, String attribute, String text) {
+    String value = placeholders.apply(text);
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    Duration d;
+    try {
+      d = LockUrl.parseDuration(value);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(where + ": " + attribute + ": " + e.getMessage()); // the message says it all
+    }
+    if (d.isNegative()) {
+      throw new IllegalStateException(where + ": " + attribute + " is negative: " + value);
+    }
+    return d;
   }
 
   @Override
@@ -105,17 +119,82 @@ public final class LockedInterceptor implements MethodInterceptor {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       LOG.debug("skipped " + method.getName() + "(): interrupted while waiting for lock '" + s.name() + "'");
-      return null;
+      return skipped(s);
     }
     if (lease.isEmpty()) {
       if (LOG.isDebugEnabled()) {
         LOG.debug("skipped " + method.getName() + "(): lock '" + s.name() + "' is held elsewhere"
             + (s.mode() == Locked.Mode.WAIT ? " (waited " + s.maxWait() + ")" : ""));
       }
-      return null;
+      return skipped(s);
     }
-    try (Lease held = lease.get()) {
+    Lease held = lease.get();
+    long grantedAt = System.nanoTime();
+    Interrupter interrupter = s.interruptOnLost() ? new Interrupter(Thread.currentThread()) : null;
+    if (interrupter != null) {
+      held.onLost(e -> interrupter.lost());
+    }
+    LockedRun.enter(held);
+    try {
       return invocation.proceed();
+    } finally {
+      LockedRun.leave(held);
+      if (interrupter != null) {
+        interrupter.ended();
+      }
+      release(held, s.holdAtLeast().toNanos() - (System.nanoTime() - grantedAt));
+    }
+  }
+
+  private static Object skipped(Settings s) {
+    return s.optional() ? Optional.empty() : null;
+  }
+
+  /** Releases now, or after {@code keepNanos} (holdAtLeast) while the lease renews itself. */
+  private static void release(Lease lease, long keepNanos) {
+    if (keepNanos <= 0 || !lease.isValid()) {
+      lease.release();
+      return;
+    }
+    Thread.ofVirtual().name("tumbler-locked-hold-" + lease.name()).start(() -> {
+      try {
+        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(keepNanos);
+      } catch (InterruptedException e) {
+        // released below
+      } finally {
+        lease.release();
+      }
+    });
+  }
+
+  /**
+   * Interrupts the method's thread when its lease is lost, only while the method runs; an interrupt it delivered is
+   * cleared once the method has returned, so that it does not reach the scheduler's next task.
+   */
+  private static final class Interrupter {
+    private Thread running;
+    private boolean delivered;
+
+    Interrupter(Thread running) {
+      this.running = running;
+    }
+
+    synchronized void lost() {
+      if (running != null) {
+        delivered = true;
+        running.interrupt();
+      }
+    }
+
+    void ended() {
+      boolean clear;
+      synchronized (this) {
+        running = null;
+        clear = delivered;
+      }
+      if (clear) {
+        Thread.interrupted();
+      }
     }
   }
 }

@@ -7,6 +7,8 @@ import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.micrometer.MeteredLockService;
 import dev.tumbler.lock.spring.Locked;
+import dev.tumbler.lock.spring.LockedRun;
+import java.util.Optional;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.UUID;
@@ -117,11 +119,54 @@ class TumblerAutoConfigurationTest {
     });
   }
 
+  @Test
+  void aLockedMethodReturnsItsValueOrNothingWhenSkippedAndReachesItsLease() {
+    runner.withBean(LeaseAwareJob.class).run(ctx -> {
+      LeaseAwareJob job = ctx.getBean(LeaseAwareJob.class);
+      assertThat(LockedRun.lease()).isEmpty();
+      assertThat(job.name()).isEqualTo(jobLock);
+      long first = job.token().orElseThrow();
+      assertThat(job.token().orElseThrow()).isGreaterThan(first);
+      assertThat(LockedRun.lease()).as("no lease on the caller's thread after the run").isEmpty();
+      try (LockService elsewhere = LockProviders.connect("lock:native:local")) {
+        Lease held = elsewhere.lock(jobLock).acquire();
+        assertThat(job.token()).as("a skipped run of an Optional method").isEmpty();
+        assertThat(job.name()).as("a skipped run of any other").isNull();
+        held.release();
+      }
+    });
+  }
+
+  @Test
+  void holdAtLeastKeepsTheLockAfterAShortRun() {
+    runner.withBean(LeaseAwareJob.class).run(ctx -> {
+      LeaseAwareJob job = ctx.getBean(LeaseAwareJob.class);
+      try (LockService elsewhere = LockProviders.connect("lock:native:local")) {
+        long called = System.nanoTime();
+        job.brief();
+        Optional<Lease> next;
+        while ((next = elsewhere.lock(jobLock).tryAcquire(java.time.Duration.ZERO)).isEmpty()) {
+          Thread.sleep(10);
+          assertThat(System.nanoTime() - called).as("still held 10 s after holdAtLeast")
+              .isLessThan(java.time.Duration.ofMillis(10_800).toNanos());
+        }
+        assertThat(System.nanoTime() - called).as("free before holdAtLeast")
+            .isGreaterThanOrEqualTo(java.time.Duration.ofMillis(800).toNanos());
+        next.get().release();
+      }
+    });
+  }
+
   static class ReturnsAValue {
     @Locked(name = "x")
     public int compute() {
       return 1;
     }
+  }
+
+  static class HoldsANegativeTime {
+    @Locked(name = "x", holdAtLeast = "-1s")
+    public void run() {}
   }
 
   static class SkipsWithAWait {
@@ -132,7 +177,9 @@ class TumblerAutoConfigurationTest {
   @Test
   void aBadAnnotationFailsTheStartNamingTheMethod() {
     runner.withBean(ReturnsAValue.class).run(ctx -> assertThat(ctx.getStartupFailure()).rootCause()
-        .hasMessageContaining("ReturnsAValue.compute()").hasMessageContaining("returns void"));
+        .hasMessageContaining("ReturnsAValue.compute()").hasMessageContaining("returns int"));
+    runner.withBean(HoldsANegativeTime.class).run(ctx -> assertThat(ctx.getStartupFailure()).rootCause()
+        .hasMessageContaining("HoldsANegativeTime.run()").hasMessageContaining("holdAtLeast"));
     runner.withBean(SkipsWithAWait.class).run(ctx -> assertThat(ctx.getStartupFailure()).rootCause()
         .hasMessageContaining("SkipsWithAWait.run()").hasMessageContaining("mode = WAIT"));
   }

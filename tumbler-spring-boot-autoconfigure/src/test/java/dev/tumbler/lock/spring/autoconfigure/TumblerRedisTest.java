@@ -67,6 +67,43 @@ class TumblerRedisTest {
     }));
   }
 
+  /**
+   * A lease lost while a locked method runs, because its Redis stops answering past the lease term: with
+   * interruptOnLost the method's blocking wait ends with an interrupt, which does not outlive the run; without, the
+   * method sees its lease turn invalid.
+   */
+  @Test
+  void aLeaseLostDuringTheRunInterruptsItOrTurnsInvalid() throws Exception {
+    for (boolean interrupt : new boolean[] {true, false}) {
+      EmbeddedRedisServer own = EmbeddedRedisServer.start();
+      try {
+        runner.withPropertyValues("tumbler.url=" + own.url(), "tumbler.properties.leaseTime=1s",
+            "tumbler.properties.timeout=200ms").withBean(LeaseAwareJob.class).run(ctx -> {
+          LeaseAwareJob job = ctx.getBean(LeaseAwareJob.class);
+          CompletableFuture<Boolean> run = CompletableFuture.supplyAsync(() -> {
+            try {
+              if (interrupt) {
+                job.untilInterrupted();
+              } else {
+                job.untilInvalid();
+              }
+            } catch (InterruptedException e) {
+              return true;
+            }
+            return Thread.currentThread().isInterrupted();
+          });
+          assertThat(job.awaitStarted(30)).isTrue();
+          own.close(); // the backend stops answering: the lease cannot be renewed
+          boolean interruptLeft = run.get(60, TimeUnit.SECONDS);
+          assertThat(job.seen()).isEqualTo(interrupt ? "interrupted, lease valid: false" : "invalid");
+          assertThat(interruptLeft).as("the loss's interrupt outlived the run").isFalse();
+        });
+      } finally {
+        own.close();
+      }
+    }
+  }
+
   @Test
   void healthIsDownWhileTheServerIsUnreachable() {
     EmbeddedRedisServer own = EmbeddedRedisServer.start();
