@@ -333,8 +333,19 @@ public abstract class LockTck {
         }
         throw e;
       } catch (TimeoutException e) {
-        throw new AssertionError("task " + thread.getName() + " did not finish within " + max, e);
+        throw new AssertionError("task " + thread.getName() + " did not finish within " + max + "; it is "
+            + thread.getState() + " at" + stack(thread), e);
       }
+    }
+
+    /** Where a thread is now, a frame a line (at most 40): what a task that did not finish is stuck in. */
+    static String stack(Thread thread) {
+      StringBuilder b = new StringBuilder();
+      StackTraceElement[] frames = thread.getStackTrace();
+      for (int i = 0; i < Math.min(frames.length, 40); i++) {
+        b.append("\n\t  ").append(frames[i]);
+      }
+      return frames.length == 0 ? " (no frames: ended, or not started)" : b.toString();
     }
 
     Throwable failure(Duration max) throws Exception {
@@ -344,7 +355,8 @@ public abstract class LockTck {
       } catch (ExecutionException e) {
         return e.getCause();
       } catch (TimeoutException e) {
-        throw new AssertionError("task " + thread.getName() + " did not finish within " + max, e);
+        throw new AssertionError("task " + thread.getName() + " did not finish within " + max + "; it is "
+            + thread.getState() + " at" + stack(thread), e);
       }
     }
   }
