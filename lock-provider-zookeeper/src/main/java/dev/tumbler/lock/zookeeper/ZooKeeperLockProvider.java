@@ -1,5 +1,6 @@
 package dev.tumbler.lock.zookeeper;
 
+import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ProviderInfo;
 import dev.tumbler.lock.ServiceInfo;
@@ -8,6 +9,7 @@ import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.lock.spi.Ticker;
 import dev.tumbler.lock.spi.TumblerVersion;
 import java.util.Properties;
+import org.apache.curator.framework.CuratorFramework;
 
 /**
  * The ZooKeeper provider: {@code lock:zookeeper://h1:2181,h2:2181/chroot?sessionTimeout=15s}, built on
@@ -25,9 +27,25 @@ import java.util.Properties;
  * </ul>
  *
  * Unknown parameters are an {@link dev.tumbler.lock.InvalidLockUrlException}. {@code unwrap(
- * CuratorFramework.class)} gives the service's Curator client. Thread safe.
+ * CuratorFramework.class)} gives the service's Curator client.
+ *
+ * <p>An application that has a started {@link CuratorFramework} passes it in the connect properties under
+ * {@link #CURATOR}, with a URL that names no hosts: the service then uses that client and its session (whose
+ * timeout is the lease term), opens no connection of its own, and closing the service leaves the client open
+ * (the service deletes its own nodes instead).
+ *
+ * <pre>{@code
+ * Properties p = new Properties();
+ * p.put(ZooKeeperLockProvider.CURATOR, curatorFramework);
+ * LockService locks = LockProviders.connect("lock:zookeeper:///tumbler?namespace=billing", p);
+ * }</pre>
+ *
+ * Thread safe.
  */
 public final class ZooKeeperLockProvider implements LockProvider {
+  /** The connect property under which an application passes its started {@link CuratorFramework}. */
+  public static final String CURATOR = "curator";
+
   /** The provider's version. */
   public static final String VERSION = TumblerVersion.current();
 
@@ -45,9 +63,18 @@ public final class ZooKeeperLockProvider implements LockProvider {
 
   @Override
   public LockService connect(LockUrl url, Properties info) {
-    ZooKeeperSettings settings = ZooKeeperSettings.fromUrl(url);
+    Object given = info == null ? null : info.get(CURATOR);
+    if (given != null && !(given instanceof CuratorFramework)) {
+      throw new InvalidLockUrlException("connect property '" + CURATOR + "' is a " + given.getClass().getName()
+          + ", not an org.apache.curator.framework.CuratorFramework");
+    }
     ServiceInfo serviceInfo = new ServiceInfo("zookeeper", VERSION, url.toString(), ZooKeeperLockService.CAPABILITIES);
-    return ZooKeeperLockService.connect(serviceInfo, settings, Ticker.system());
+    if (given instanceof CuratorFramework client) {
+      ZooKeeperSettings settings = ZooKeeperSettings.fromUrl(url, "the application's Curator client ("
+          + client.getZookeeperClient().getCurrentConnectionString() + ")");
+      return ZooKeeperLockService.connect(serviceInfo, settings, client, Ticker.system());
+    }
+    return ZooKeeperLockService.connect(serviceInfo, ZooKeeperSettings.fromUrl(url), Ticker.system());
   }
 
   @Override

@@ -107,11 +107,17 @@ final class ZooKeeperLockService extends AbstractLockService {
   /** Bumped on every CONNECTED or RECONNECTED, before {@link #pending} is looked at. */
   private final AtomicLong reconnects = new AtomicLong();
 
+  /** Whether the client is this service's own, closed with it; false for the application's. */
+  private final boolean ownsClient;
+  /** Deletes running in the background: a service on the application's client waits for them on close. */
+  private final java.util.concurrent.atomic.AtomicInteger deleting = new java.util.concurrent.atomic.AtomicInteger();
+
   private ZooKeeperLockService(ServiceInfo info, ZooKeeperSettings zk, LeaseSettings leaseSettings,
-      CuratorFramework client, Ticker ticker) {
+      CuratorFramework client, boolean ownsClient, Ticker ticker) {
     super(info, leaseSettings, ticker);
     this.zk = zk;
     this.client = client;
+    this.ownsClient = ownsClient;
   }
 
   /**
@@ -133,35 +139,90 @@ final class ZooKeeperLockService extends AbstractLockService {
         .ensembleTracker(false)
         .build();
     client.start();
+    return open(info, zk, client, true, ticker);
+  }
+
+  /**
+   * A service on the application's started Curator client: its session is the service's, its namespace applies,
+   * and closing the service leaves it open (the service deletes its own nodes instead, since the session that
+   * would take them along lives on).
+   *
+   * @throws dev.tumbler.lock.InvalidLockUrlException if the client is not started
+   * @throws ServiceUnavailableException if the client is not connected within the connection timeout
+   */
+  static ZooKeeperLockService connect(ServiceInfo info, ZooKeeperSettings zk, CuratorFramework client, Ticker ticker) {
+    if (client.getState() != org.apache.curator.framework.imps.CuratorFrameworkState.STARTED) {
+      throw new dev.tumbler.lock.InvalidLockUrlException("the application's Curator client passed under '"
+          + ZooKeeperLockProvider.CURATOR + "' is " + client.getState() + ", not STARTED: start it before connecting");
+    }
+    return open(info, zk, client, false, ticker);
+  }
+
+  private static ZooKeeperLockService open(ServiceInfo info, ZooKeeperSettings zk, CuratorFramework client,
+      boolean own, Ticker ticker) {
     boolean connected;
     try {
       connected = client.blockUntilConnected((int) zk.connectionTimeout().toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      closeInBackground(client);
+      if (own) {
+        closeInBackground(client);
+      }
       throw new ServiceUnavailableException("interrupted while connecting to ZooKeeper at " + zk.connectString());
     }
     if (!connected) {
       // a server that accepts and never answers would hold close() for a whole session timeout
-      closeInBackground(client);
+      if (own) {
+        closeInBackground(client);
+      }
       throw new ServiceUnavailableException("cannot connect to ZooKeeper at " + zk.connectString() + " within "
           + zk.connectionTimeout().toMillis() + "ms");
     }
     LeaseSettings lease = zk.lease();
     try {
       int negotiated = client.getZookeeperClient().getZooKeeper().getSessionTimeout();
-      if (negotiated > 0 && negotiated != zk.sessionTimeout().toMillis()) {
+      if (!own) {
+        // the session is the application's: its timeout is the term
+        lease = lease.withLeaseTime(Duration.ofMillis(Math.max(negotiated, LeaseSettings.MIN_LEASE_TIME.toMillis())));
+      } else if (negotiated > 0 && negotiated != zk.sessionTimeout().toMillis()) {
         LOG.warn("ZooKeeper at {} negotiated a session timeout of {}ms instead of the {}ms asked; leases use {}ms",
             zk.connectString(), negotiated, zk.sessionTimeout().toMillis(), negotiated);
         lease = lease.withLeaseTime(Duration.ofMillis(Math.max(negotiated, LeaseSettings.MIN_LEASE_TIME.toMillis())));
       }
     } catch (Exception e) {
-      closeInBackground(client);
+      if (own) {
+        closeInBackground(client);
+      }
       throw new ServiceUnavailableException("cannot open a ZooKeeper session at " + zk.connectString() + ": " + e, e);
     }
-    ZooKeeperLockService s = new ZooKeeperLockService(info, zk, lease, client, ticker);
+    ZooKeeperLockService s = new ZooKeeperLockService(info, zk, lease, client, own, ticker);
     client.getConnectionStateListenable().addListener(s.stateListener);
     return s;
+  }
+
+  /**
+   * Whether nothing is left to delete: the service is closed and so is its own client, whose session took every
+   * node along. On the application's client the session lives on, and the service's deletes go on after close.
+   */
+  private boolean sessionEnded() {
+    return ownsClient && isClosed();
+  }
+
+  /** Runs a delete in the background, counted in {@link #deleting}. */
+  private void inBackground(String name, Runnable delete) {
+    deleting.incrementAndGet();
+    try {
+      Thread.ofVirtual().name(name).start(() -> {
+        try {
+          delete.run();
+        } finally {
+          deleting.decrementAndGet();
+        }
+      });
+    } catch (RuntimeException | Error e) {
+      deleting.decrementAndGet();
+      throw e;
+    }
   }
 
   // ---- handles
@@ -242,6 +303,23 @@ final class ZooKeeperLockService extends AbstractLockService {
   @Override
   protected void doClose() {
     client.getConnectionStateListenable().removeListener(stateListener);
+    if (!ownsClient) {
+      // the application's session lives on, and so would every node of this service left in it: wait (one
+      // connection timeout at most) for the deletes of the leases just released and the attempts just ended, then
+      // try once more what failed
+      long end = System.nanoTime() + zk.connectionTimeout().toNanos();
+      while (deleting.get() > 0 && System.nanoTime() < end) {
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+      }
+      if (!pending.isEmpty() && client.getZookeeperClient().isConnected()) {
+        List.copyOf(pending).forEach(this::deleteNow);
+      }
+      if (!pending.isEmpty()) {
+        LOG.warn("closed with {} node(s) of {} left in the application's ZooKeeper session: the backend was not "
+            + "reachable; they end with that session", pending.size(), zk.connectString());
+      }
+      return;
+    }
     // closing the session deletes every node it still has, waiting or holding; an ensemble that does not
     // answer would hold the close for up to a session timeout: wait one connection timeout, then let the
     // close finish in the background (the server expires the session and its nodes in any case)
@@ -313,7 +391,7 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   private void cleanUpLater(ZooKeeperLease lease) {
     live.remove(lease);
-    if (isClosed()) {
+    if (sessionEnded()) {
       return; // close() releases the lease and ends the session: no thread needs to wait for it
     }
     LeaseSettings s = lease.settings();
@@ -324,7 +402,7 @@ final class ZooKeeperLockService extends AbstractLockService {
       } catch (InterruptedException e) {
         return;
       }
-      if (!lease.isReleased() && !isClosed()) {
+      if (!lease.isReleased() && !sessionEnded()) {
         deleteInBackground(lease.path());
       }
     });
@@ -346,11 +424,11 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   /** Deletes a node without waiting; tried again after a reconnect if it fails. */
   void deleteInBackground(String path) {
-    if (path == null || isClosed()) {
+    if (path == null || sessionEnded()) {
       return;
     }
     Cleanup c = new Cleanup(null, null, path);
-    Thread.ofVirtual().name("tumbler-zookeeper-delete").start(() -> deleteNow(c));
+    inBackground("tumbler-zookeeper-delete", () -> deleteNow(c));
   }
 
   /**
@@ -359,11 +437,11 @@ final class ZooKeeperLockService extends AbstractLockService {
    * in the background, since the caller may be interrupted.
    */
   void abandon(String dir, String marker, String path) {
-    if (isClosed()) {
+    if (sessionEnded()) {
       return;
     }
     Cleanup c = new Cleanup(dir, marker, path);
-    Thread.ofVirtual().name("tumbler-zookeeper-abandon").start(() -> deleteNow(c));
+    inBackground("tumbler-zookeeper-abandon", () -> deleteNow(c));
   }
 
   /**
@@ -373,7 +451,7 @@ final class ZooKeeperLockService extends AbstractLockService {
    * {@link #pending} before the cleanup was in it, and the next one may be far off.
    */
   void deleteNow(Cleanup c) {
-    if (isClosed()) {
+    if (sessionEnded()) {
       return;
     }
     long seen = reconnects.get();
@@ -409,8 +487,8 @@ final class ZooKeeperLockService extends AbstractLockService {
         LOG.debug("cannot delete {} now; trying again after a reconnect: {}", c.path() != null ? c.path()
             : "the nodes of " + c.marker() + " in " + c.dir(), e.toString());
       }
-      if (reconnects.get() != seen && !isClosed()) {
-        Thread.ofVirtual().name("tumbler-zookeeper-cleanup").start(() -> deleteNow(c));
+      if (reconnects.get() != seen && !sessionEnded()) {
+        inBackground("tumbler-zookeeper-cleanup", () -> deleteNow(c));
       }
     }
   }

@@ -45,7 +45,32 @@ record ZooKeeperSettings(String connectString, String root, Duration connectionT
    * @throws InvalidLockUrlException naming what is wrong
    */
   static ZooKeeperSettings fromUrl(LockUrl url) {
-    if (!url.isHierarchical() || url.hosts().isEmpty()) {
+    return fromUrl(url, null);
+  }
+
+  /**
+   * Reads and checks a URL for a service on the application's own Curator client, which is connected to its
+   * ensemble already: the URL names no hosts ({@code lock:zookeeper:///chroot?namespace=...}, or
+   * {@code lock:zookeeper:}), and the session is the client's, so {@code sessionTimeout} and {@code leaseTime} are
+   * refused (the lease term is the session timeout the client negotiated).
+   *
+   * @param client a description of the client, for messages; null when the service builds its own
+   * @throws InvalidLockUrlException naming what is wrong
+   */
+  static ZooKeeperSettings fromUrl(LockUrl url, String client) {
+    if (client != null) {
+      if (url.isHierarchical() ? !url.hosts().isEmpty() : !url.opaque().isEmpty()) {
+        throw new InvalidLockUrlException("lock URL " + url + ": with the application's Curator client the URL "
+            + "names no hosts (the client has them): lock:zookeeper:///chroot[?namespace=...]");
+      }
+      for (String p : new String[] {"sessionTimeout", "leaseTime"}) {
+        if (url.parameter(p).isPresent()) {
+          throw new InvalidLockUrlException("lock URL " + url + ": parameter '" + p + "' does not apply with the "
+              + "application's Curator client: the lease is its session, whose timeout is set where the client is "
+              + "built");
+        }
+      }
+    } else if (!url.isHierarchical() || url.hosts().isEmpty()) {
       throw new InvalidLockUrlException("lock URL " + url + ": the zookeeper provider needs hosts: "
           + "lock:zookeeper://host[:port][,host[:port]...][/chroot][?sessionTimeout=15s&...]");
     }
@@ -76,7 +101,7 @@ record ZooKeeperSettings(String connectString, String root, Duration connectionT
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'connectionTimeout' must be within "
           + "1ms and 24 days: " + connection);
     }
-    String chroot = url.path().isEmpty() ? DEFAULT_CHROOT : url.path();
+    String chroot = !url.isHierarchical() || url.path().isEmpty() ? DEFAULT_CHROOT : url.path();
     if (chroot.length() > 1 && chroot.endsWith("/")) {
       chroot = chroot.substring(0, chroot.length() - 1);
     }
@@ -92,7 +117,7 @@ record ZooKeeperSettings(String connectString, String root, Duration connectionT
     }
     String root = lease.namespace().isEmpty() ? chroot
         : (chroot.equals("/") ? "" : chroot) + "/" + ZNodeNames.segment(lease.namespace());
-    String connect = url.hosts(DEFAULT_PORT).stream().map(LockUrl.HostAndPort::toString)
+    String connect = client != null ? client : url.hosts(DEFAULT_PORT).stream().map(LockUrl.HostAndPort::toString)
         .collect(Collectors.joining(","));
     return new ZooKeeperSettings(connect, root, connection, lease.withLeaseTime(session));
   }

@@ -221,6 +221,66 @@ class ZooKeeperLockServiceTest {
     got.get().release();
   }
 
+  private CuratorFramework appClient() {
+    CuratorFramework c = org.apache.curator.framework.CuratorFrameworkFactory.newClient(server.getConnectString(),
+        4_000, 5_000, new org.apache.curator.retry.RetryOneTime(100));
+    c.start();
+    return c;
+  }
+
+  private static java.util.Properties curator(Object client) {
+    java.util.Properties p = new java.util.Properties();
+    p.put(ZooKeeperLockProvider.CURATOR, client);
+    return p;
+  }
+
+  @Test
+  void anApplicationsCuratorClientIsUsedAndLeftOpenWithNothingOfTheServiceInItsSession() throws Exception {
+    CuratorFramework app = appClient();
+    try {
+      LockService b = open("");
+      LockService a = LockProviders.connect("lock:zookeeper:///svc-test", curator(app));
+      assertSame(app, a.unwrap(CuratorFramework.class));
+      // the lease term is the client's session timeout: a fresh lease is valid for the safe part of it
+      long term = app.getZookeeperClient().getZooKeeper().getSessionTimeout();
+      long valid = a.lock("held").acquire().remaining().toMillis();
+      assertTrue(valid <= term && valid >= term / 2, "a lease valid for " + valid + " ms on a session of " + term);
+      Lease other = b.lock("waited").acquire();
+      CompletableFuture<Optional<Lease>> waiting = a.lock("waited").acquireAsync(Duration.ofSeconds(30))
+          .thenApply(Optional::of);
+      Thread.sleep(300);
+      a.close();
+      assertTrue(app.getZookeeperClient().isConnected(), "closing the service closed the application's client");
+      // the held lock and the waiting attempt are gone from the session that lives on
+      assertTrue(b.lock("held").tryAcquire(Duration.ofSeconds(5)).isPresent(), "the held lock stayed held");
+      other.release();
+      assertTrue(b.lock("waited").tryAcquire(Duration.ofSeconds(5)).isPresent(), "the waiting attempt stayed queued");
+      Throwable ended = waiting.handle((l, e) -> e).get(10, TimeUnit.SECONDS);
+      assertTrue(ended != null, "the wait of the closed service ended without an error");
+    } finally {
+      app.close();
+    }
+  }
+
+  @Test
+  void anApplicationClientIsCheckedWithErrorsThatSayWhatIsWrong() {
+    CuratorFramework app = appClient();
+    try {
+      assertTrue(assertThrows(dev.tumbler.lock.InvalidLockUrlException.class, () -> LockProviders.connect(
+          "lock:zookeeper:///x", curator("not a client"))).getMessage().contains("not an org.apache.curator"));
+      assertTrue(assertThrows(dev.tumbler.lock.InvalidLockUrlException.class, () -> LockProviders.connect(
+          "lock:zookeeper://" + server.getConnectString() + "/x", curator(app))).getMessage().contains("names no hosts"));
+      assertTrue(assertThrows(dev.tumbler.lock.InvalidLockUrlException.class, () -> LockProviders.connect(
+          "lock:zookeeper:///x?sessionTimeout=5s", curator(app))).getMessage().contains("'sessionTimeout'"));
+      CuratorFramework unstarted = org.apache.curator.framework.CuratorFrameworkFactory.newClient(
+          server.getConnectString(), new org.apache.curator.retry.RetryOneTime(100));
+      assertTrue(assertThrows(dev.tumbler.lock.InvalidLockUrlException.class, () -> LockProviders.connect(
+          "lock:zookeeper:///x", curator(unstarted))).getMessage().contains("not STARTED"));
+    } finally {
+      app.close();
+    }
+  }
+
   @Test
   void unreachableEnsembleFailsWithinConnectionTimeout() throws Exception {
     int port;

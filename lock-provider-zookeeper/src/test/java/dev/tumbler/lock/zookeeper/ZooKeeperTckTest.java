@@ -29,7 +29,7 @@ class ZooKeeperTckTest extends LockTck {
     return new Target(ZooKeeperServers.server());
   }
 
-  static final class Target extends ProxiedTarget {
+  static class Target extends ProxiedTarget {
     private final TestingServer server;
 
     Target(TestingServer server) {

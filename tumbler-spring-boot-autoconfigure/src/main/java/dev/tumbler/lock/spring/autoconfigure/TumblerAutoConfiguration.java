@@ -6,11 +6,13 @@ import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.lock.spring.LockedBeanPostProcessor;
 import java.util.Properties;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.util.ClassUtils;
 
 /**
  * A {@link LockService} bean connected to {@code tumbler.url} (default {@value TumblerProperties#DEFAULT_URL})
@@ -24,17 +26,26 @@ import org.springframework.context.annotation.Bean;
 public class TumblerAutoConfiguration {
   /** The connect property under which the JDBC provider takes an application's DataSource. */
   static final String DATA_SOURCE = "dataSource";
+  /** The connect property under which the ZooKeeper provider takes an application's started Curator client. */
+  static final String CURATOR = "curator";
+  private static final String CURATOR_TYPE = "org.apache.curator.framework.CuratorFramework";
 
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public LockService tumblerLockService(TumblerProperties properties, ObjectProvider<DataSource> dataSources,
-      ObjectProvider<LockServiceDecorator> decorators) {
+      ObjectProvider<LockServiceDecorator> decorators, ListableBeanFactory beans) {
     Properties info = new Properties();
     info.putAll(properties.getProperties());
     if (properties.getJdbc().isUseApplicationDataSource() && namesOnlyADatabase(properties.getUrl())) {
       DataSource ds = dataSources.getIfUnique();
       if (ds != null) {
         info.put(DATA_SOURCE, ds);
+      }
+    }
+    if (namesNoHosts(properties.getUrl(), "zookeeper")) {
+      Object curator = uniqueBean(beans, CURATOR_TYPE);
+      if (curator != null) {
+        info.put(CURATOR, curator);
       }
     }
     LockService service = LockProviders.connect(properties.getUrl(), info);
@@ -57,6 +68,25 @@ public class TumblerAutoConfiguration {
     LockUrl parsed = LockUrl.parse(url);
     String rest = parsed.isHierarchical() ? null : parsed.opaque();
     return rest != null && rest.matches("[A-Za-z][A-Za-z0-9+.-]*");
+  }
+
+  /** {@code lock:zookeeper:///chroot}: the form for "use the client you are given". */
+  static boolean namesNoHosts(String url, String scheme) {
+    if (url == null || !url.startsWith("lock:" + scheme + ":")) {
+      return false;
+    }
+    LockUrl parsed = LockUrl.parse(url);
+    return parsed.isHierarchical() && parsed.hosts().isEmpty();
+  }
+
+  /** The one bean of the named type, or null when the type is not on the class path or there is none or several. */
+  private static Object uniqueBean(ListableBeanFactory beans, String type) {
+    ClassLoader loader = TumblerAutoConfiguration.class.getClassLoader();
+    if (!ClassUtils.isPresent(type, loader)) {
+      return null;
+    }
+    String[] names = beans.getBeanNamesForType(ClassUtils.resolveClassName(type, loader));
+    return names.length == 1 ? beans.getBean(names[0]) : null;
   }
 
   @Bean

@@ -185,6 +185,28 @@ class TumblerAutoConfigurationTest {
   }
 
   @Test
+  void aZooKeeperUrlWithoutHostsUsesTheApplicationsCuratorClientAndLeavesItOpen() throws Exception {
+    try (org.apache.curator.test.TestingServer zk = new org.apache.curator.test.TestingServer()) {
+      org.apache.curator.framework.CuratorFramework app = org.apache.curator.framework.CuratorFrameworkFactory
+          .newClient(zk.getConnectString(), new org.apache.curator.retry.RetryOneTime(100));
+      app.start();
+      try {
+        // no destroy method: the application closes its client itself (Spring would infer close() for it)
+        runner.withBean(org.apache.curator.framework.CuratorFramework.class, () -> app, bd -> bd.setDestroyMethodName(""))
+            .withPropertyValues("tumbler.url=lock:zookeeper:///tumbler-spring").run(ctx -> {
+              LockService locks = ctx.getBean(LockService.class);
+              assertThat(locks.info().provider()).isEqualTo("zookeeper");
+              assertThat(locks.unwrap(org.apache.curator.framework.CuratorFramework.class)).isSameAs(app);
+              locks.lock(jobLock).acquire().release();
+            });
+        assertThat(app.getZookeeperClient().isConnected()).as("the context closed the application's client").isTrue();
+      } finally {
+        app.close();
+      }
+    }
+  }
+
+  @Test
   void aJdbcUrlThatNamesOnlyTheDatabaseUsesTheApplicationDataSource() {
     JdbcDataSource h2 = new JdbcDataSource();
     h2.setURL("jdbc:h2:mem:tumbler-spring-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
