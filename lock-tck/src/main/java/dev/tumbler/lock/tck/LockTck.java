@@ -108,7 +108,7 @@ public abstract class LockTck {
   /** The groups, in the order the TCK reports them. */
   static final List<Class<?>> GROUPS = List.of(Registry.class, Mutex.class, Contention.class, Fencing.class,
       Leases.class, Semaphores.class, ReadWrite.class, Fairness.class, Transactions.class, Elections.class,
-      Names.class, BadInput.class, Closed.class, Faults.class, Outages.class, FaultTolerance.class, Chaos.class);
+      Names.class, Listing.class, BadInput.class, Closed.class, Faults.class, Outages.class, FaultTolerance.class, Chaos.class);
 
   static final String RUN = UUID.randomUUID().toString().substring(0, 8);
   private static final AtomicLong NAMES = new AtomicLong();
@@ -560,6 +560,16 @@ public abstract class LockTck {
   @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
   class Names extends NamesGroup {
     Names() {
+      super(LockTck.this);
+    }
+  }
+
+  @Nested
+  @DisplayName("listing held locks")
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(value = BACKEND, mode = ResourceAccessMode.READ)
+  class Listing extends ListingGroup {
+    Listing() {
       super(LockTck.this);
     }
   }
