@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.torture.backend.Processes;
+import dev.tumbler.torture.backend.RedisProcess;
+import java.util.List;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +21,7 @@ import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * ShedLock's promise for an instance that dies while running, kept by a lease: an instance killed with SIGKILL
@@ -29,14 +33,15 @@ class KilledInstanceTest {
   private static final Duration AT_MOST = Duration.ofSeconds(2);
 
   @Test
-  void aKilledInstancesLockIsFreeWithinLockAtMostFor() throws Exception {
-    try (EmbeddedRedis redis = EmbeddedRedis.start();
-        LockService service = LockProviders.connect(redis.url() + "?leaseTime=" + AT_MOST.toMillis() + "ms")) {
+  void aKilledInstancesLockIsFreeWithinLockAtMostFor(@TempDir Path dir) throws Exception {
+    try (RedisProcess redis = RedisProcess.start(dir, Processes.freePort(), List.of(), false)) {
+      String url = "lock:redis://" + redis.address() + "?leaseTime=" + AT_MOST.toMillis() + "ms";
+      LockService service = LockProviders.connect(url);
       TumblerLockProvider provider = new TumblerLockProvider(service);
       String name = "nightly-" + UUID.randomUUID();
       Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
           "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-          KilledInstanceMain.class.getName(), redis.url() + "?leaseTime=" + AT_MOST.toMillis() + "ms", name,
+          KilledInstanceMain.class.getName(), url, name,
           Long.toString(AT_MOST.toMillis()))
           .redirectErrorStream(true).start();
       try {
@@ -72,6 +77,7 @@ class KilledInstanceTest {
         next.get().unlock();
       } finally {
         child.destroyForcibly();
+        service.close();
       }
     }
   }
