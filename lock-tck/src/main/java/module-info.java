@@ -9,6 +9,8 @@ module dev.tumbler.lock.tck {
   requires org.junit.platform.engine;
   requires org.junit.platform.launcher;
   requires org.junit.platform.reporting;
+  // a task that does not finish is reported with the threads that hold locks
+  requires java.management;
 
   exports dev.tumbler.lock.tck;
   opens dev.tumbler.lock.tck to org.junit.platform.commons;

@@ -338,14 +338,39 @@ public abstract class LockTck {
       }
     }
 
-    /** Where a thread is now, a frame a line (at most 40): what a task that did not finish is stuck in. */
+    /**
+     * Where a thread is now, a frame a line (at most 40): what a task that did not finish is stuck in; then every
+     * platform thread that holds a lock (a {@code ReentrantLock} or a monitor) with where it is, since the stuck
+     * task often waits for one of them.
+     */
     static String stack(Thread thread) {
       StringBuilder b = new StringBuilder();
       StackTraceElement[] frames = thread.getStackTrace();
       for (int i = 0; i < Math.min(frames.length, 40); i++) {
         b.append("\n\t  ").append(frames[i]);
       }
-      return frames.length == 0 ? " (no frames: ended, or not started)" : b.toString();
+      if (frames.length == 0) {
+        b.append(" (no frames: ended, or not started)");
+      }
+      try {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (java.lang.management.ThreadInfo t : mx.dumpAllThreads(true, true)) {
+          if (t.getLockedSynchronizers().length == 0 && t.getLockedMonitors().length == 0) {
+            continue;
+          }
+          b.append("\n\tholding ").append(java.util.Arrays.toString(t.getLockedSynchronizers()))
+              .append(java.util.Arrays.toString(t.getLockedMonitors())).append(": \"").append(t.getThreadName())
+              .append("\" ").append(t.getThreadState())
+              .append(t.getLockName() == null ? "" : " on " + t.getLockName() + " owned by " + t.getLockOwnerName());
+          StackTraceElement[] st = t.getStackTrace();
+          for (int i = 0; i < Math.min(st.length, 30); i++) {
+            b.append("\n\t    ").append(st[i]);
+          }
+        }
+      } catch (RuntimeException | LinkageError e) {
+        b.append("\n\t(no thread dump: ").append(e).append(')');
+      }
+      return b.toString();
     }
 
     Throwable failure(Duration max) throws Exception {
