@@ -16,6 +16,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
@@ -199,6 +200,19 @@ class JdbcPostgresTest {
   }
 
   /**
+   * An admin session holding every name's row lock of {@code table} (its keys table, FOR UPDATE, in an open
+   * transaction): a grant or renewal statement waits at it until the session commits or closes.
+   */
+  private Connection holdingKeyRows(String table) throws SQLException {
+    Connection admin = pg.admin();
+    admin.setAutoCommit(false);
+    try (Statement st = admin.createStatement()) {
+      st.execute("SELECT lock_key FROM " + table + "_keys FOR UPDATE");
+    }
+    return admin;
+  }
+
+  /**
    * An interrupt on a virtual thread closes the socket of a blocking read, and PostgreSQL goes on with the statement
    * it was given: the waiter's place in line (or a grant) is committed after the interrupted acquire gave up, with
    * nobody left to undo it, and it held up the line for a term (the suite's {@code Semaphores.interruptHoldsNothing}
@@ -211,11 +225,7 @@ class JdbcPostgresTest {
         LockService c = connect("vcut_locks", "")) {
       Lease one = a.semaphore("s", 2).acquire(1);
       AtomicReference<Throwable> ended = new AtomicReference<>();
-      try (Connection admin = pg.admin()) {
-        admin.setAutoCommit(false);
-        try (Statement st = admin.createStatement()) {
-          st.execute("SELECT lock_key FROM vcut_locks_keys FOR UPDATE");
-        }
+      try (Connection admin = holdingKeyRows("vcut_locks")) {
         Thread waiter = Thread.ofVirtual().start(() -> {
           try {
             b.semaphore("s", 2).tryAcquire(2, Duration.ofSeconds(10));
@@ -262,11 +272,7 @@ class JdbcPostgresTest {
       awaitCount("SELECT COUNT(*) FROM keep_locks_queue", 2);
       String tickets = "SELECT string_agg(ticket::text, ',' ORDER BY ticket) FROM keep_locks_queue";
       String before = text(tickets);
-      try (Connection admin = pg.admin()) {
-        admin.setAutoCommit(false);
-        try (Statement st = admin.createStatement()) {
-          st.execute("SELECT lock_key FROM keep_locks_keys FOR UPDATE");
-        }
+      try (Connection admin = holdingKeyRows("keep_locks")) {
         Thread.sleep(LEASE.toMillis() * 7 / 4); // a place not kept for a term lapses
         admin.rollback();
       }
@@ -298,11 +304,7 @@ class JdbcPostgresTest {
     LockService s = connect("close_renew_locks", "");
     Lease held = s.lock("job").acquire();
     AtomicReference<Throwable> failure = new AtomicReference<>();
-    try (Connection admin = pg.admin()) {
-      admin.setAutoCommit(false);
-      try (Statement st = admin.createStatement()) {
-        st.execute("SELECT lock_key FROM close_renew_locks_keys FOR UPDATE");
-      }
+    try (Connection admin = holdingKeyRows("close_renew_locks")) {
       Thread renewing = Thread.ofPlatform().start(() -> {
         try {
           held.renew();
