@@ -39,10 +39,13 @@ import java.util.Set;
  * @param master the name the sentinels monitor the primary under ({@link Mode#SENTINEL} only)
  * @param sentinelUser the sentinels' ACL user, if any ({@link Mode#SENTINEL} only)
  * @param sentinelPassword the sentinels' password, if any ({@link Mode#SENTINEL} only)
+ * @param client the application's Jedis client the service runs on, described for messages ("the application's
+ *     JedisPooled client"); empty when the service connects itself (then {@code hosts} are the servers)
  */
 record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String> user, Optional<String> password,
     int database, boolean tls, Mode mode, Duration timeout, Duration recheck, LeaseSettings lease,
-    Optional<String> master, Optional<String> sentinelUser, Optional<String> sentinelPassword) {
+    Optional<String> master, Optional<String> sentinelUser, Optional<String> sentinelPassword,
+    Optional<String> client) {
 
   /** How the service uses its servers. */
   enum Mode {
@@ -140,17 +143,70 @@ record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'sentinelPassword' is empty");
     }
     boolean tls = url.bool("tls", false);
+    Duration timeout = timeout(url);
+    Duration recheck = recheck(url);
+    LeaseSettings lease = LeaseSettings.fromUrl(url);
+    return new RedisConfig(url, hosts, url.user(), url.password(), db, tls, mode, timeout, recheck, lease,
+        master.map(String::trim), sentinelUser, sentinelPassword, Optional.empty());
+  }
+
+  /** The parameters that describe a connection, which an application's client has already: refused with one. */
+  private static final List<String> CONNECTION_PARAMETERS =
+      List.of("tls", "mode", "master", "sentinelUser", "sentinelPassword");
+
+  /**
+   * Reads the settings of {@code url} for a service on the application's own Jedis client, which is connected
+   * already: the URL names no hosts and no database ({@code lock:redis:///?namespace=...}, or {@code lock:redis:}),
+   * and the parameters of a connection ({@code tls}, {@code mode}, {@code master}, credentials) are refused, since
+   * they are set where the client is built. {@code timeout} is the longest one call on the client takes (its socket
+   * timeout, default 2s); {@code leaseTime}, {@code renew}, {@code namespace} and {@code recheck} are as usual.
+   *
+   * @param mode what the client is: one server, a cluster or a sentinel-watched primary
+   * @param client the client, described for messages
+   * @throws InvalidLockUrlException naming what is wrong
+   */
+  static RedisConfig forClient(LockUrl url, Mode mode, String client) {
+    if (url.isHierarchical() ? !url.hosts().isEmpty() : !url.opaque().isEmpty()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": with the application's Jedis client the URL names no "
+          + "hosts (the client has them): lock:redis:///[?namespace=...&leaseTime=...]");
+    }
+    if (url.isHierarchical() && !url.path().isEmpty() && !url.path().equals("/")) {
+      throw new InvalidLockUrlException("lock URL " + url + ": with the application's Jedis client the database is "
+          + "the client's; the URL has no path (got '" + url.path() + "')");
+    }
+    for (String p : CONNECTION_PARAMETERS) {
+      if (url.parameter(p).isPresent()) {
+        throw new InvalidLockUrlException("lock URL " + url + ": parameter '" + p + "' does not apply with the "
+            + "application's Jedis client: the connection is set where the client is built");
+      }
+    }
+    if (url.user().isPresent() || url.password().isPresent()) {
+      throw new InvalidLockUrlException("lock URL " + url + ": credentials do not apply with the application's Jedis "
+          + "client: its connections are authenticated where the client is built");
+    }
+    url.requireKnownParameters(PARAMETERS);
+    Duration timeout = timeout(url);
+    Duration recheck = recheck(url);
+    return new RedisConfig(url, List.of(), Optional.empty(), Optional.empty(), 0, false, mode, timeout, recheck,
+        LeaseSettings.fromUrl(url), Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(client));
+  }
+
+  /** Parameter {@code timeout}: the longest one call takes (connect and socket timeout), default 2s. */
+  private static Duration timeout(LockUrl url) {
     Duration timeout = url.duration("timeout", DEFAULT_TIMEOUT);
     if (timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'timeout': must be within (0, "
           + Integer.MAX_VALUE + "ms]: " + timeout);
     }
+    return timeout;
+  }
+
+  /** Parameter {@code recheck}: the longest a waiter sleeps without a notification, default 1s, at least 10ms. */
+  private static Duration recheck(LockUrl url) {
     Duration recheck = url.duration("recheck", DEFAULT_RECHECK);
     if (recheck.toMillis() < 10) {
       throw new InvalidLockUrlException("lock URL " + url + ": parameter 'recheck': at least 10ms: " + recheck);
     }
-    LeaseSettings lease = LeaseSettings.fromUrl(url);
-    return new RedisConfig(url, hosts, url.user(), url.password(), db, tls, mode, timeout, recheck, lease,
-        master.map(String::trim), sentinelUser, sentinelPassword);
+    return recheck;
   }
 }

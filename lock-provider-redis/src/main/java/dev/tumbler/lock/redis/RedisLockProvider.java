@@ -1,5 +1,6 @@
 package dev.tumbler.lock.redis;
 
+import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ProviderInfo;
@@ -20,6 +21,10 @@ import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.JedisSentineled;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 
@@ -38,9 +43,27 @@ import redis.clients.jedis.exceptions.JedisException;
  * waiter sleeps without a release notification, default 1s). Anything else is an error. See the module
  * README for what the provider guarantees, and what Redis cannot.
  *
+ * <p>An application that has a Jedis client passes it in the connect properties under {@link #JEDIS}, with a URL
+ * that names no hosts: a {@link JedisPooled} (one server), a {@link JedisCluster} or a {@link JedisSentineled}. The
+ * service then runs on that client's pool and opens no connection of its own: it holds one of the pool's connections
+ * for its release notifications while it lives, and closing the service leaves the client open. The client's
+ * settings (servers, database, credentials, TLS, timeouts) are the connection's; the URL's {@code timeout} says how
+ * long one call on it may take (its socket timeout; default 2s).
+ *
+ * <pre>{@code
+ * Properties p = new Properties();
+ * p.put(RedisLockProvider.JEDIS, jedisPooled);
+ * LockService locks = LockProviders.connect("lock:redis:///?namespace=billing&leaseTime=10s", p);
+ * }</pre>
+ *
  * <p>Stateless and thread safe; found by {@link java.util.ServiceLoader}.
  */
 public final class RedisLockProvider implements LockProvider {
+  /**
+   * The connect property under which an application passes its Jedis client: a {@link JedisPooled},
+   * {@link JedisCluster} or {@link JedisSentineled}.
+   */
+  public static final String JEDIS = "jedis";
 
   static final String VERSION = TumblerVersion.current();
 
@@ -62,7 +85,41 @@ public final class RedisLockProvider implements LockProvider {
 
   @Override
   public LockService connect(LockUrl url, Properties info) {
+    Object given = info == null ? null : info.get(JEDIS);
+    if (given != null) {
+      return connect(url, given, Ticker.system());
+    }
     return connect(url, Ticker.system());
+  }
+
+  /**
+   * A service on the application's client {@code given} (see the class comment).
+   *
+   * @throws InvalidLockUrlException if {@code given} is not a client the provider takes, or the URL does not fit it
+   */
+  LockService connect(LockUrl url, Object given, Ticker ticker) {
+    RedisConfig.Mode mode = switch (given) {
+      case JedisCluster c -> RedisConfig.Mode.CLUSTER;
+      case JedisSentineled s -> RedisConfig.Mode.SENTINEL;
+      case JedisPooled p -> RedisConfig.Mode.SINGLE;
+      default -> throw new InvalidLockUrlException("connect property '" + JEDIS + "' is a " + given.getClass().getName()
+          + ", not one of the Jedis clients the provider takes: redis.clients.jedis.JedisPooled, JedisCluster or "
+          + "JedisSentineled");
+    };
+    String description = "the application's " + given.getClass().getSimpleName() + " client";
+    RedisConfig config = RedisConfig.forClient(url, mode, description);
+    String clientId = RedisLockService.randomId();
+    RedisKeys keys = new RedisKeys(config.lease().namespace());
+    RedisNode node = RedisNode.application((UnifiedJedis) given, description, keys.controlChannel(clientId),
+        config.recheck());
+    try {
+      checkReachable(config, List.of(node));
+    } catch (RuntimeException e) {
+      node.close();
+      throw e;
+    }
+    Backend backend = mode == RedisConfig.Mode.SINGLE ? new Backend.Single(node) : new Backend.Replicated(node);
+    return service(url, config, backend, keys, clientId, ticker);
   }
 
   /** {@link #connect(LockUrl, Properties)} with an injected clock. */
@@ -91,6 +148,11 @@ public final class RedisLockProvider implements LockProvider {
           addresses(config), clientConfig, sentinelConfig(config, timeoutMs), config.timeout(),
           keys.controlChannel(clientId), config.recheck())));
     };
+    return service(url, config, backend, keys, clientId, ticker);
+  }
+
+  private static LockService service(LockUrl url, RedisConfig config, Backend backend, RedisKeys keys, String clientId,
+      Ticker ticker) {
     Set<dev.tumbler.lock.Capability> caps = switch (config.mode()) {
       case SINGLE -> RedisLockService.SINGLE_CAPABILITIES;
       case REDLOCK -> RedisLockService.REDLOCK_CAPABILITIES;
@@ -164,8 +226,14 @@ public final class RedisLockProvider implements LockProvider {
    */
   static LockException refused(RedisConfig config, JedisDataException e) {
     String m = String.valueOf(e.getMessage());
-    if (m.startsWith("WRONGPASS") || m.startsWith("NOAUTH") || m.startsWith("NOPERM")
-        || m.contains("called without any password configured")) {
+    boolean credentials = m.startsWith("WRONGPASS") || m.startsWith("NOAUTH") || m.startsWith("NOPERM")
+        || m.contains("called without any password configured");
+    if (config.client().isPresent()) {
+      String what = "Redis refused " + (credentials ? "the credentials of " : "") + config.client().get() + " for "
+          + config.url() + ": " + m;
+      return credentials ? new dev.tumbler.lock.CredentialsRefusedException(what, e) : new LockException(what, e);
+    }
+    if (credentials) {
       return new dev.tumbler.lock.CredentialsRefusedException("Redis refused the credentials given for " + config.url()
           + " (parameters 'user' and 'password'" + (config.mode() == RedisConfig.Mode.SENTINEL
           ? ", or 'sentinelUser' and 'sentinelPassword'" : "") + "): " + m, e);

@@ -404,7 +404,8 @@ final class RedisLockService extends AbstractLockService {
     if (e instanceof LockException le) {
       return le;
     }
-    String where = "Redis " + (config.hosts().size() == 1 ? "server " : "servers ") + hostList();
+    String where = config.client().map(c -> "Redis (" + c + ")")
+        .orElseGet(() -> "Redis " + (config.hosts().size() == 1 ? "server " : "servers ") + hostList());
     if (e instanceof JedisDataException) {
       return new LockException(where + " refused " + what + ": " + e.getMessage(), e);
     }

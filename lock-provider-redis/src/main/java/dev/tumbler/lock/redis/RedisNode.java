@@ -39,6 +39,8 @@ final class RedisNode implements AutoCloseable {
   private final String description;
   private final UnifiedJedis jedis;
   private final WakeupHub hub;
+  /** Whether {@link #jedis} is this node's own (closed with it), not the application's. */
+  private final boolean owned;
 
   RedisNode(HostAndPort address, JedisClientConfig config, Duration timeout, String controlChannel, Duration heartbeat) {
     this(address.toString(), new JedisPooled(pool(timeout), address, config),
@@ -46,9 +48,25 @@ final class RedisNode implements AutoCloseable {
   }
 
   private RedisNode(String description, UnifiedJedis jedis, WakeupHub hub) {
+    this(description, jedis, hub, true);
+  }
+
+  private RedisNode(String description, UnifiedJedis jedis, WakeupHub hub, boolean owned) {
     this.description = description;
     this.jedis = jedis;
     this.hub = hub;
+    this.owned = owned;
+  }
+
+  /**
+   * The application's own client ({@link JedisPooled}, {@link JedisCluster} or {@link JedisSentineled}): its pool
+   * runs every script, its hub subscribes through it (one pooled connection, held while the node lives), and
+   * {@link #close()} leaves it open.
+   *
+   * @param description names the client in messages and thread names
+   */
+  static RedisNode application(UnifiedJedis client, String description, String controlChannel, Duration heartbeat) {
+    return new RedisNode(description, client, new WakeupHub(client, description, controlChannel, heartbeat), false);
   }
 
   /**
@@ -218,7 +236,9 @@ final class RedisNode implements AutoCloseable {
   @Override
   public void close() {
     hub.close();
-    jedis.close();
+    if (owned) {
+      jedis.close();
+    }
   }
 
   @Override

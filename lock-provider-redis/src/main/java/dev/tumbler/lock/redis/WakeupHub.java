@@ -14,6 +14,7 @@ import redis.clients.jedis.Connection;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.JedisPubSub;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * The push half of waiting: one subscriber connection per server and service, subscribed to the release
@@ -42,12 +43,22 @@ import redis.clients.jedis.JedisPubSub;
  * through the nodes so that a dead one is left behind; or the primary the sentinels name now, so that the
  * hub follows a failover (PUBLISH on the primary also reaches subscribers on its replicas).
  *
- * <p>Thread safe. Runs a platform thread (the reader) and a virtual one (the heartbeat) until {@link #close()}.
+ * <p>On an application's own client ({@link #WakeupHub(UnifiedJedis, String, String, Duration)}) the hub opens no
+ * connection: it subscribes through the client ({@link UnifiedJedis#subscribe}), which lends it one connection of its
+ * pool for as long as the subscription lasts, on whichever server the client chooses (a cluster's: any node; a
+ * sentinel-watched primary: the current one). Its reader is then a virtual thread, and a connection the hub drops is
+ * ended by interrupting it: a virtual thread interrupted in a socket read closes the socket, and the client takes
+ * the broken connection out of its pool.
+ *
+ * <p>Thread safe. Runs a reader thread (platform, or virtual on an application's client) and a virtual one (the
+ * heartbeat) until {@link #close()}.
  */
 final class WakeupHub implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WakeupHub.class);
 
   private final Supplier<HostAndPort> address;
+  /** The application's client the hub subscribes through; null when it connects itself to {@link #address}. */
+  private final UnifiedJedis client;
   private final String label;
   private final JedisClientConfig config;
   private final String controlChannel;
@@ -83,15 +94,34 @@ final class WakeupHub implements AutoCloseable {
    */
   WakeupHub(Supplier<HostAndPort> address, String label, JedisClientConfig config, String controlChannel,
       Duration heartbeat) {
+    this(address, null, label, config, controlChannel, heartbeat);
+  }
+
+  /**
+   * A hub that subscribes through the application's {@code client} (see the class comment).
+   *
+   * @param label names the hub in thread names and log lines
+   */
+  WakeupHub(UnifiedJedis client, String label, String controlChannel, Duration heartbeat) {
+    this(null, java.util.Objects.requireNonNull(client, "client"), label, null, controlChannel, heartbeat);
+  }
+
+  private WakeupHub(Supplier<HostAndPort> address, UnifiedJedis client, String label, JedisClientConfig config,
+      String controlChannel, Duration heartbeat) {
     this.address = address;
+    this.client = client;
     this.label = label;
     this.config = config;
     this.controlChannel = controlChannel;
     this.heartbeatNanos = heartbeat.toNanos();
     // a platform thread: a message then wakes the waiter after one thread switch; a virtual reader adds the
-    // poller's and a carrier's (measured: about 150-200 us more per hand-off on loopback)
-    this.reader = Thread.ofPlatform().daemon().name("tumbler-redis-sub-" + label).start(this::readLoop);
-    this.heartbeat = Thread.ofVirtual().name("tumbler-redis-beat-" + label).start(this::beatLoop);
+    // poller's and a carrier's (measured: about 150-200 us more per hand-off on loopback). On an application's
+    // client a virtual one, which an interrupt takes out of its read (the hub has no socket of its own to close)
+    Thread.Builder readerThread = client == null ? Thread.ofPlatform().daemon() : Thread.ofVirtual();
+    this.reader = readerThread.name("tumbler-redis-sub-" + label).unstarted(this::readLoop);
+    this.heartbeat = Thread.ofVirtual().name("tumbler-redis-beat-" + label).unstarted(this::beatLoop);
+    this.reader.start(); // started once both fields are set: a connection the reader drops interrupts the reader
+    this.heartbeat.start();
   }
 
   /** The server the subscriber connection is on now, or null between connections. */
@@ -161,13 +191,20 @@ final class WakeupHub implements AutoCloseable {
       c.confirmed = false;
     } catch (RuntimeException e) {
       // the connection is breaking; the reader notices, signals everyone and resubscribes
-      LOG.debug("cannot {} {} on {}: {}", subscribe ? "subscribe" : "unsubscribe", channel, connectedTo, e.toString());
+      LOG.debug("cannot {} {} on {}: {}", subscribe ? "subscribe" : "unsubscribe", channel,
+          connectedTo != null ? connectedTo : label, e.toString());
       dropConnection();
     }
   }
 
   // guarded by lock
   private void dropConnection() {
+    if (client != null) {
+      if (current != null) {
+        reader.interrupt(); // the client's connection, in a read on the (virtual) reader: closed by the interrupt
+      }
+      return;
+    }
     Connection c = connection;
     if (c != null) {
       try {
@@ -181,15 +218,23 @@ final class WakeupHub implements AutoCloseable {
   private void readLoop() {
     long backoffMs = 50;
     while (!closed) {
+      if (client != null) {
+        Thread.interrupted(); // a drop of the connection that ended: not of the next one
+      }
       Connection conn = null;
       Subscriber sub = new Subscriber();
       HostAndPort target = null;
+      boolean wasReady = false;
       try {
-        target = address.get();
-        conn = new Connection(target, config);
+        if (client == null) {
+          target = address.get();
+          conn = new Connection(target, config);
+        }
         synchronized (lock) {
           if (closed) {
-            conn.close();
+            if (conn != null) {
+              conn.close();
+            }
             return;
           }
           connection = conn;
@@ -197,8 +242,11 @@ final class WakeupHub implements AutoCloseable {
           current = sub;
           lastPong = System.nanoTime();
         }
-        backoffMs = 50;
-        sub.proceed(conn, controlChannel);
+        if (client == null) {
+          sub.proceed(conn, controlChannel);
+        } else {
+          client.subscribe(sub, controlChannel); // one of the client's connections, given back when it ends
+        }
       } catch (RuntimeException e) {
         if (!closed) {
           LOG.debug("subscriber connection to {} ({}) ended: {}", target, label, e.toString());
@@ -206,6 +254,7 @@ final class WakeupHub implements AutoCloseable {
       } finally {
         List<Waiter> toSignal = new ArrayList<>();
         synchronized (lock) {
+          wasReady = ready;
           ready = false;
           current = null;
           connection = null;
@@ -228,11 +277,15 @@ final class WakeupHub implements AutoCloseable {
           }
         }
       }
+      // a connection that got as far as its subscription starts the backoff again
+      backoffMs = wasReady ? 50 : backoffMs;
       if (!closed) {
         try {
           Thread.sleep(backoffMs);
         } catch (InterruptedException e) {
-          return;
+          if (closed) {
+            return;
+          }
         }
         backoffMs = Math.min(1000, backoffMs * 2);
       }

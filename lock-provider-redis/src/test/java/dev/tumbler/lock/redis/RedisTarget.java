@@ -7,7 +7,12 @@ import dev.tumbler.lock.tck.TcpProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisPooled;
 
 /**
  * The TCK's view of the Redis provider: real servers started here (one, or several masters for
@@ -16,18 +21,35 @@ import java.util.Set;
  * pause its renewals (the SPI's renewer), crash and restart the live servers (no persistence: every key
  * is gone after a restart); for Redlock with a majority to spare, crash and restart one more master, or
  * partition it away from every client.
+ *
+ * <p>{@link #applicationClients}: each service on a {@link JedisPooled} the target builds (as an application does,
+ * through the service's proxy) and passes under {@link RedisLockProvider#JEDIS}, with a URL that names no hosts; the
+ * target closes those clients at the end, after the TCK closed the services on them.
  */
 final class RedisTarget extends ProxiedTarget {
   private final List<EmbeddedRedis> servers;
   private final List<EmbeddedRedis> live;
   private final String params;
   private final Duration leaseTime;
+  /** The application clients the services run on; null when each service connects itself. */
+  private final List<JedisPooled> clients;
+
+  /** One server; every service on an application's {@link JedisPooled} (see the class comment). */
+  static RedisTarget applicationClients(EmbeddedRedis server, Duration leaseTime) {
+    return new RedisTarget(List.of(server), 0, leaseTime, "", new CopyOnWriteArrayList<>());
+  }
 
   /**
    * @param servers the servers, all started
    * @param down how many of the last servers to stop for the whole run (a minority, for Redlock)
    */
   RedisTarget(List<EmbeddedRedis> servers, int down, Duration leaseTime, String extraParams) {
+    this(servers, down, leaseTime, extraParams, null);
+  }
+
+  private RedisTarget(List<EmbeddedRedis> servers, int down, Duration leaseTime, String extraParams,
+      List<JedisPooled> clients) {
+    this.clients = clients;
     this.servers = List.copyOf(servers);
     this.live = List.copyOf(servers.subList(0, servers.size() - down));
     for (EmbeddedRedis s : servers.subList(servers.size() - down, servers.size())) {
@@ -49,7 +71,17 @@ final class RedisTarget extends ProxiedTarget {
 
   @Override
   protected LockService connect(List<String> addresses) {
-    return LockProviders.connect(urlFor(addresses));
+    if (clients == null) {
+      return LockProviders.connect(urlFor(addresses));
+    }
+    // as an application builds its client: its own timeouts, here those the URL of the other targets sets
+    JedisPooled client = new JedisPooled(HostAndPort.from(addresses.getFirst()),
+        DefaultJedisClientConfig.builder().connectionTimeoutMillis(500).socketTimeoutMillis(500).build());
+    clients.add(client);
+    Properties p = new Properties();
+    p.put(RedisLockProvider.JEDIS, client);
+    return LockProviders.connect("lock:redis:///?leaseTime=" + leaseTime.toMillis() + "ms&timeout=500ms&recheck=500ms",
+        p);
   }
 
   @Override
@@ -109,6 +141,9 @@ final class RedisTarget extends ProxiedTarget {
 
   @Override
   protected void closeBackend() {
+    if (clients != null) {
+      clients.forEach(JedisPooled::close);
+    }
     servers.forEach(EmbeddedRedis::close);
   }
 }

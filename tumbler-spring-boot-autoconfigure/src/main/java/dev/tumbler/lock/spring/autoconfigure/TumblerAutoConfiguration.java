@@ -29,6 +29,9 @@ public class TumblerAutoConfiguration {
   /** The connect property under which the ZooKeeper provider takes an application's started Curator client. */
   static final String CURATOR = "curator";
   private static final String CURATOR_TYPE = "org.apache.curator.framework.CuratorFramework";
+  /** The connect property under which the Redis provider takes an application's Jedis client. */
+  static final String JEDIS = "jedis";
+  private static final String JEDIS_TYPE = "redis.clients.jedis.UnifiedJedis";
 
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
@@ -46,6 +49,12 @@ public class TumblerAutoConfiguration {
       Object curator = uniqueBean(beans, CURATOR_TYPE);
       if (curator != null) {
         info.put(CURATOR, curator);
+      }
+    }
+    if (namesNoHosts(properties.getUrl(), "redis")) {
+      Object jedis = uniqueBean(beans, JEDIS_TYPE);
+      if (jedis != null) {
+        info.put(JEDIS, jedis);
       }
     }
     LockService service = LockProviders.connect(properties.getUrl(), info);
@@ -70,7 +79,7 @@ public class TumblerAutoConfiguration {
     return rest != null && rest.matches("[A-Za-z][A-Za-z0-9+.-]*");
   }
 
-  /** {@code lock:zookeeper:///chroot}: the form for "use the client you are given". */
+  /** {@code lock:zookeeper:///chroot}, {@code lock:redis:///}: the form for "use the client you are given". */
   static boolean namesNoHosts(String url, String scheme) {
     if (url == null || !url.startsWith("lock:" + scheme + ":")) {
       return false;

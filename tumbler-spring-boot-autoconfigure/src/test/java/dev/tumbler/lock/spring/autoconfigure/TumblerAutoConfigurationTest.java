@@ -207,6 +207,23 @@ class TumblerAutoConfigurationTest {
   }
 
   @Test
+  void aRedisUrlWithoutHostsUsesTheApplicationsJedisClientAndLeavesItOpen() throws Exception {
+    try (EmbeddedRedisServer server = EmbeddedRedisServer.start();
+        redis.clients.jedis.JedisPooled app = new redis.clients.jedis.JedisPooled(
+            redis.clients.jedis.HostAndPort.from(server.url().substring("lock:redis://".length())))) {
+      // no destroy method: the application closes its client itself (Spring would infer close() for it)
+      runner.withBean(redis.clients.jedis.JedisPooled.class, () -> app, bd -> bd.setDestroyMethodName(""))
+          .withPropertyValues("tumbler.url=lock:redis:///?namespace=spring-app-client").run(ctx -> {
+            LockService locks = ctx.getBean(LockService.class);
+            assertThat(locks.info().provider()).isEqualTo("redis");
+            assertThat(locks.unwrap(redis.clients.jedis.UnifiedJedis.class)).isSameAs(app);
+            locks.lock(jobLock).acquire().release();
+          });
+      assertThat(app.ping()).as("the context closed the application's client").isEqualTo("PONG");
+    }
+  }
+
+  @Test
   void aJdbcUrlThatNamesOnlyTheDatabaseUsesTheApplicationDataSource() {
     JdbcDataSource h2 = new JdbcDataSource();
     h2.setURL("jdbc:h2:mem:tumbler-spring-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
