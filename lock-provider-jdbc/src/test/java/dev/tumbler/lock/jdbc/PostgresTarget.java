@@ -112,6 +112,12 @@ final class PostgresTarget extends ProxiedTarget {
     pg.stop();
   }
 
+  /** Advisory locks are the sessions': a crash ends them, and their holders hear at their next check (the README). */
+  @Override
+  public boolean crashEndsGrantsUnheard() {
+    return params.contains("mode=advisory");
+  }
+
   @Override
   public void restartBackend() {
     pg.restart();

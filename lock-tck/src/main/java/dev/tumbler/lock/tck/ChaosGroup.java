@@ -56,9 +56,10 @@ import org.junit.jupiter.api.Test;
  *       of the storm carried (FENCING; the Redis defect this group was written for left a counter at 1);
  *   <li>no two grants of a name carried the same token (FENCING);
  *   <li>no lease was held twice at once: whenever a worker was granted a name, every other worker's lease of it was
- *       already invalid (a provider with LOST_NOTIFICATION, or without LEASE_EXPIRY; for the latter without
- *       LOST_NOTIFICATION, a lease granted before a backend restart is left out: the restart ended its session, and
- *       such a provider says its holder hears only at its next check);
+ *       already invalid (a provider with LOST_NOTIFICATION, or without LEASE_EXPIRY; for the latter, where the target
+ *       says a crash ends grants unheard ({@link FaultInjector#crashEndsGrantsUnheard}), a lease granted before a
+ *       backend restart is left out: the restart ended its session, and the provider says its holder hears only at
+ *       its next check);
  *   <li>every call ended in a lease, an empty answer or one of the exceptions the contract names for it;
  *   <li>where the provider lists its grants ({@link LockService#heldLocks()}), none of the storm's names is listed
  *       once everything was released.
@@ -138,12 +139,12 @@ abstract class ChaosGroup extends TckGroup {
     /** Whether another grant while a lease still says it is valid breaks a promise the provider makes. */
     final boolean exclusive = tck.declares(Capability.LOST_NOTIFICATION) || !tck.declares(Capability.LEASE_EXPIRY);
     /**
-     * Whether a backend restart ends grants before their holders hear of it: a provider without LOST_NOTIFICATION
-     * and without LEASE_EXPIRY (grants bound to sessions, such as PostgreSQL's advisory locks) promises exclusion
-     * while the sessions live, and says that a session the server ends loses its grants at once, its client hearing
-     * only at its next check: a lease granted before a restart may still say it is valid when another is granted.
+     * Whether a backend restart ends grants before their holders hear of it, as the target says the provider documents
+     * ({@link FaultInjector#crashEndsGrantsUnheard}): a lease granted before a restart may then still say it is valid
+     * when another is granted.
      */
-    final boolean restartEndsGrantsUnheard = !tck.declares(Capability.LOST_NOTIFICATION);
+    final boolean restartEndsGrantsUnheard = target.faults().map(FaultInjector::crashEndsGrantsUnheard).orElse(false)
+        && !tck.declares(Capability.LOST_NOTIFICATION);
     /** The number of backend restarts when each lease held now was granted. */
     final Map<Lease, Long> grantedAfterRestarts = new ConcurrentHashMap<>();
     final Set<FaultInjector.Fault> faults = tck.faultsSupported();

@@ -92,6 +92,17 @@ public interface FaultInjector {
   }
 
   /**
+   * Whether a backend crash ends every grant at once while its holder hears of it only at its next check, as the
+   * provider documents: grants bound to the backend's sessions, from a provider that declares neither
+   * {@code LOST_NOTIFICATION} nor {@code LEASE_EXPIRY} (PostgreSQL's advisory locks). The chaos group then does not
+   * hold a lease granted before a backend restart to exclusion with the grants after it. False, the default: a
+   * restart must never let two leases be valid at once.
+   */
+  default boolean crashEndsGrantsUnheard() {
+    return false;
+  }
+
+  /**
    * Stops a minority of the backend's servers (of a replicated backend: ensemble members, Redlock masters,
    * peers), as crashes would; the rest keep a majority. A server that a client in {@code spare} depends on
    * alone is not chosen (the ZooKeeper server its session is connected to, the node a peer-to-peer client
