@@ -5,9 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
-import dev.tumbler.torture.backend.Processes;
-import dev.tumbler.torture.backend.RedisProcess;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -23,11 +20,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -50,18 +44,6 @@ import org.springframework.messaging.MessageChannel;
 class AggregatorTest {
   private static final int GROUP_SIZE = 4;
   private static final int GROUPS = 150;
-  private static RedisProcess redis;
-
-  @BeforeAll
-  static void startRedis(@TempDir Path dir) {
-    redis = RedisProcess.start(dir, Processes.freePort(), List.of(), false);
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    redis.close();
-  }
-
   static final Queue<Message<?>> RELEASED = new ConcurrentLinkedQueue<>();
   /** Per group, the threads inside its release strategy now; and the groups that ever had two. */
   static final Map<Object, AtomicInteger> INSIDE = new ConcurrentHashMap<>();
@@ -113,12 +95,7 @@ class AggregatorTest {
   }
 
   private static AnnotationConfigApplicationContext instance(String url, MessageGroupStore store) {
-    Instance.ARGS.set(new Object[] {url, store});
-    try {
-      return new AnnotationConfigApplicationContext(Instance.class);
-    } finally {
-      Instance.ARGS.remove();
-    }
+    return TestBackends.context(Instance.class, Instance.ARGS, new Object[] {url, store});
   }
 
   @Test
@@ -128,7 +105,7 @@ class AggregatorTest {
 
   @Test
   void onRedis() throws Exception {
-    everyGroupReleasedOnceAndWhole("lock:redis://" + redis.address());
+    everyGroupReleasedOnceAndWhole("lock:redis://" + TestBackends.redisAddress());
   }
 
   /**

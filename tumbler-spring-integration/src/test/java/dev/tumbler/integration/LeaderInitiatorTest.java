@@ -9,9 +9,6 @@ import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.spi.LeaseRenewer;
-import dev.tumbler.torture.backend.Processes;
-import dev.tumbler.torture.backend.RedisProcess;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
@@ -21,11 +18,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -45,18 +39,6 @@ import org.springframework.integration.leader.DefaultCandidate;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class LeaderInitiatorTest {
-  private static RedisProcess redis;
-
-  @BeforeAll
-  static void startRedis(@TempDir Path dir) {
-    redis = RedisProcess.start(dir, Processes.freePort(), List.of(), false);
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    redis.close();
-  }
-
   /**
    * One poll of an instance's endpoint: {@code before} and {@code after} are read just before and just after it
    * asked its initiator whether it is leader ({@code leader}), with the leadership's token (-1 when not leader).
@@ -112,12 +94,7 @@ class LeaderInitiatorTest {
   }
 
   private static AnnotationConfigApplicationContext instance(String url, String name, String role) {
-    Instance.ARGS.set(new String[] {url, name, role});
-    try {
-      return new AnnotationConfigApplicationContext(Instance.class);
-    } finally {
-      Instance.ARGS.remove();
-    }
+    return TestBackends.context(Instance.class, Instance.ARGS, new String[] {url, name, role});
   }
 
   /** The embedded node with an algorithm that elects (the default, Lamport's, has no elections). */
@@ -151,12 +128,12 @@ class LeaderInitiatorTest {
 
   @Test
   void onRedisTheOtherTakesOverWhenTheLeaderYields() throws Exception {
-    takeOver("lock:redis://" + redis.address() + "?leaseTime=1s", End.YIELDED);
+    takeOver("lock:redis://" + TestBackends.redisAddress() + "?leaseTime=1s", End.YIELDED);
   }
 
   @Test
   void onRedisTheOtherTakesOverWhenTheLeadersLeaseIsLost() throws Exception {
-    takeOver("lock:redis://" + redis.address() + "?leaseTime=1s", End.LEASE_LOST);
+    takeOver("lock:redis://" + TestBackends.redisAddress() + "?leaseTime=1s", End.LEASE_LOST);
   }
 
   /**

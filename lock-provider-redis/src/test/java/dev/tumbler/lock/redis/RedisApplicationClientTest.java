@@ -122,14 +122,7 @@ class RedisApplicationClientTest {
     try (RedisCluster cluster = RedisCluster.start(3);
         JedisCluster client = new JedisCluster(cluster.addresses().stream().map(HostAndPort::from)
             .collect(Collectors.toCollection(LinkedHashSet::new)), CONFIG)) {
-      LockService a = connect("lock:redis:///?" + FAR_RECHECK, client);
-      LockService b = connect("lock:redis:///?" + FAR_RECHECK, client);
-      try {
-        exclusionAndWakeUp(a, b);
-      } finally {
-        a.close();
-        b.close();
-      }
+      twoServicesOn(client);
       client.set("tumbler-app-client", "still open");
       assertEquals("still open", client.get("tumbler-app-client"));
     }
@@ -142,16 +135,21 @@ class RedisApplicationClientTest {
           .collect(Collectors.toCollection(LinkedHashSet::new));
       try (JedisSentineled client = new JedisSentineled(new SentineledConnectionProvider(RedisSentinels.MASTER, CONFIG,
           addresses, DefaultJedisClientConfig.builder().build()))) {
-        LockService a = connect("lock:redis:///?" + FAR_RECHECK, client);
-        LockService b = connect("lock:redis:///?" + FAR_RECHECK, client);
-        try {
-          exclusionAndWakeUp(a, b);
-        } finally {
-          a.close();
-          b.close();
-        }
+        twoServicesOn(client);
         assertEquals("PONG", client.ping(), "the application's client stays open");
       }
+    }
+  }
+
+  /** {@link #exclusionAndWakeUp} between two services on {@code client}, both closed after. */
+  private static void twoServicesOn(Object client) throws Exception {
+    LockService a = connect("lock:redis:///?" + FAR_RECHECK, client);
+    LockService b = connect("lock:redis:///?" + FAR_RECHECK, client);
+    try {
+      exclusionAndWakeUp(a, b);
+    } finally {
+      a.close();
+      b.close();
     }
   }
 
