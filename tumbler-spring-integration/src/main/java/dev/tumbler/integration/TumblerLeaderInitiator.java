@@ -61,10 +61,7 @@ public final class TumblerLeaderInitiator implements SmartLifecycle, Application
   private int phase = Integer.MAX_VALUE - 1000; // as LockRegistryLeaderInitiator: stopped before its endpoints
   // guarded by lifecycle
   private Membership membership;
-  private ExecutorService callbacks;
-  private volatile Thread callbackThread;
-  // on the callbacks thread only
-  private boolean told;
+  private Teller teller;
 
   /** One joining of the election; inactive once left, when a late grant of it must not be told. */
   private static final class Membership {
@@ -73,6 +70,100 @@ public final class TumblerLeaderInitiator implements SmartLifecycle, Application
 
     Membership(LeaderElection election) {
       this.election = election;
+    }
+  }
+
+  /**
+   * The thread that tells the candidate, one per {@link #start()}: what it was told last is its own, so a teller
+   * still finishing an {@code onRevoked} after a stop cannot confuse the next start's.
+   */
+  private final class Teller {
+    final ExecutorService executor;
+    volatile Thread thread;
+    private boolean told; // on the teller's thread only
+
+    Teller() {
+      java.util.concurrent.ThreadFactory threads = Thread.ofPlatform().daemon()
+          .name("tumbler-leader-" + candidate.getRole()).factory();
+      executor = Executors.newSingleThreadExecutor(r -> {
+        Thread t = threads.newThread(r);
+        thread = t;
+        return t;
+      });
+    }
+
+    /** Tells the candidate and the publisher, once per change. On the teller's thread. */
+    void changed(boolean leader) {
+      if (leader == told) {
+        return;
+      }
+      told = leader;
+      try {
+        if (leader) {
+          candidate.onGranted(context);
+          if (publisher != null) {
+            publisher.publishOnGranted(TumblerLeaderInitiator.this, context, candidate.getRole());
+          }
+        } else {
+          candidate.onRevoked(context);
+          if (publisher != null) {
+            publisher.publishOnRevoked(TumblerLeaderInitiator.this, context, candidate.getRole());
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (RuntimeException e) {
+        LOG.warn("leader initiator of role '{}': telling the candidate {} failed", candidate.getRole(),
+            leader ? "onGranted" : "onRevoked", e);
+      }
+    }
+
+    /**
+     * Tells the candidate it is no longer leader, then runs {@code after} (the resignation). From another thread:
+     * waits up to 10 s for the candidate's {@code onRevoked} (uninterruptibly: a resignation before it would let the
+     * next leader start beside this one's endpoints), then runs {@code after} itself. From the teller's own thread
+     * (a {@code yield()} or {@code stop()} inside {@code onGranted} or an event listener): queues both behind what it
+     * is telling now, so that its grant is published before its revocation.
+     */
+    void revokeThen(Runnable after) {
+      if (Thread.currentThread() == thread) {
+        executor.execute(() -> {
+          changed(false);
+          after.run();
+        });
+        return;
+      }
+      java.util.concurrent.Future<?> told;
+      try {
+        told = executor.submit(() -> changed(false));
+      } catch (RejectedExecutionException e) {
+        after.run();
+        return;
+      }
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      boolean interrupted = false;
+      try {
+        while (true) {
+          try {
+            told.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+            break;
+          } catch (InterruptedException e) {
+            interrupted = true;
+          } catch (TimeoutException e) {
+            LOG.warn("leader initiator of role '{}': the candidate's onRevoked did not return within 10 s; "
+                + "resigning anyway", candidate.getRole());
+            break;
+          } catch (ExecutionException e) {
+            LOG.warn("leader initiator of role '{}': telling the revocation failed", candidate.getRole(), e);
+            break;
+          }
+        }
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      after.run();
     }
   }
 
@@ -139,25 +230,19 @@ public final class TumblerLeaderInitiator implements SmartLifecycle, Application
       if (membership != null) {
         return;
       }
-      java.util.concurrent.ThreadFactory threads = Thread.ofPlatform().daemon()
-          .name("tumbler-leader-" + candidate.getRole()).factory();
-      callbacks = Executors.newSingleThreadExecutor(r -> {
-        Thread t = threads.newThread(r);
-        callbackThread = t;
-        return t;
-      });
-      membership = join(callbacks);
+      teller = new Teller();
+      membership = join(teller);
     }
   }
 
-  private Membership join(ExecutorService tell) {
+  private Membership join(Teller tell) {
     LeaderElection e = service.election(candidate.getRole());
     Membership m = new Membership(e);
     e.onLeadershipChange(leader -> {
       try {
-        tell.execute(() -> {
+        tell.executor.execute(() -> {
           if (m.active) { // a membership left was told its end by whoever left it
-            changed(leader);
+            tell.changed(leader);
           }
         });
       } catch (RejectedExecutionException stopped) {
@@ -169,13 +254,13 @@ public final class TumblerLeaderInitiator implements SmartLifecycle, Application
   }
 
   /**
-   * Tells the candidate it is no longer leader (its endpoints stop), waits up to 10 s for that, then resigns: the
+   * Tells the candidate it is no longer leader (its endpoints stop), waiting up to 10 s for that, then resigns: the
    * next leader is elected only after this one's endpoints were told to stop.
    */
   @Override
   public void stop() {
     Membership m;
-    ExecutorService tell;
+    Teller tell;
     synchronized (lifecycle) {
       m = membership;
       if (m == null) {
@@ -183,62 +268,17 @@ public final class TumblerLeaderInitiator implements SmartLifecycle, Application
       }
       m.active = false;
       membership = null;
-      tell = callbacks;
-      callbacks = null;
+      tell = teller;
+      teller = null;
     }
-    revoke(tell);
-    m.election.close();
-    tell.shutdown();
+    tell.revokeThen(m.election::close);
+    tell.executor.shutdown();
   }
 
   @Override
   public boolean isRunning() {
     synchronized (lifecycle) {
       return membership != null;
-    }
-  }
-
-  /** Tells the revocation on the callbacks thread and waits (up to 10 s) until it was told; at once on that thread. */
-  private void revoke(ExecutorService tell) {
-    if (Thread.currentThread() == callbackThread) {
-      changed(false);
-      return;
-    }
-    try {
-      tell.submit(() -> changed(false)).get(10, TimeUnit.SECONDS);
-    } catch (TimeoutException e) {
-      LOG.warn("leader initiator of role '{}': the candidate's onRevoked did not return within 10 s; resigning anyway",
-          candidate.getRole());
-    } catch (ExecutionException | RejectedExecutionException e) {
-      LOG.warn("leader initiator of role '{}': telling the revocation failed", candidate.getRole(), e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /** On the callbacks thread: tells the candidate and the publisher, once per change. */
-  private void changed(boolean leader) {
-    if (leader == told) {
-      return;
-    }
-    told = leader;
-    try {
-      if (leader) {
-        candidate.onGranted(context);
-        if (publisher != null) {
-          publisher.publishOnGranted(this, context, candidate.getRole());
-        }
-      } else {
-        candidate.onRevoked(context);
-        if (publisher != null) {
-          publisher.publishOnRevoked(this, context, candidate.getRole());
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (RuntimeException e) {
-      LOG.warn("leader initiator of role '{}': telling the candidate {} failed", candidate.getRole(),
-          leader ? "onGranted" : "onRevoked", e);
     }
   }
 
@@ -259,22 +299,23 @@ public final class TumblerLeaderInitiator implements SmartLifecycle, Application
     @Override
     public void yield() {
       Membership m;
-      ExecutorService tell;
+      Teller tell;
       synchronized (lifecycle) {
         m = membership;
         if (m == null || !m.active || !m.election.isLeader()) {
           return;
         }
         m.active = false;
-        tell = callbacks;
+        tell = teller;
       }
-      revoke(tell);
-      m.election.close();
-      synchronized (lifecycle) {
-        if (membership == m) {
-          membership = join(tell);
+      tell.revokeThen(() -> {
+        m.election.close();
+        synchronized (lifecycle) {
+          if (membership == m) {
+            membership = join(tell);
+          }
         }
-      }
+      });
     }
 
     @Override

@@ -4,9 +4,12 @@ import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.spi.JavaLockAdapter;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
@@ -27,8 +30,8 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * <h2>What a lock is</h2>
  * {@link #obtain(Object)} gives the lock of the key's name ({@code key.toString()}, checked by the service: a name it
  * refuses is an {@link IllegalArgumentException} that says why), the same object for the same key until it is
- * {@linkplain #expireUnusedOlderThan expired}. It is Tumbler's {@link JavaLockAdapter}: owned by the thread that
- * locked it ({@code unlock()} from another thread throws {@link IllegalMonitorStateException}), reentrant, and held
+ * {@linkplain #expireUnusedOlderThan expired}, which never forgets one that is held or waited for. It behaves as
+ * Tumbler's {@link JavaLockAdapter}: owned by the thread that locked it ({@code unlock()} from another thread throws {@link IllegalMonitorStateException}), reentrant, and held
  * on the backend as a {@link Lease}. Other threads of this JVM wait on the backend like other processes.
  *
  * <h2>Time</h2>
@@ -48,13 +51,104 @@ public final class TumblerLockRegistry implements ExpirableLockRegistry<Lock>, R
   private final LockService service;
   private final Map<String, Entry> locks = new ConcurrentHashMap<>();
 
-  /** A lock and when it was last obtained (System.nanoTime). */
-  private static final class Entry {
+  /**
+   * The lock {@link #obtain} gives: Tumbler's adapter, counting the holds and waits on it so that
+   * {@link #expireUnusedOlderThan} never forgets one that a thread holds or waits for.
+   */
+  private static final class Entry implements Lock {
     final JavaLockAdapter lock;
-    volatile long lastObtained = System.nanoTime();
+    /** Holds and waits in progress. */
+    final AtomicInteger users = new AtomicInteger();
+    /** When it was last obtained (System.nanoTime), under the map's compute of its key. */
+    long lastObtained;
 
     Entry(JavaLockAdapter lock) {
       this.lock = lock;
+    }
+
+    @Override
+    public void lock() {
+      users.incrementAndGet();
+      boolean held = false;
+      try {
+        lock.lock();
+        held = true;
+      } finally {
+        if (!held) {
+          users.decrementAndGet();
+        }
+      }
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+      users.incrementAndGet();
+      boolean held = false;
+      try {
+        lock.lockInterruptibly();
+        held = true;
+      } finally {
+        if (!held) {
+          users.decrementAndGet();
+        }
+      }
+    }
+
+    @Override
+    public boolean tryLock() {
+      users.incrementAndGet();
+      boolean held = false;
+      try {
+        held = lock.tryLock();
+        return held;
+      } finally {
+        if (!held) {
+          users.decrementAndGet();
+        }
+      }
+    }
+
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+      users.incrementAndGet();
+      boolean held = false;
+      try {
+        held = lock.tryLock(time, unit);
+        return held;
+      } finally {
+        if (!held) {
+          users.decrementAndGet();
+        }
+      }
+    }
+
+    /** As the adapter's; a hold ends even when it throws {@link dev.tumbler.lock.LeaseLostException}. */
+    @Override
+    public void unlock() {
+      boolean released = false;
+      try {
+        lock.unlock();
+        released = true;
+      } catch (IllegalMonitorStateException notTheHolder) {
+        throw notTheHolder; // nothing was released
+      } catch (RuntimeException lost) {
+        released = true;
+        throw lost;
+      } finally {
+        if (released) {
+          users.decrementAndGet();
+        }
+      }
+    }
+
+    @Override
+    public java.util.concurrent.locks.Condition newCondition() {
+      return lock.newCondition();
+    }
+
+    @Override
+    public String toString() {
+      return lock.toString();
     }
   }
 
@@ -72,20 +166,24 @@ public final class TumblerLockRegistry implements ExpirableLockRegistry<Lock>, R
   @Override
   public Lock obtain(Object lockKey) {
     String name = name(lockKey);
-    Entry e = locks.computeIfAbsent(name, n -> new Entry(new JavaLockAdapter(service.lock(n))));
-    e.lastObtained = System.nanoTime();
-    return e.lock;
+    return locks.compute(name, (n, e) -> {
+      Entry entry = e != null ? e : new Entry(new JavaLockAdapter(service.lock(n)));
+      entry.lastObtained = System.nanoTime();
+      return entry;
+    });
   }
 
   /**
-   * Forgets the locks nobody holds that were last obtained more than {@code age} milliseconds ago (a later
-   * {@link #obtain} makes a new one). A held lock is kept.
+   * Forgets the locks that nobody holds or waits for and that were last obtained more than {@code age} milliseconds
+   * ago (a later {@link #obtain} makes a new one). A lock held, or waited for, is kept.
    */
   @Override
   public void expireUnusedOlderThan(long age) {
-    long now = System.nanoTime();
     long ageNanos = Duration.ofMillis(age).toNanos();
-    locks.entrySet().removeIf(e -> now - e.getValue().lastObtained > ageNanos && e.getValue().lock.lease().isEmpty());
+    for (String name : List.copyOf(locks.keySet())) {
+      locks.computeIfPresent(name, (n, e) ->
+          e.users.get() == 0 && System.nanoTime() - e.lastObtained > ageNanos ? null : e);
+    }
   }
 
   /**

@@ -93,18 +93,40 @@ class TumblerLockRegistryTest {
   }
 
   @Test
-  void expiryForgetsUnusedLocksButNeverAHeldOne() throws Exception {
+  void expiryForgetsUnusedLocksButNeverAHeldOrAWaitedForOne() throws Exception {
     Lock held = registry.obtain("held");
     Lock idle = registry.obtain("idle");
+    Lock waited = registry.obtain("waited");
     held.lock();
-    try {
-      Thread.sleep(5);
-      registry.expireUnusedOlderThan(1);
+    CompletableFuture<Boolean> waiter;
+    try (LockService other = LockProviders.connect("lock:native:local?namespace=" + service.info().url()
+        .replaceAll(".*namespace=", ""))) {
+      // the name held elsewhere, so that this registry's thread waits for it
+      dev.tumbler.lock.Lease elsewhere = other.lock("waited").acquire();
+      waiter = CompletableFuture.supplyAsync(() -> {
+        try {
+          boolean got = waited.tryLock(10, TimeUnit.SECONDS);
+          if (got) {
+            waited.unlock();
+          }
+          return got;
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      Thread.sleep(300); // the waiter waits
+      registry.expireUnusedOlderThan(0);
       assertSame(held, registry.obtain("held"), "a held lock was forgotten");
+      assertSame(waited, registry.obtain("waited"), "a lock a thread waits for was forgotten");
       assertNotSame(idle, registry.obtain("idle"), "an unused lock was kept");
+      elsewhere.release();
+      assertTrue(waiter.get(10, TimeUnit.SECONDS));
     } finally {
       held.unlock();
     }
+    Thread.sleep(5);
+    registry.expireUnusedOlderThan(1);
+    assertNotSame(held, registry.obtain("held"), "a lock released and unused was kept");
   }
 
   @Test

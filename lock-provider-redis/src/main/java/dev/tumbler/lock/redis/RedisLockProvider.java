@@ -47,8 +47,8 @@ import redis.clients.jedis.exceptions.JedisException;
  * that names no hosts: a {@link JedisPooled} (one server), a {@link JedisCluster} or a {@link JedisSentineled}. The
  * service then runs on that client's pool and opens no connection of its own: it holds one of the pool's connections
  * for its release notifications while it lives, and closing the service leaves the client open. The client's
- * settings (servers, database, credentials, TLS, timeouts) are the connection's; the URL's {@code timeout} says how
- * long one call on it may take (its socket timeout; default 2s).
+ * settings (servers, database, credentials, TLS, timeouts) are the connection's; the URL's {@code timeout} tells the
+ * service how long one call on it may take: at least the client's socket timeout (default 2s).
  *
  * <pre>{@code
  * Properties p = new Properties();

@@ -11,10 +11,14 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
  * The push half of waiting: one subscriber connection per server and service, subscribed to the release
@@ -44,14 +48,15 @@ import redis.clients.jedis.UnifiedJedis;
  * hub follows a failover (PUBLISH on the primary also reaches subscribers on its replicas).
  *
  * <p>On an application's own client ({@link #WakeupHub(UnifiedJedis, String, String, Duration)}) the hub opens no
- * connection: it subscribes through the client ({@link UnifiedJedis#subscribe}), which lends it one connection of its
- * pool for as long as the subscription lasts, on whichever server the client chooses (a cluster's: any node; a
- * sentinel-watched primary: the current one). Its reader is then a virtual thread, and a connection the hub drops is
- * ended by interrupting it: a virtual thread interrupted in a socket read closes the socket, and the client takes
- * the broken connection out of its pool.
+ * connection: it borrows one from the client's pool for as long as the subscription lasts (a {@code JedisPooled}'s
+ * pool; a cluster's: the pool of one node after another) and, when the subscription ends, marks it broken so that the
+ * pool destroys it: a connection that was in subscriber mode never goes back to the application. A
+ * {@code JedisSentineled} shows no pool: the hub subscribes through it ({@link UnifiedJedis#subscribe}, a connection
+ * to the current primary), on a virtual reader, and drops that connection by interrupting the reader (a virtual
+ * thread interrupted in a socket read closes the socket, and the client takes the broken connection out of its pool).
  *
- * <p>Thread safe. Runs a reader thread (platform, or virtual on an application's client) and a virtual one (the
- * heartbeat) until {@link #close()}.
+ * <p>Thread safe. Runs a reader thread (platform, or virtual on a sentinel client) and a virtual one (the heartbeat)
+ * until {@link #close()}.
  */
 final class WakeupHub implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WakeupHub.class);
@@ -59,6 +64,8 @@ final class WakeupHub implements AutoCloseable {
   private final Supplier<HostAndPort> address;
   /** The application's client the hub subscribes through; null when it connects itself to {@link #address}. */
   private final UnifiedJedis client;
+  /** Borrows a connection of {@link #client}'s pool; null for a client that shows no pool (it subscribes itself). */
+  private final Supplier<Connection> borrow;
   private final String label;
   private final JedisClientConfig config;
   private final String controlChannel;
@@ -110,18 +117,40 @@ final class WakeupHub implements AutoCloseable {
       String controlChannel, Duration heartbeat) {
     this.address = address;
     this.client = client;
+    this.borrow = client == null ? null : borrower(client);
     this.label = label;
     this.config = config;
     this.controlChannel = controlChannel;
     this.heartbeatNanos = heartbeat.toNanos();
     // a platform thread: a message then wakes the waiter after one thread switch; a virtual reader adds the
     // poller's and a carrier's (measured: about 150-200 us more per hand-off on loopback). On an application's
-    // client a virtual one, which an interrupt takes out of its read (the hub has no socket of its own to close)
-    Thread.Builder readerThread = client == null ? Thread.ofPlatform().daemon() : Thread.ofVirtual();
+    // sentinel client a virtual one, which an interrupt takes out of its read (the hub has no socket to close then)
+    Thread.Builder readerThread = client == null || borrow != null ? Thread.ofPlatform().daemon() : Thread.ofVirtual();
     this.reader = readerThread.name("tumbler-redis-sub-" + label).unstarted(this::readLoop);
     this.heartbeat = Thread.ofVirtual().name("tumbler-redis-beat-" + label).unstarted(this::beatLoop);
     this.reader.start(); // started once both fields are set: a connection the reader drops interrupts the reader
     this.heartbeat.start();
+  }
+
+  /**
+   * How the hub borrows a connection of {@code client}'s pool: a {@code JedisPooled}'s pool; a cluster's nodes' pools
+   * in turn (a PUBLISH reaches every node's subscribers); null for a client that shows no pool (a sentinel client).
+   */
+  private static Supplier<Connection> borrower(UnifiedJedis client) {
+    return switch (client) {
+      case JedisPooled pooled -> () -> pooled.getPool().getResource();
+      case JedisCluster cluster -> {
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        yield () -> {
+          List<ConnectionPool> pools = new ArrayList<>(cluster.getClusterNodes().values());
+          if (pools.isEmpty()) {
+            throw new JedisConnectionException("the cluster client knows no node");
+          }
+          return pools.get(Math.floorMod(next.getAndIncrement(), pools.size())).getResource();
+        };
+      }
+      default -> null;
+    };
   }
 
   /** The server the subscriber connection is on now, or null between connections. */
@@ -199,7 +228,7 @@ final class WakeupHub implements AutoCloseable {
 
   // guarded by lock
   private void dropConnection() {
-    if (client != null) {
+    if (client != null && borrow == null) {
       if (current != null) {
         reader.interrupt(); // the client's connection, in a read on the (virtual) reader: closed by the interrupt
       }
@@ -229,6 +258,8 @@ final class WakeupHub implements AutoCloseable {
         if (client == null) {
           target = address.get();
           conn = new Connection(target, config);
+        } else if (borrow != null) {
+          conn = borrow.get();
         }
         synchronized (lock) {
           if (closed) {
@@ -242,7 +273,7 @@ final class WakeupHub implements AutoCloseable {
           current = sub;
           lastPong = System.nanoTime();
         }
-        if (client == null) {
+        if (conn != null) {
           sub.proceed(conn, controlChannel);
         } else {
           client.subscribe(sub, controlChannel); // one of the client's connections, given back when it ends
@@ -271,6 +302,9 @@ final class WakeupHub implements AutoCloseable {
         toSignal.forEach(Waiter::signal);
         if (conn != null) {
           try {
+            if (client != null) {
+              conn.setBroken(); // it was in subscriber mode: the application's pool destroys it, never lends it again
+            }
             conn.close();
           } catch (RuntimeException ignored) {
             // broken anyway
