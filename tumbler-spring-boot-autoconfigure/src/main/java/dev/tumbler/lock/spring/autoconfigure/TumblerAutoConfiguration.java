@@ -8,6 +8,7 @@ import java.util.Properties;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -21,7 +22,8 @@ import org.springframework.util.ClassUtils;
  * {@link dev.tumbler.lock.spring.Locked @Locked} support. An application's own {@code LockService} bean
  * replaces the first (and is used by {@code @Locked}).
  */
-@AutoConfiguration(afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
+@AutoConfiguration(afterName = {"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"}) // Boot 4, Boot 3.5
 @EnableConfigurationProperties(TumblerProperties.class)
 public class TumblerAutoConfiguration {
   /** The connect property under which the JDBC provider takes an application's DataSource. */
@@ -102,5 +104,12 @@ public class TumblerAutoConfiguration {
   @ConditionalOnMissingBean
   public static LockedBeanPostProcessor tumblerLockedBeanPostProcessor(ObjectProvider<LockService> locks) {
     return new LockedBeanPostProcessor(locks::getObject);
+  }
+
+  /** A WARN at startup when the meters or the health contributor are missing although the application has their needs. */
+  @Bean
+  static SmartInitializingSingleton tumblerActuatorSupportCheck(ListableBeanFactory beans,
+      org.springframework.core.env.Environment env) {
+    return new TumblerActuatorSupportCheck(beans, env);
   }
 }

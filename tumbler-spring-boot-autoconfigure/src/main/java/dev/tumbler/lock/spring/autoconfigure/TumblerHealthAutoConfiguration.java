@@ -12,8 +12,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.util.ClassUtils;
 
 /**
- * The health contributor {@code tumbler} ({@link TumblerHealthIndicator}) when Spring Boot's health support
+ * The health contributor {@code tumbler} ({@link TumblerHealthIndicator}) when Spring Boot 4's health support
  * is on the class path (the actuator brings it); {@code management.health.tumbler.enabled=false} turns it off.
+ * {@link TumblerBoot3HealthAutoConfiguration} is Boot 3.5's.
  */
 @AutoConfiguration(after = TumblerAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
@@ -27,7 +28,12 @@ public class TumblerHealthAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(name = "tumblerHealthIndicator")
   public TumblerHealthIndicator tumblerHealthIndicator(LockService locks, TumblerProperties properties) {
-    return new TumblerHealthIndicator(METERED ? Unmetered.of(locks) : locks, properties.getHealth().getLockName());
+    return new TumblerHealthIndicator(unmetered(locks), properties.getHealth().getLockName());
+  }
+
+  /** The service without its meters, so that health checks do not count as the application's acquires. */
+  static LockService unmetered(LockService locks) {
+    return METERED ? Unmetered.of(locks) : locks;
   }
 
   /** Loaded only when tumbler-micrometer is there. */

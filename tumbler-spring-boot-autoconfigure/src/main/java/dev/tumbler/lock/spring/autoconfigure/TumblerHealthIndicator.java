@@ -1,11 +1,7 @@
 package dev.tumbler.lock.spring.autoconfigure;
 
-import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockService;
-import dev.tumbler.lock.ServiceInfo;
-import java.time.Duration;
 import java.util.Objects;
-import java.util.Optional;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
@@ -16,7 +12,7 @@ import org.springframework.boot.health.contributor.Health;
  * the exception. Details: the provider, its redacted URL and the probe's outcome and time.
  *
  * <p>Give it the service that is not metered, so that health checks do not count as the application's
- * acquires.
+ * acquires. Spring Boot 4's health API; on Boot 3.5, {@link TumblerBoot3HealthIndicator} does the same.
  */
 public class TumblerHealthIndicator extends AbstractHealthIndicator {
   private final LockService locks;
@@ -30,17 +26,12 @@ public class TumblerHealthIndicator extends AbstractHealthIndicator {
 
   @Override
   protected void doHealthCheck(Health.Builder builder) throws Exception {
-    ServiceInfo info = locks.info();
-    builder.withDetail("provider", info.provider()).withDetail("url", info.url());
-    if (locks.isClosed()) {
-      builder.down().withDetail("state", "closed");
-      return;
+    TumblerHealthProbe.Outcome o = TumblerHealthProbe.probe(locks, lockName);
+    o.details().forEach(builder::withDetail);
+    if (o.up()) {
+      builder.up();
+    } else {
+      builder.down();
     }
-    long start = System.nanoTime();
-    Optional<Lease> lease = locks.lock(lockName).tryAcquire(Duration.ZERO);
-    lease.ifPresent(Lease::release);
-    builder.up()
-        .withDetail("probe", lease.isPresent() ? "acquired" : "held")
-        .withDetail("probeMillis", Duration.ofNanos(System.nanoTime() - start).toMillis());
   }
 }

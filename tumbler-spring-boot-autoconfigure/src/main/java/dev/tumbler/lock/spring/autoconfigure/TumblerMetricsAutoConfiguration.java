@@ -13,12 +13,18 @@ import org.springframework.context.annotation.Bean;
 /**
  * Meters the auto-configured {@link dev.tumbler.lock.LockService} with {@link MeteredLockService} when the
  * application has a {@link MeterRegistry} (Spring Boot's actuator makes one) and {@code tumbler-micrometer}
- * is on the class path; {@code tumbler.metrics.enabled=false} turns it off.
+ * is on the class path; {@code tumbler.metrics.enabled=false} turns it off. Ordered after Boot's metrics
+ * auto-configurations of both generations (3.5 and 4.0), which make the registry.
  */
 @AutoConfiguration(before = TumblerAutoConfiguration.class, afterName = {
+    // Spring Boot 4
     "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
     "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-    "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
+    "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+    // Spring Boot 3.5: without these names this ran before the registry existed there, and backed off
+    "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
 @ConditionalOnClass({MeterRegistry.class, MeteredLockService.class})
 @ConditionalOnBean(MeterRegistry.class)
 @ConditionalOnProperty(prefix = "tumbler.metrics", name = "enabled", matchIfMissing = true)

@@ -30,6 +30,22 @@ class TumblerAutoConfigurationTest {
           TumblerHealthAutoConfiguration.class))
       .withPropertyValues("job.lock=" + jobLock);
 
+  /**
+   * With Boot's own metrics auto-configurations (not a registry the test makes, which exists before any of them): the
+   * metrics configuration must come after the one that makes the registry, or it backs off (as it did on Boot 3.5,
+   * whose names it did not list; tumbler-spring-boot3-test checks that generation).
+   */
+  @Test
+  void theRegistryBootMakesMetersTheService() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(
+            org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+            org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
+            org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class,
+            TumblerAutoConfiguration.class, TumblerMetricsAutoConfiguration.class, TumblerHealthAutoConfiguration.class))
+        .run(ctx -> assertThat(ctx.getBean(LockService.class)).isInstanceOf(MeteredLockService.class));
+  }
+
   @Test
   void theEmbeddedNodeByDefaultClosedWithTheContext() {
     AtomicReference<LockService> seen = new AtomicReference<>();
