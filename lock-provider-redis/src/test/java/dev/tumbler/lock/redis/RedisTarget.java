@@ -129,6 +129,15 @@ final class RedisTarget extends ProxiedTarget {
     healPartitions();
   }
 
+  /**
+   * The servers run without persistence: a restart frees every lock at once, and a holder hears at its next renewal
+   * (the README's "What it does not guarantee").
+   */
+  @Override
+  public boolean crashEndsGrantsUnheard() {
+    return true;
+  }
+
   @Override
   public void crashBackend() {
     live.forEach(EmbeddedRedis::stop);

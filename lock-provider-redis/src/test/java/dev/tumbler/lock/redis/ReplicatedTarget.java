@@ -75,6 +75,12 @@ final class ReplicatedTarget implements TckTarget, FaultInjector {
     return cluster != null ? Set.of(Fault.PAUSE_RENEWALS, Fault.CRASH_BACKEND) : Set.of(Fault.PAUSE_RENEWALS);
   }
 
+  /** The nodes run without persistence: a restart frees every lock at once, heard at the holder's next renewal. */
+  @Override
+  public boolean crashEndsGrantsUnheard() {
+    return true;
+  }
+
   @Override
   public void crashBackend() {
     cluster.nodes().forEach(RedisProcess::kill);

@@ -143,8 +143,7 @@ abstract class ChaosGroup extends TckGroup {
      * ({@link FaultInjector#crashEndsGrantsUnheard}): a lease granted before a restart may then still say it is valid
      * when another is granted.
      */
-    final boolean restartEndsGrantsUnheard = target.faults().map(FaultInjector::crashEndsGrantsUnheard).orElse(false)
-        && !tck.declares(Capability.LOST_NOTIFICATION);
+    final boolean restartEndsGrantsUnheard = target.faults().map(FaultInjector::crashEndsGrantsUnheard).orElse(false);
     /** The number of backend restarts when each lease held now was granted. */
     final Map<Lease, Long> grantedAfterRestarts = new ConcurrentHashMap<>();
     final Set<FaultInjector.Fault> faults = tck.faultsSupported();

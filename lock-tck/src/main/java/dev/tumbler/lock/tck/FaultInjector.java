@@ -92,11 +92,11 @@ public interface FaultInjector {
   }
 
   /**
-   * Whether a backend crash ends every grant at once while its holder hears of it only at its next check, as the
-   * provider documents: grants bound to the backend's sessions, from a provider that declares neither
-   * {@code LOST_NOTIFICATION} nor {@code LEASE_EXPIRY} (PostgreSQL's advisory locks). The chaos group then does not
-   * hold a lease granted before a backend restart to exclusion with the grants after it. False, the default: a
-   * restart must never let two leases be valid at once.
+   * Whether a backend crash ends every grant at once while its holder hears of it only later, as the provider
+   * documents: grants bound to the backend's sessions, heard of at the holder's next check (PostgreSQL's advisory
+   * locks), or a server that restarts without persistence, heard of at the holder's next renewal (Redis). The chaos
+   * group then does not hold a lease granted before a backend restart to exclusion with the grants after it. False,
+   * the default: a restart must never let two leases be valid at once.
    */
   default boolean crashEndsGrantsUnheard() {
     return false;
