@@ -9,6 +9,7 @@ import dev.tumbler.lock.InvalidLockUrlException;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.torture.backend.Processes;
 import dev.tumbler.torture.backend.RedisCluster;
 import dev.tumbler.torture.backend.RedisSentinels;
 import java.time.Duration;
@@ -18,7 +19,6 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -105,14 +105,14 @@ class RedisApplicationClientTest {
       try {
         exclusionAndWakeUp(a, b);
         // each service's subscriber holds one of the client's connections while it lives
-        awaitTrue(() -> client.getPool().getNumActive() == 2, "the two services' subscribers hold a connection each: "
-            + client.getPool().getNumActive() + " active");
+        Processes.await(Duration.ofSeconds(10), "the two services' subscribers to hold a connection each",
+            () -> client.getPool().getNumActive() == 2);
       } finally {
         a.close();
         b.close();
       }
-      awaitTrue(() -> client.getPool().getNumActive() == 0, "the services gave back every connection they borrowed: "
-          + client.getPool().getNumActive() + " still active");
+      Processes.await(Duration.ofSeconds(10), "the services to give back every connection they borrowed",
+          () -> client.getPool().getNumActive() == 0);
       assertEquals("PONG", client.ping(), "the application's client stays open");
     }
   }
@@ -177,15 +177,5 @@ class RedisApplicationClientTest {
     assertTrue(second.get().fencingToken() > token, "tokens " + token + " then " + second.get().fencingToken());
     assertTrue(a.lock(name).tryAcquire(Duration.ZERO).isEmpty(), "a was granted the name b holds");
     second.get().release();
-  }
-
-  private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > until) {
-        throw new AssertionError(what);
-      }
-      Thread.sleep(20);
-    }
   }
 }
