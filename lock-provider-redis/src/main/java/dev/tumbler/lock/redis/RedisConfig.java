@@ -156,7 +156,7 @@ record RedisConfig(LockUrl url, List<LockUrl.HostAndPort> hosts, Optional<String
 
   /**
    * Reads the settings of {@code url} for a service on the application's own Jedis client, which is connected
-   * already: the URL names no hosts and no database ({@code lock:redis:///?namespace=...}, or {@code lock:redis:}),
+   * already: the URL names no hosts and no database ({@code lock:redis:///?namespace=...}),
    * and the parameters of a connection ({@code tls}, {@code mode}, {@code master}, credentials) are refused, since
    * they are set where the client is built. {@code timeout} is the longest one call on the client takes (not applied
    * to it: at least its socket timeout; default 2s); {@code leaseTime}, {@code renew}, {@code namespace} and {@code recheck} are as usual.
