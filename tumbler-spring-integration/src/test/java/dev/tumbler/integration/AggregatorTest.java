@@ -63,12 +63,14 @@ class AggregatorTest {
     }
 
     @Bean
-    LockRegistry<?> lockRegistry(LockService lockService) {
+    @SuppressWarnings("rawtypes") // raw: the same source compiles on Spring Integration 6.5, where it has no parameter
+    LockRegistry lockRegistry(LockService lockService) {
       return new TumblerLockRegistry(lockService);
     }
 
     @Bean
-    IntegrationFlow aggregate(LockRegistry<?> lockRegistry) {
+    @SuppressWarnings("rawtypes")
+    IntegrationFlow aggregate(LockRegistry lockRegistry) {
       return IntegrationFlow.from("input")
           .aggregate(a -> a.correlationStrategy(m -> m.getHeaders().get("group"))
               .releaseStrategy(g -> {
