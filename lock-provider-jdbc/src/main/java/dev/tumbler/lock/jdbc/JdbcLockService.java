@@ -112,9 +112,13 @@ final class JdbcLockService extends AbstractLockService {
   private static final long OUTAGE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   /**
    * How far past its deadline an attempt may run: its borrow of a connection, and on PostgreSQL its statements
-   * (through the connection's network timeout), are bounded by the time the wait has left plus this.
+   * (through the connection's network timeout), are bounded by the time the wait has left plus this. Below the API's
+   * answer grace, so that the service ends an attempt (and undoes what it must) before the API abandons it; not
+   * much below it, since this is all a {@code tryAcquire(0)} gets for its round trip: at 500 ms a PostgreSQL
+   * reply late on a loaded machine failed a try with "unreachable" (and a borrow with "no connection") in
+   * suite runs, while the database was only slow.
    */
-  static final long LATE_MILLIS = 500;
+  static final long LATE_MILLIS = 1500;
   private static final Executor DIRECT = Runnable::run;
   /**
    * Platform threads for the statements a virtual thread sends ({@link #uncut}); one per call in flight, so never more
