@@ -144,8 +144,20 @@ abstract class ChaosGroup extends TckGroup {
      * when another is granted.
      */
     final boolean restartEndsGrantsUnheard = target.faults().map(FaultInjector::crashEndsGrantsUnheard).orElse(false);
-    /** The number of backend restarts when each lease held now was granted. */
-    final Map<Lease, Long> grantedAfterRestarts = new ConcurrentHashMap<>();
+    /**
+     * For each lease held now, the backend crashes known to be over ({@link #crashesOver}) when its acquire began and
+     * the restarts begun ({@link #restartsBegun}) when it came back. A lease the old server granted began its acquire
+     * before the crash, so with fewer crashes over than the restarts begun when a lease of the new server came back.
+     */
+    final Map<Lease, Life> lives = new ConcurrentHashMap<>();
+
+    /** Where a lease's grant may lie among the backend's restarts. */
+    record Life(long crashesOverAtStart, long restartsBegunAtGrant) {
+      /** Whether a restart may lie between one of these grants and the other's, in either order. */
+      boolean mayDiffer(Life o) {
+        return crashesOverAtStart < o.restartsBegunAtGrant || o.crashesOverAtStart < restartsBegunAtGrant;
+      }
+    }
     final Set<FaultInjector.Fault> faults = tck.faultsSupported();
     final Map<String, AtomicLong> highest = new ConcurrentHashMap<>();
     final Map<String, Map<Long, Boolean>> tokens = new ConcurrentHashMap<>();
@@ -165,6 +177,10 @@ abstract class ChaosGroup extends TckGroup {
     final AtomicLong closes = new AtomicLong();
     final AtomicLong cuts = new AtomicLong();
     final AtomicLong restarts = new AtomicLong();
+    /** Counted once the backend is down, after {@code crashBackend()} returned. */
+    final AtomicLong crashesOver = new AtomicLong();
+    /** Counted before {@code restartBackend()} is called: no grant of the new server comes back before it. */
+    final AtomicLong restartsBegun = new AtomicLong();
     final List<String> afterStorm = new ArrayList<>();
     final ScheduledThreadPoolExecutor interrupter;
     long opNanos;
@@ -282,9 +298,11 @@ abstract class ChaosGroup extends TckGroup {
       FaultInjector f = target.faults().orElseThrow();
       tck.crashed = true;
       f.crashBackend();
+      crashesOver.incrementAndGet();
       try {
         Thread.sleep(r.nextLong(0, 300));
       } finally {
+        restartsBegun.incrementAndGet();
         f.restartBackend();
         tck.crashed = false;
       }
@@ -304,6 +322,7 @@ abstract class ChaosGroup extends TckGroup {
       AtomicLong armed = new AtomicLong(IDLE);
       while (!stop.get()) {
         String name = names.get(r.nextInt(NAMES));
+        long crashesBefore = crashesOver.get();
         // mostly the worker's own service; sometimes another's, so that two workers share a service's handles
         LockService s = services.get(r.nextInt(4) == 0 ? r.nextInt(SERVICES) : home);
         Lock lock;
@@ -347,7 +366,7 @@ abstract class ChaosGroup extends TckGroup {
           unexpected.add("acquire of '" + name + "' (" + how + ") threw " + trace(e));
         }
         if (lease != null) {
-          hold(lease, r, self, armed);
+          hold(lease, crashesBefore, r, self, armed);
         }
         disarm(armed);
       }
@@ -405,16 +424,21 @@ abstract class ChaosGroup extends TckGroup {
       }
     }
 
-    void hold(Lease lease, SplittableRandom r, Thread self, AtomicLong armed) {
+    /** @param crashesBefore {@link #crashesOver} when the acquire that granted {@code lease} began */
+    void hold(Lease lease, long crashesBefore, SplittableRandom r, Thread self, AtomicLong armed) {
       String name = lease.name();
       grants.increment();
       Set<Lease> others = holding.computeIfAbsent(name, k -> ConcurrentHashMap.newKeySet());
-      long restartsNow = restarts.get();
-      grantedAfterRestarts.put(lease, restartsNow);
+      Life life = new Life(crashesBefore, restartsBegun.get());
+      lives.put(lease, life);
       if (exclusive) {
         for (Lease o : others) {
-          if (restartEndsGrantsUnheard && grantedAfterRestarts.getOrDefault(o, restartsNow) < restartsNow) {
-            continue; // o's session ended in a restart since its grant: the provider's documented window
+          // the two grants may come from server lives a restart apart: one acquire began before the restart's crash
+          // was over and the other grant came back after the restart began (a grant the restarted server made in the
+          // moment before the restart call returned is covered too)
+          Life ol = lives.get(o);
+          if (restartEndsGrantsUnheard && ol != null && life.mayDiffer(ol)) {
+            continue; // the older life's session ended in the restart: the provider's documented window
           }
           if (o.isValid() && lease.isValid()) {
             violations.add("two leases of '" + name + "' valid at once: tokens " + o.fencingToken() + " and "
@@ -446,7 +470,7 @@ abstract class ChaosGroup extends TckGroup {
         }
       } finally {
         others.remove(lease);
-        grantedAfterRestarts.remove(lease);
+        lives.remove(lease);
         try {
           lease.release();
         } catch (RuntimeException e) {
