@@ -26,9 +26,10 @@ import java.util.TreeSet;
  * began. A pause lasts longer than a lease term, so the lease ran out by the client's own clock during it; the cut at
  * the pause's start may hide a grant to another in the first part of the pause, which the same bug would show
  * without pauses; fencing is what protects the resource from the write the client may still send as it wakes. So
- * does a grant the client reports only on waking, within the slack, for an acquire it invoked before the pause, when
- * its end follows within the slack too: it was granted before the pause and lived in it, and is judged neither for
- * exclusion nor for its token's order. A lease still open at the end of the history lasts to its end.
+ * does a grant the client reports only on waking, within the slack, for an acquire it invoked before it stopped (before
+ * the pause's end was recorded: the {@code kill -STOP} takes effect some time after the recorded start, and a stopped
+ * client sends nothing), when its end follows within the slack too: it was granted before the pause and lived in it,
+ * and is judged neither for exclusion nor for its token's order. A lease still open at the end of the history lasts to its end.
  *
  * <p><b>The classes</b> ({@link Kind}):
  * <ul>
@@ -274,9 +275,12 @@ public final class Checker {
           }
           long slack = run.wakeSlackMillis();
           boolean lostOnWaking = l.end.seq() > w.end().seq() && l.end.at() - w.end().at() <= slack;
-          // granted before the wake, or reported on waking for an acquire invoked before the pause
+          // granted before the wake, or reported on waking for an acquire invoked before the client stopped: before
+          // the pause's end was recorded, since a stopped client sends nothing and its end is recorded before SIGCONT
+          // (the stop itself takes effect some time after the recorded start: kill -STOP is a process of its own,
+          // seen 150 ms late on a loaded machine)
           boolean heldInPause = l.start.seq() < w.end().seq() || l.start.at() - w.end().at() <= slack
-              && l.invoke != null && l.invoke.seq() < w.start().seq();
+              && l.invoke != null && l.invoke.seq() < w.end().seq();
           if (lostOnWaking && heldInPause) {
             l.effectiveEnd = w.start();
             l.livedInPause = l.start.seq() > w.start().seq();
