@@ -302,7 +302,6 @@ final class ZooKeeperLockService extends AbstractLockService {
 
   @Override
   protected void doClose() {
-    client.getConnectionStateListenable().removeListener(stateListener);
     if (!ownsClient) {
       // the application's session lives on, and so would every node of this service left in it: wait (one
       // connection timeout at most) for the deletes of the leases just released and the attempts just ended, then
@@ -315,11 +314,17 @@ final class ZooKeeperLockService extends AbstractLockService {
         List.copyOf(pending).forEach(this::deleteNow);
       }
       if (!pending.isEmpty()) {
-        LOG.warn("closed with {} node(s) of {} left in the application's ZooKeeper session: the backend was not "
-            + "reachable; they end with that session", pending.size(), zk.connectString());
+        // left in the application's session, they would hold back every later waiter on their names for as long as
+        // that session lives: this service keeps listening for a reconnect, deletes them then, and stops listening
+        // once none is left (or the session is lost, which took them along)
+        LOG.warn("closed with {} node(s) of {} still to delete in the application's ZooKeeper session: the backend "
+            + "was not reachable; they are deleted at the next reconnect", pending.size(), zk.connectString());
+      } else {
+        client.getConnectionStateListenable().removeListener(stateListener);
       }
       return;
     }
+    client.getConnectionStateListenable().removeListener(stateListener);
     // closing the session deletes every node it still has, waiting or holding; an ensemble that does not
     // answer would hold the close for up to a session timeout: wait one connection timeout, then let the
     // close finish in the background (the server expires the session and its nodes in any case)
@@ -501,6 +506,9 @@ final class ZooKeeperLockService extends AbstractLockService {
   private void done(Cleanup c) {
     if (!pending.isEmpty()) {
       pending.remove(c);
+      if (pending.isEmpty() && isClosed()) {
+        client.getConnectionStateListenable().removeListener(stateListener); // the last node a closed service left
+      }
     }
   }
 
@@ -566,6 +574,9 @@ final class ZooKeeperLockService extends AbstractLockService {
           "the connection to ZooKeeper was suspended; the session may expire before it is back");
       case LOST -> {
         pending.clear(); // the session's ephemeral nodes are gone with it
+        if (isClosed()) {
+          c.getConnectionStateListenable().removeListener(stateListener);
+        }
         loseAll(LeaseLostEvent.Reason.REVOKED, "the ZooKeeper session expired; its nodes are gone");
       }
       case CONNECTED, RECONNECTED -> {
