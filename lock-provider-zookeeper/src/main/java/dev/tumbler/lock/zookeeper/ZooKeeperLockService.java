@@ -319,9 +319,8 @@ final class ZooKeeperLockService extends AbstractLockService {
         // once none is left (or the session is lost, which took them along)
         LOG.warn("closed with {} node(s) of {} still to delete in the application's ZooKeeper session: the backend "
             + "was not reachable; they are deleted at the next reconnect", pending.size(), zk.connectString());
-      } else {
-        client.getConnectionStateListenable().removeListener(stateListener);
       }
+      stopListeningOnceDone();
       return;
     }
     client.getConnectionStateListenable().removeListener(stateListener);
@@ -506,9 +505,17 @@ final class ZooKeeperLockService extends AbstractLockService {
   private void done(Cleanup c) {
     if (!pending.isEmpty()) {
       pending.remove(c);
-      if (pending.isEmpty() && isClosed()) {
-        client.getConnectionStateListenable().removeListener(stateListener); // the last node a closed service left
-      }
+      stopListeningOnceDone();
+    }
+  }
+
+  /**
+   * A closed service listens to the application's client only while it has nodes to delete at a reconnect: once none
+   * is left (deleted, or gone with a lost session) it lets go of the client.
+   */
+  private void stopListeningOnceDone() {
+    if (isClosed() && pending.isEmpty()) {
+      client.getConnectionStateListenable().removeListener(stateListener);
     }
   }
 
@@ -574,9 +581,7 @@ final class ZooKeeperLockService extends AbstractLockService {
           "the connection to ZooKeeper was suspended; the session may expire before it is back");
       case LOST -> {
         pending.clear(); // the session's ephemeral nodes are gone with it
-        if (isClosed()) {
-          c.getConnectionStateListenable().removeListener(stateListener);
-        }
+        stopListeningOnceDone();
         loseAll(LeaseLostEvent.Reason.REVOKED, "the ZooKeeper session expired; its nodes are gone");
       }
       case CONNECTED, RECONNECTED -> {
