@@ -262,6 +262,50 @@ class ZooKeeperLockServiceTest {
     }
   }
 
+  /**
+   * A service closed on the application's client while the ensemble is out of reach cannot delete its nodes then; they
+   * live on in the application's session, and would hold back every later holder of their names for as long as the
+   * application runs. The service deletes them at the client's next reconnect instead.
+   */
+  @Test
+  void aServiceClosedOnAnApplicationsClientDuringAnOutageDeletesItsNodesAtTheReconnect() throws Exception {
+    TestingServer own = ZooKeeperServers.server();
+    CuratorFramework app = org.apache.curator.framework.CuratorFrameworkFactory.newClient(own.getConnectString(),
+        20_000, 3_000, new org.apache.curator.retry.RetryOneTime(100));
+    app.start();
+    try {
+      LockService a = LockProviders.connect("lock:zookeeper:///outage-close", curator(app));
+      a.lock("held").acquire();
+      long session = app.getZookeeperClient().getZooKeeper().getSessionId();
+      own.stop();
+      awaitConnected(app, false);
+      long t0 = System.nanoTime();
+      a.close();
+      long closeMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertTrue(closeMs < 10_000, "closing during the outage took " + closeMs + " ms");
+      own.restart();
+      awaitConnected(app, true);
+      assertEquals(session, app.getZookeeperClient().getZooKeeper().getSessionId(),
+          "the outage expired the application's session: the test needs it to live on");
+      try (LockService b = LockProviders.connect("lock:zookeeper://" + own.getConnectString()
+          + "/outage-close?sessionTimeout=10s")) {
+        assertTrue(b.lock("held").tryAcquire(Duration.ofSeconds(10)).isPresent(),
+            "the lock of the service closed during the outage is still held in the application's session");
+      }
+    } finally {
+      app.close();
+      own.close();
+    }
+  }
+
+  private static void awaitConnected(CuratorFramework client, boolean connected) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (client.getZookeeperClient().isConnected() != connected) {
+      assertTrue(System.nanoTime() < deadline, "the client did not become " + (connected ? "connected" : "disconnected"));
+      Thread.sleep(20);
+    }
+  }
+
   @Test
   void anApplicationClientIsCheckedWithErrorsThatSayWhatIsWrong() {
     CuratorFramework app = appClient();
