@@ -68,6 +68,7 @@ class RunCommandKillTest {
         .redirectErrorStream(true).redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE)
         .start();
     List<ProcessHandle> tree;
+    List<ProcessHandle> watchdog;
     try {
       // a JVM start on a busy machine: wait for the command's heartbeats and its background sleep
       long startDeadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
@@ -80,22 +81,32 @@ class RunCommandKillTest {
       }
       tree = tumbler.descendants().toList();
       assertTrue(tree.size() >= 3, "the command, its sleep and the watchdog: " + describe(tree));
+      watchdog = tree.stream().filter(h -> h.info().commandLine().orElse("").contains("tumbler-watchdog")).toList();
+      assertEquals(1, watchdog.size(), "one watchdog: " + describe(tree));
     } finally {
       tumbler.destroyForcibly(); // SIGKILL
     }
     tumbler.waitFor();
     // the lease ends on the server within its term: then another client is granted the lock, and by then the
     // killed tumbler's command must be gone
+    // the command and what it started, that is: the watchdog is tumbler's, and it exits only once it has stopped them
+    // (a loaded run once caught it in its own exit, its command line already gone, just as the other client was granted)
     List<ProcessHandle> alive;
     try (LockService other = LockProviders.connect(url)) {
       Optional<Lease> next = other.lock("job").tryAcquire(LEASE_TIME.plusSeconds(2));
-      alive = tree.stream().filter(RunCommandKillTest::running).toList();
+      alive = tree.stream().filter(h -> !watchdog.contains(h)).filter(RunCommandKillTest::running).toList();
       assertTrue(next.isPresent(), "the killed tumbler's lease never ended");
       next.get().release();
     }
     alive.forEach(ProcessHandle::destroyForcibly); // do not leave them behind when the assertion fails
     assertTrue(alive.isEmpty(), "still running when another client was granted the lock after tumbler was killed: "
         + describe(alive) + "\n" + read(log));
+    long watchdogDeadline = System.nanoTime() + LEASE_TIME.toNanos();
+    while (running(watchdog.get(0))) {
+      assertTrue(System.nanoTime() - watchdogDeadline < 0, "the watchdog still runs a lease term after its command was "
+          + "stopped: " + describe(watchdog) + "\n" + read(log));
+      Thread.sleep(20);
+    }
     long size = Files.size(beats);
     Thread.sleep(300);
     assertEquals(size, Files.size(beats), "heartbeats still written after the command was stopped");
