@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -16,11 +14,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * paused and failed over), for a few seconds each. It fails on a safety violation of something the provider
  * declares (exit code 4); what the provider does not promise (Redis frees a lock when its server restarts without
  * persistence) and the bounds on waits and recovery are reported, not failed. Longer runs are the commands in
- * lock-torture's README; the seed of each run is printed. The four run at once (lock-cli's pom turns JUnit's parallel
- * execution on for classes that ask): each has its own servers, ports, report directory and worker processes, and
- * their fault phases are mostly waiting.
+ * lock-torture's README; the seed of each run is printed.
  */
-@Execution(ExecutionMode.CONCURRENT)
 class TortureSuiteTest {
 
   @ParameterizedTest(name = "{0}")
