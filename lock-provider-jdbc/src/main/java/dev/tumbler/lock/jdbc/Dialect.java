@@ -81,6 +81,15 @@ interface Dialect {
   Map<String, String> timeoutProperties(Duration timeout);
 
   /**
+   * How long a reply to a statement may take on a connection once it is logged in, set on each new connection with
+   * {@link Connection#setNetworkTimeout} when the driver's own read timeout (in {@link #timeoutProperties}) is the
+   * longer one that logging in needs; empty where the properties bound both alike.
+   */
+  default java.util.Optional<Duration> statementReadTimeout(Duration timeout) {
+    return java.util.Optional.empty();
+  }
+
+  /**
    * Serializes concurrent schema creation by several clients at once, inside the DDL's transaction
    * (PostgreSQL: a transaction-scoped advisory lock); nothing where the database serializes DDL itself.
    */

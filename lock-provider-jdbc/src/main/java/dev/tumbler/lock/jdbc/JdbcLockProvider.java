@@ -183,6 +183,12 @@ public final class JdbcLockProvider implements LockProvider {
         hc.setMinimumIdle(Math.min(1, hc.getMaximumPoolSize()));
       }
       hc.validate();
+      java.util.Optional<java.time.Duration> read = dialect.statementReadTimeout(config.timeout());
+      if (read.isPresent()) {
+        hc.setDataSource(new StatementReadTimeout(new com.zaxxer.hikari.util.DriverDataSource(hc.getJdbcUrl(),
+            hc.getDriverClassName(), hc.getDataSourceProperties(), hc.getUsername(), hc.getPassword()),
+            Math.toIntExact(read.get().toMillis())));
+      }
     } catch (IllegalArgumentException | IllegalStateException e) {
       throw new InvalidLockUrlException("lock URL " + config.url() + ": pool settings rejected by HikariCP: " + e.getMessage());
     }

@@ -79,6 +79,15 @@ final class PostgresDialect implements Dialect {
   /** The least time a new connection is given to log in, whatever the {@code timeout}. */
   static final long MIN_LOGIN_SECONDS = 5;
 
+  /**
+   * A reply that does not come within the timeout (a partition) fails the call: a little above the server-side limits
+   * of {@link #timeoutProperties}, which end a waiting statement first and leave the connection usable.
+   */
+  @Override
+  public java.util.Optional<Duration> statementReadTimeout(Duration timeout) {
+    return java.util.Optional.of(Duration.ofSeconds(Math.max(2, (timeout.toMillis() + 999) / 1000 + 1)));
+  }
+
   @Override
   public Map<String, String> timeoutProperties(Duration timeout) {
     long ms = timeout.toMillis();
@@ -89,9 +98,11 @@ final class PostgresDialect implements Dialect {
     // a service's first connection with "Connection attempt timed out" in a suite run. It bounds connect()'s first
     // connection and the pool's openings in the background; a wait's borrow keeps its own bound (JdbcLockService)
     p.put("loginTimeout", Long.toString(Math.max(MIN_LOGIN_SECONDS, (ms + 999) / 1000)));
-    // a reply that does not come within the timeout (a partition) fails the call; a little above the
-    // server-side limits below, which end a waiting statement first and leave the connection usable
-    p.put("socketTimeout", Long.toString(Math.max(2, (ms + 999) / 1000 + 1)));
+    // the driver's read timeout bounds logging in too: a new backend on a busy server answered its authentication
+    // request after more than the 2 s that bound a statement's reply (a suite run: "The connection attempt failed",
+    // Read timed out, in doAuthentication). Logging in gets the login bound; each connection's statements get
+    // statementReadTimeout, set once it is logged in
+    p.put("socketTimeout", Long.toString(Math.max(MIN_LOGIN_SECONDS, (ms + 999) / 1000)));
     p.put("cancelSignalTimeout", seconds);
     p.put("tcpKeepAlive", "true");
     // a client cut off inside a transaction must not hold a key's row lock for long

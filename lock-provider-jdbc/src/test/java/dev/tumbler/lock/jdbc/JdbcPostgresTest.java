@@ -71,6 +71,85 @@ class JdbcPostgresTest {
     }
   }
 
+  /**
+   * Logging in is bounded by the login window (5 s at least), not by a statement's read bound (2 s at
+   * {@code timeout=1s}): a new server process on a busy machine answered its authentication after more than 2 s, and
+   * the driver's read timeout, which bounded both, failed the service's first connection ("The connection attempt
+   * failed", Read timed out, a suite run's JdbcPostgresAdvisoryTckTest). Here a relay holds back the server's first
+   * reply on every connection for 3 s. Once logged in, a connection's reads are bounded by the statement bound again.
+   */
+  @Test
+  void aLoginSlowerThanAStatementsReadBoundSucceedsAndStatementsKeepTheirBound() throws Exception {
+    try (SlowFirstReply relay = new SlowFirstReply(pg.address(), 3_000);
+        LockService s = LockProviders.connect(pg.lockUrl(relay.address()) + "&createSchema=true&timeout=1s&leaseTime="
+            + LEASE.toMillis() + "ms&table=slow_login_locks")) {
+      s.lock("slow-login").acquire().release();
+      try (Connection c = s.unwrap(javax.sql.DataSource.class).getConnection()) {
+        assertEquals(2_000, c.getNetworkTimeout(), "a logged-in connection's read bound");
+      }
+    }
+  }
+
+  /** A relay to PostgreSQL that holds back the first bytes the server sends on each connection. */
+  private static final class SlowFirstReply implements AutoCloseable {
+    private final java.net.ServerSocket server;
+    private final java.util.List<java.net.Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    SlowFirstReply(String target, long delayMillis) throws java.io.IOException {
+      server = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+      String host = target.substring(0, target.lastIndexOf(':'));
+      int port = Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
+      Thread.ofVirtual().start(() -> {
+        while (!server.isClosed()) {
+          try {
+            java.net.Socket client = server.accept();
+            java.net.Socket backend = new java.net.Socket(host, port);
+            sockets.add(client);
+            sockets.add(backend);
+            Thread.ofVirtual().start(() -> pump(client, backend, 0));
+            Thread.ofVirtual().start(() -> pump(backend, client, delayMillis));
+          } catch (java.io.IOException e) {
+            return;
+          }
+        }
+      });
+    }
+
+    String address() {
+      return "127.0.0.1:" + server.getLocalPort();
+    }
+
+    private static void pump(java.net.Socket from, java.net.Socket to, long firstDelayMillis) {
+      byte[] buf = new byte[8192];
+      try {
+        int n = from.getInputStream().read(buf);
+        if (n > 0) {
+          Thread.sleep(firstDelayMillis);
+        }
+        while (n >= 0) {
+          to.getOutputStream().write(buf, 0, n);
+          n = from.getInputStream().read(buf);
+        }
+      } catch (java.io.IOException | InterruptedException e) {
+        // one side closed: close both below
+      }
+      try {
+        from.close();
+        to.close();
+      } catch (java.io.IOException ignored) {
+        // closing anyway
+      }
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      server.close();
+      for (java.net.Socket s : sockets) {
+        s.close();
+      }
+    }
+  }
+
   @Test
   void fencingTokensGrowAfterRestartAndDeletedRows() throws Exception {
     long highest = 0;
