@@ -37,8 +37,17 @@ abstract sealed class Backend implements AutoCloseable {
    * @param granted whether it was granted
    * @param token the fencing token, when granted
    * @param waitMs when refused: in how many ms the obstacle expires by itself, -1 if unknown
+   * @param fence when refused by a fair script: the last token drawn for the primitive then (0: none), else -1
    */
-  record Grant(boolean granted, long token, long waitMs) {}
+  record Grant(boolean granted, long token, long waitMs, long fence) {
+    static Grant granted(long token) {
+      return new Grant(true, token, 0, -1);
+    }
+
+    static Grant refused(long waitMs) {
+      return new Grant(false, 0, waitMs, -1);
+    }
+  }
 
   abstract List<RedisNode> nodes();
 
@@ -93,7 +102,10 @@ abstract sealed class Backend implements AutoCloseable {
     List<?> r = (List<?>) reply;
     long granted = (Long) r.get(0);
     long value = (Long) r.get(1);
-    return granted == 1 ? new Grant(true, value, 0) : new Grant(false, 0, value);
+    if (granted == 1) {
+      return Grant.granted(value);
+    }
+    return new Grant(false, 0, value, r.size() > 2 ? (Long) r.get(2) : -1);
   }
 
   /** One server: every operation is one script call, one round trip. */
@@ -151,7 +163,7 @@ abstract sealed class Backend implements AutoCloseable {
         if (token < Scripts.SEEDED) {
           token = (Long) call(Scripts.SEED_FENCE, List.of(k.get(2)), List.of(), true);
         }
-        return new Grant(true, token, 0);
+        return Grant.granted(token);
       }
       if (set) {
         call(p.release(), k, List.of(owner), true);
@@ -159,7 +171,7 @@ abstract sealed class Backend implements AutoCloseable {
       // refused, with no place in line yet: a wait subscribes first and then joins by the script, the look it
       // takes after every subscription anyway, so a contended acquire pays no extra round trip. An unseeded
       // counter is left as it is: whoever draws the next token from it seeds it then
-      return new Grant(false, 0, -1);
+      return Grant.refused(-1);
     }
 
     @Override
@@ -351,7 +363,7 @@ abstract sealed class Backend implements AutoCloseable {
         long ok = raised.stream().filter(r -> !(r instanceof Throwable)).count();
         long left = lease.trustedNanos() - (ticker.read() - start) - driftNanos();
         if (ok >= majority && left > 0) {
-          return new Grant(true, token, 0);
+          return Grant.granted(token);
         }
       }
       // Refused by a majority: the lock is held (or the contenders split the masters so that each was
@@ -366,7 +378,7 @@ abstract sealed class Backend implements AutoCloseable {
             + " Redis masters answered; Redlock needs " + majority
             + (error != null ? " (last error: " + error.getMessage() + ")" : ""), error);
       }
-      return new Grant(false, 0, wait);
+      return Grant.refused(wait);
     }
 
     private static long countErrors(List<Object> replies) {

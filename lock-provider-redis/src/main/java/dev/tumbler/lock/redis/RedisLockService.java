@@ -225,8 +225,10 @@ final class RedisLockService extends AbstractLockService {
    *
    * <p>Fair primitives: an attempt that will wait joins the line (and each later attempt keeps the place
    * alive); the release that frees the lock for this waiter grants it here and publishes the grant, so the
-   * wait ends when that message arrives, without another round trip. A wait that ends without a lease
-   * leaves the line, giving back a grant that may have been handed to it meanwhile.
+   * wait ends when that message arrives, without another round trip — unless its token is no larger than the
+   * last token drawn when this waiter's last attempt was refused: then the message is late, its grant ended
+   * before that attempt (which found nothing handed to it), and the waiter asks again. A wait that ends without a
+   * lease leaves the line, giving back a grant that may have been handed to it meanwhile.
    *
    * @return the lease, not yet registered; null if the deadline passed
    */
@@ -284,11 +286,17 @@ final class RedisLockService extends AbstractLockService {
           wait = Math.min(wait, TimeUnit.MILLISECONDS.toNanos(a.waitMs() + 1));
         }
         waiter.awaitChange(seen, wait);
-        long token = waiter.handedToken();
-        if (token >= 0) {
-          // handed over by a release after our last attempt was sent: its term started after that
+        long token = waiter.takeHandedToken();
+        if (token > a.fence()) {
+          // handed over by a release after our last attempt ran (its token was drawn after that attempt's
+          // refusal): its term started after that attempt was sent
           lease = new RedisLease(this, p, owner, token, permits, a.sentNanos());
           return lease;
+        }
+        if (token >= 0) {
+          // a message that arrived late: its grant had ended before our last attempt, which found nothing
+          // handed to us; the line decides again at the next attempt
+          LOG.debug("a hand-off of {} (token {}) arrived after it ended; asking again", p.describe(), token);
         }
       }
     } finally {
@@ -311,7 +319,8 @@ final class RedisLockService extends AbstractLockService {
     }
   }
 
-  private record Attempt(RedisLease lease, long waitMs, long sentNanos) {}
+  /** @param fence a fair refusal's last token drawn (see {@link Backend.Grant#fence()}), else -1 */
+  private record Attempt(RedisLease lease, long waitMs, long fence, long sentNanos) {}
 
   /**
    * A fresh owner value: {@code <clientId>:<n>}, or {@code <label>|<clientId>:<n>} when the label says more
@@ -359,9 +368,9 @@ final class RedisLockService extends AbstractLockService {
         throw translate("acquiring " + p.describe(), e);
       }
       if (!g.granted()) {
-        return new Attempt(null, g.waitMs(), sent);
+        return new Attempt(null, g.waitMs(), g.fence(), sent);
       }
-      return new Attempt(new RedisLease(this, p, owner, g.token(), permits, sent), 0, sent);
+      return new Attempt(new RedisLease(this, p, owner, g.token(), permits, sent), 0, -1, sent);
     }
   }
 

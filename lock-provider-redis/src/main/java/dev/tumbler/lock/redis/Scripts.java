@@ -14,7 +14,7 @@ import java.util.HexFormat;
  *       counter is always the last key.
  *   <li>Acquire: {@code ARGV = owner, ttlMs, [permits, maxPermits]}; returns {@code {1, token}} when
  *       granted, {@code {0, waitMs}} otherwise, where {@code waitMs} is when the obstacle expires by
- *       itself (-1: unknown).
+ *       itself (-1: unknown); a fair script's refusal adds the last token drawn, {@code {0, waitMs, fence}}.
  *   <li>Renew: {@code ARGV = owner, ttlMs}; returns 1 if the grant is still this owner's and was
  *       extended (and the fencing counter with it, see below), 0 otherwise (then the lease is lost).
  *   <li>Release: {@code ARGV = owner, channel}; deletes only what this owner holds and publishes the
@@ -238,7 +238,10 @@ final class Scripts {
   // script that freed it grants it there at once ("hands" it): the grant is written as the waiter asked for it,
   // its token is kept under the waiter's key for the grant's term, and "grant <owner> <token>" is published on
   // the channel, so the waiter's acquire returns when that message arrives; if it is lost, the waiter's next
-  // look finds the token under its key. The channel is the line's key without its ':q'. Acquire: ARGV = owner,
+  // look finds the token under its key. A message can also arrive after its grant expired unused (and went on to
+  // someone else): a refusal carries the last token drawn, and a waiter takes a hand-off only if its token is larger
+  // than that of its last refusal — drawn after that look, so the grant's term began after the look was sent.
+  // The channel is the line's key without its ':q'. Acquire: ARGV = owner,
   // ttlMs, liveMs (0: do not join the line), [permits, maxPermits]. Release (also: leave the line): ARGV = owner.
   // The common case — nobody in line — is decided before the line's functions are even defined.
 
@@ -263,6 +266,11 @@ final class Scripts {
       -- the token of a grant handed to o, if any (the entry of a waiter is not a number)
       local function handed(o)
         return tonumber(redis.call('GET', wkey(o)) or '')
+      end
+      -- a refusal: when the obstacle expires by itself, and the last token drawn, so that the waiter can tell a
+      -- hand-off that came after this look from one whose message arrived late (its grant gone before this look)
+      local function refused(w)
+        return {0, w, tonumber(redis.call('GET', F) or '0') or 0}
       end
       local function join(o, entry, live)
         if not redis.call('ZSCORE', Q, o) then
@@ -350,12 +358,12 @@ final class Scripts {
       end
       if ARGV[3] ~= '0' then join(o, 'x' .. ttl, ARGV[3]) end
       local pttl = redis.call('PTTL', W)
-      if pttl >= 0 then return {0, pttl} end
+      if pttl >= 0 then return refused(pttl) end
       if R then
         local last = redis.call('ZRANGE', R, -1, -1, 'WITHSCORES')
-        if last[2] then return {0, tonumber(last[2]) - now} end
+        if last[2] then return refused(tonumber(last[2]) - now) end
       end
-      return {0, -1}
+      return refused(-1)
       """;
 
   private static final String WRITE_RELEASE_BODY = """
@@ -403,8 +411,8 @@ final class Scripts {
       end
       if ARGV[3] ~= '0' then join(o, 'r' .. ttl, ARGV[3]) end
       local pttl = redis.call('PTTL', W)
-      if pttl >= 0 then return {0, pttl} end
-      return {0, -1}
+      if pttl >= 0 then return refused(pttl) end
+      return refused(-1)
       """);
 
   static final Script FAIR_READ_RELEASE = Script.of("fair-read-release", RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + """
@@ -469,8 +477,8 @@ final class Scripts {
       end
       if ARGV[3] ~= '0' then join(o, 's' .. ttl .. ':' .. want .. ':' .. ARGV[5], ARGV[3]) end
       local first = redis.call('ZRANGE', H, 0, 0, 'WITHSCORES')
-      if first[2] then return {0, tonumber(first[2]) - now} end
-      return {0, -1}
+      if first[2] then return refused(tonumber(first[2]) - now) end
+      return refused(-1)
       """);
 
   static final Script FAIR_SEMAPHORE_RELEASE = Script.of("fair-semaphore-release",

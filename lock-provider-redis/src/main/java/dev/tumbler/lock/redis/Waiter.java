@@ -77,11 +77,16 @@ final class Waiter {
     }
   }
 
-  /** The token of the grant a release handed to this waiter, or -1. */
-  long handedToken() {
+  /**
+   * The token of the last grant a release handed to this waiter since the last call, or -1. The caller decides
+   * whether it is still good: a hand-off's message can arrive after its grant ended.
+   */
+  long takeHandedToken() {
     lock.lock();
     try {
-      return handedToken;
+      long token = handedToken;
+      handedToken = -1;
+      return token;
     } finally {
       lock.unlock();
     }

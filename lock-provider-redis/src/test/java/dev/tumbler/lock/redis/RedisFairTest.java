@@ -9,6 +9,7 @@ import dev.tumbler.lock.Capability;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.tck.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -131,6 +132,45 @@ class RedisFairTest {
       assertTrue(next.isValid());
       next.release();
       assertFalse(j.exists(line(RedisKeys.Kind.MUTEX, n)));
+    }
+  }
+
+  /**
+   * A hand-off's message can arrive after its grant ended unused: here the waiter's subscriber connection holds
+   * it back past the grant's 1 s term, while another client takes the lock and the waiter looks again (and finds
+   * it held). When the message comes, it is no grant: the waiter goes on waiting, and its lease, when the other
+   * client releases, comes after that client's in token order. (A waiter that took the late message as a grant
+   * held the lock beside the other client, with an older token: a soak's chaos run saw it.)
+   */
+  @Test
+  void aHandOffHeardAfterItsGrantEndedIsNoGrant() throws Exception {
+    try (TcpProxy slow = TcpProxy.start("127.0.0.1", redis.port()); LockService a = open(); LockService c = open();
+        LockService o = LockProviders.connect("lock:redis://" + slow.address() + "?leaseTime=1s&recheck=6s");
+        Jedis j = redis.client()) {
+      String n = "late-hand-off";
+      String line = line(RedisKeys.Kind.MUTEX, n);
+      String holder = new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, n).getFirst();
+      Lease held = a.lock(n).acquire();
+      // o stands in line, subscribed; it looks again after its recheck (6 s), the holder's term being longer
+      CompletableFuture<Lease> waiting = queue(line, 1, () -> o.lock(n).tryAcquire(LONG));
+      slow.holdReplies("SUBSCRIBE");
+      held.release(); // hands the lock to o for o's term; o does not hear of it yet
+      await("the grant handed to o ended unused", () -> !j.exists(holder));
+      Lease other = c.lock(n).tryAcquire(Duration.ZERO)
+          .orElseThrow(() -> new AssertionError("the lock was not free after the unused hand-off ended"));
+      await("o looked again and stood in line again", () -> inLine(line) == 1);
+      long calls = scriptCalls();
+      slow.releaseReplies(); // the hand-off's message arrives now
+      await("o heard the late hand-off", () -> waiting.isDone() || scriptCalls() > calls);
+      assertEquals(other.fencingToken() + "", j.get(new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, n).getLast()),
+          "another grant was drawn while the other client held the lock");
+      assertTrue(other.isValid());
+      other.release();
+      Lease next = waiting.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      assertTrue(next.fencingToken() > other.fencingToken(),
+          "o took a hand-off heard after its grant ended: token " + next.fencingToken() + " while "
+              + other.fencingToken() + " was held");
+      next.release();
     }
   }
 

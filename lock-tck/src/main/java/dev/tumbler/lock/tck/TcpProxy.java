@@ -8,6 +8,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -23,7 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * </ul>
  *
  * {@link #heal()} ends either; connections that lived through a blackhole are closed then, since bytes
- * were lost in the middle of their streams. Thread safe. Uses virtual threads; listens on 127.0.0.1.
+ * were lost in the middle of their streams. A third, {@link #holdReplies(String)}, loses nothing but
+ * holds back what the backend sends on some connections until {@link #releaseReplies()} — a slow link. Thread safe. Uses virtual threads; listens on 127.0.0.1.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -34,6 +37,9 @@ public final class TcpProxy implements AutoCloseable {
   private final Set<Link> links = ConcurrentHashMap.newKeySet();
   private volatile Mode mode = Mode.FORWARD;
   private volatile boolean closed;
+  /** Guards {@link #holding}; waited on by pumps that hold replies. */
+  private final Object holdLock = new Object();
+  private byte[] holding;
 
   private TcpProxy(InetSocketAddress target) throws IOException {
     this.target = target;
@@ -91,6 +97,26 @@ public final class TcpProxy implements AutoCloseable {
     mode = Mode.FORWARD;
   }
 
+  /**
+   * Holds back what the backend sends on every connection whose client has sent {@code marker} among its first
+   * 4 KiB (ASCII, any case: for example {@code "SUBSCRIBE"} picks a Redis client's subscriber connection), now or
+   * later, until {@link #releaseReplies()}: the bytes wait in order and are lost only if the
+   * connection closes meanwhile. The other connections and the other direction flow as usual.
+   */
+  public void holdReplies(String marker) {
+    synchronized (holdLock) {
+      holding = marker.toUpperCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII);
+    }
+  }
+
+  /** Forwards what {@link #holdReplies} held back, in order, and holds nothing from now on. */
+  public void releaseReplies() {
+    synchronized (holdLock) {
+      holding = null;
+      holdLock.notifyAll();
+    }
+  }
+
   /** Whether bytes are forwarded now. */
   public boolean isForwarding() {
     return mode == Mode.FORWARD;
@@ -99,6 +125,7 @@ public final class TcpProxy implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    releaseReplies();
     try {
       server.close();
     } catch (IOException ignored) {
@@ -133,9 +160,22 @@ public final class TcpProxy implements AutoCloseable {
       Link link = new Link(client, backend);
       link.starved = m == Mode.BLACKHOLE;
       links.add(link);
-      Thread.ofVirtual().start(() -> link.pump(client, backend));
-      Thread.ofVirtual().start(() -> link.pump(backend, client));
+      Thread.ofVirtual().start(() -> link.pump(client, backend, true));
+      Thread.ofVirtual().start(() -> link.pump(backend, client, false));
     }
+  }
+
+  private static boolean contains(byte[] buf, int n, byte[] marker) {
+    outer:
+    for (int i = 0; i + marker.length <= n; i++) {
+      for (int j = 0; j < marker.length; j++) {
+        if (Character.toUpperCase((char) buf[i + j]) != marker[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 
   private static void closeQuietly(Socket s) {
@@ -150,17 +190,25 @@ public final class TcpProxy implements AutoCloseable {
     final Socket a;
     final Socket b;
     volatile boolean starved;
+    /** The first bytes the client sent, to match a hold's marker against (guarded by holdLock). */
+    final byte[] opening = new byte[4096];
+    int openingLength;
 
     Link(Socket a, Socket b) {
       this.a = a;
       this.b = b;
     }
 
-    void pump(Socket from, Socket to) {
+    void pump(Socket from, Socket to, boolean fromClient) {
       byte[] buf = new byte[16 * 1024];
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
         int n;
         while ((n = in.read(buf)) >= 0) {
+          if (fromClient) {
+            noteSent(buf, n);
+          } else {
+            awaitNoHold();
+          }
           if (!starved && mode == Mode.FORWARD) {
             out.write(buf, 0, n);
             out.flush();
@@ -170,6 +218,28 @@ public final class TcpProxy implements AutoCloseable {
         // the link is gone
       } finally {
         close();
+      }
+    }
+
+    private void noteSent(byte[] buf, int n) {
+      synchronized (holdLock) {
+        int k = Math.min(n, opening.length - openingLength);
+        System.arraycopy(buf, 0, opening, openingLength, k);
+        openingLength += k;
+      }
+    }
+
+    /** Waits while a hold is in force and this connection's client sent its marker. */
+    private void awaitNoHold() throws IOException {
+      synchronized (holdLock) {
+        while (holding != null && contains(opening, openingLength, holding) && !closed) {
+          try {
+            holdLock.wait();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while holding replies", e);
+          }
+        }
       }
     }
 
