@@ -1,6 +1,7 @@
 package dev.tumbler.lock.tck;
 
 import static dev.tumbler.lock.tck.LockTck.*;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -39,6 +40,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The {@code Chaos} group: it opens, on purpose, the windows between the round trips of an acquire, a renewal
@@ -110,20 +112,26 @@ abstract class ChaosGroup extends TckGroup {
   @Test
   @DisplayName("interrupts, abandoned waits, closes and cuts inside acquire, renew and release: tokens go on "
       + "increasing, names come back within a term, no lease is held twice, nothing stays held")
+  // the class's 120 s bound holds for the storms' own time on top of it, enforced below (a long run is minutes)
+  @Timeout(value = 1, unit = TimeUnit.DAYS)
   void storm() throws Exception {
     long seed = Long.getLong("tck.chaos.seed", ThreadLocalRandom.current().nextLong());
     Duration[] each = stormLength();
+    Duration bound = Duration.ofSeconds(120).plus(each[1].multipliedBy(STORMS));
     Storm storm = new Storm(seed);
-    try {
-      storm.calibrate();
-      for (int i = 1; i <= STORMS; i++) {
-        storm.run(i, each[0], each[1]);
-        storm.checkAfter(i);
+    assertTimeoutPreemptively(bound, () -> {
+      try {
+        storm.calibrate();
+        for (int i = 1; i <= STORMS; i++) {
+          storm.run(i, each[0], each[1]);
+          storm.checkAfter(i);
+        }
+        storm.checkNothingListed();
+      } catch (AssertionError e) {
+        throw new AssertionError(e.getMessage() + "\n  " + storm.summary(), e);
       }
-      storm.checkNothingListed();
-    } catch (AssertionError e) {
-      throw new AssertionError(e.getMessage() + "\n  " + storm.summary(), e);
-    }
+    }, () -> "the storms (" + STORMS + " × at most " + each[1].toSeconds() + " s) and their checks took more than "
+        + bound.toSeconds() + " s in all\n  " + storm.summary());
     TckReport.line("[tck chaos] " + tck.getClass().getSimpleName() + ": " + storm.summary());
   }
 
