@@ -397,6 +397,7 @@ final class Advisory {
       s.keys.add(p.key());
       sessions.add(s);
     }
+    service.keepOneSpare();
     return s;
   }
 

@@ -41,6 +41,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -138,6 +139,8 @@ final class JdbcLockService extends AbstractLockService {
   private final DataSource dataSource;
   /** The DataSource as a HikariCP pool (the service's own, or an application's), or null when it is not one. */
   private final HikariDataSource hikari;
+  /** Whether {@link #keepOneSpare} is opening a connection now. */
+  private final AtomicBoolean openingSpare = new AtomicBoolean();
   private final AutoCloseable ownedPool;
   private final Dialect dialect;
   private final String serviceId;
@@ -194,7 +197,7 @@ final class JdbcLockService extends AbstractLockService {
     this.leaseNanos = config.lease().expires() ? config.lease().leaseTime().toNanos() : 6 * config.timeout().toNanos();
     this.wakeups = new Wakeups(database);
     this.notifications = dialect.canNotify()
-        ? new Notifications(dataSource, config.table().channel(), wakeups, config.recheck()) : null;
+        ? new Notifications(dataSource, config.table().channel(), wakeups, config.recheck(), this::keepOneSpare) : null;
 
     JdbcConfig.TableNames t = config.table();
     this.advisory = config.advisory() ? new Advisory(this, dataSource, config) : null;
@@ -972,6 +975,36 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   // ---- connections
+
+  /**
+   * Called when a connection was taken out of the pool for a while (advisory mode: a session that holds locks; the
+   * {@code LISTEN} while the service has waiters): if
+   * the pool this service opened has no idle connection left and room for one, one is opened in the background,
+   * so that the next call that needs a session of its own finds it logged in instead of waiting for a login on its
+   * own time (a new session's login is what a busy server is slowest at: seconds, past a call's bound). At most
+   * one such opening at a time; a failure is only logged (the next borrow opens one as usual).
+   */
+  void keepOneSpare() {
+    HikariDataSource h = ownedPool instanceof HikariDataSource owned ? owned : null;
+    if (h == null || h.isClosed() || !openingSpare.compareAndSet(false, true)) {
+      return;
+    }
+    HikariPoolMXBean mx = h.getHikariPoolMXBean();
+    if (mx == null || mx.getIdleConnections() > 0 || mx.getTotalConnections() >= h.getMaximumPoolSize()) {
+      openingSpare.set(false);
+      return;
+    }
+    Thread.ofVirtual().name("tumbler-jdbc-spare").start(() -> {
+      // borrowing from a pool with nothing idle makes HikariCP open a connection; giving it back leaves it idle
+      try (Connection c = h.getConnection()) {
+        LOG.trace("a spare session of {} is open", info().url());
+      } catch (SQLException | RuntimeException e) {
+        LOG.debug("opening a spare session of {} failed: {}", info().url(), e.toString());
+      } finally {
+        openingSpare.set(false);
+      }
+    });
+  }
 
   /**
    * A connection for a call that has no deadline of its own (a renewal, a release, a listing): the pool's

@@ -27,15 +27,18 @@ final class Notifications {
   private final String channel;
   private final Wakeups wakeups;
   private final Duration retry;
+  /** Told when the listening connection was taken out of the pool (the service may open a spare). */
+  private final Runnable pinned;
   private volatile boolean closed;
   /** The listening thread, or null when none runs (guarded by this). */
   private Thread thread;
 
-  Notifications(DataSource dataSource, String channel, Wakeups wakeups, Duration retry) {
+  Notifications(DataSource dataSource, String channel, Wakeups wakeups, Duration retry, Runnable pinned) {
     this.dataSource = dataSource;
     this.channel = channel;
     this.wakeups = wakeups;
     this.retry = retry;
+    this.pinned = pinned;
   }
 
   /** Listens, unless a thread does already; called by each wait after it registered as a waiter. */
@@ -76,6 +79,7 @@ final class Notifications {
   private void run() {
     while (stillNeeded()) {
       try (Connection c = dataSource.getConnection()) {
+        pinned.run();
         PGConnection pg = c.unwrap(PGConnection.class);
         try (Statement s = c.createStatement()) {
           s.execute("LISTEN " + channel);

@@ -21,6 +21,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeAll;
@@ -87,6 +88,35 @@ class JdbcPostgresTest {
       try (Connection c = s.unwrap(javax.sql.DataSource.class).getConnection()) {
         assertEquals(2_000, c.getNetworkTimeout(), "a logged-in connection's read bound");
       }
+    }
+  }
+
+  /**
+   * Advisory mode takes a session out of the pool for the locks it holds; a second lock of the same name then needs
+   * a session of its own. Its login must not fall on the caller's time: on a busy server a new session's login takes
+   * seconds, past a call's bound (a soak run's JdbcPostgresAdvisoryTckTest: "Connection is not available, request
+   * timed out after 1003ms (total=1, active=1, idle=0)"). Here every login takes over 2 s (the relay holds back the
+   * server's first reply), the calls' bound is 1 s: the pool opens a spare session once one is taken, and the try
+   * of the same name on another session answers at once.
+   */
+  @Test
+  void advisoryKeepsASpareSessionSoThatASecondSessionNeedsNoLoginOnTheCallersTime() throws Exception {
+    String table = "&mode=advisory&table=spare_session_locks";
+    LockProviders.connect(pg.lockUrl(pg.address()) + "&createSchema=true" + table).close();
+    try (SlowFirstReply relay = new SlowFirstReply(pg.address(), 2_500);
+        LockService s = LockProviders.connect(pg.lockUrl(relay.address()) + "&timeout=1s" + table)) {
+      // HikariCP tops the pool up to its one idle connection 100 ms after it started (nothing is missing then: no
+      // schema to create), then every 30 s: so only the spare that the service opens comes within one login (2.5 s)
+      Thread.sleep(1_000);
+      Lease held = s.lock("spare").acquire();
+      com.zaxxer.hikari.HikariPoolMXBean pool = s.unwrap(com.zaxxer.hikari.HikariDataSource.class).getHikariPoolMXBean();
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      while (pool.getIdleConnections() == 0) {
+        assertTrue(System.nanoTime() - until < 0, "no spare session within 15 s");
+        Thread.sleep(20);
+      }
+      assertTrue(s.lock("spare").tryAcquire(Duration.ZERO).isEmpty(), "a second session took a held lock");
+      held.release();
     }
   }
 
