@@ -26,7 +26,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * {@link #heal()} ends either; connections that lived through a blackhole are closed then, since bytes
  * were lost in the middle of their streams. A third, {@link #holdReplies(String)}, loses nothing but
- * holds back what the backend sends on some connections until {@link #releaseReplies()} — a slow link. Thread safe. Uses virtual threads; listens on 127.0.0.1.
+ * holds back what the backend sends on some connections until {@link #releaseReplies()}: a slow link.
+ * Thread safe. Uses virtual threads; listens on 127.0.0.1.
  */
 public final class TcpProxy implements AutoCloseable {
 

