@@ -543,12 +543,12 @@ public final class Checker {
         continue;
       }
       for (String n : names) {
-        Event demand = demandAfter(n, healed, until);
+        Event demand = demandAfter(events, n, healed, until);
         if (demand == null) {
           continue;
         }
         Event granted = null;
-        for (Event e : events.subList(indexOf(healed), events.size())) {
+        for (Event e : events.subList(indexOf(events, healed), events.size())) {
           if (e.seq() > until.seq()) {
             break;
           }
@@ -578,9 +578,10 @@ public final class Checker {
 
   /**
    * The acquire of {@code n} that was pending when {@code healed} came (the earliest), else the first one invoked
-   * after it and before {@code until}; null if nobody asked.
+   * after it and before {@code until}; null if nobody asked. The run uses the same rule to wait long enough after the
+   * last fault for the check to be decided.
    */
-  private Event demandAfter(String n, Event healed, Event until) {
+  static Event demandAfter(List<Event> events, String n, Event healed, Event until) {
     Map<String, Event> pending = new LinkedHashMap<>();
     for (Event e : events) {
       if (e.seq() > healed.seq()) {
@@ -606,7 +607,7 @@ public final class Checker {
     if (!pending.isEmpty()) {
       return pending.values().stream().min((x, y) -> Long.compare(x.seq(), y.seq())).orElseThrow();
     }
-    for (Event e : events.subList(indexOf(healed), events.size())) {
+    for (Event e : events.subList(indexOf(events, healed), events.size())) {
       if (e.seq() > until.seq()) {
         break;
       }
@@ -617,7 +618,7 @@ public final class Checker {
     return null;
   }
 
-  private int indexOf(Event e) {
+  private static int indexOf(List<Event> events, Event e) {
     int lo = 0;
     int hi = events.size() - 1;
     while (lo <= hi) {

@@ -7,8 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -23,8 +25,9 @@ import java.util.function.Consumer;
  *   <li>The register starts and the history's {@code run} event records the parameters and the bounds.
  *   <li>{@code clients} client processes start and connect ({@link Worker}); the fault phase starts once all have.
  *   <li>For {@code time}, the {@link Nemesis} injects faults with quiet periods between them.
- *   <li>Then the clients run on until every name has been granted after the last fault healed, for at most the
- *       recovery bound (and a second): the recovery of the last fault is checked too.
+ *   <li>Then the clients run on until each name has been granted after the last fault healed, or has been asked for
+ *       and not granted for the recovery bound and a second: the recovery of the last fault is checked too, and its
+ *       verdict does not hang on when the run stopped.
  *   <li>The clients are asked to stop (their standard input closed); those that do not within a wait bound and its
  *       slack are killed.
  *   <li>The {@link Checker} reads the history; the {@link Report} writes {@code summary.txt} and {@code report.html}
@@ -191,20 +194,43 @@ public final class TortureRun {
     }
   }
 
-  /** Waits until every name asked for has been granted after {@code healed} (or now, if null), at most {@code max}. */
-  private static void awaitRecovered(History history, List<String> names, Event healed, Duration max)
+  /**
+   * Waits until the recovery of the last fault is decided for every name, so that the checker's verdict does not hang
+   * on when the run stopped: a name is decided once granted after {@code healed}, or once it has been asked for
+   * (pending when the fault healed, or asked after; the checker's rule) and {@code decide} has passed since this loop
+   * saw that. A name nobody asks for is waited for at most three times {@code decide}. With no fault ({@code healed}
+   * null), waits until every name has been granted once more, for at most {@code decide}.
+   */
+  static void awaitRecovered(History history, List<String> names, Event healed, Duration decide)
       throws InterruptedException {
     long since = healed == null ? history.size() == 0 ? 0 : history.events().getLast().seq() : healed.seq();
-    long end = System.nanoTime() + max.toNanos();
+    long start = System.nanoTime();
+    long end = start + (healed == null ? decide.toNanos() : decide.toNanos() * 3);
+    Map<String, Long> asked = new HashMap<>();
     Thread.sleep(1000);
     while (System.nanoTime() - end < 0) {
+      List<Event> events = history.events();
       Set<String> granted = new HashSet<>();
-      for (Event e : history.events()) {
+      for (Event e : events) {
         if (e.seq() > since && e.type() == Event.Type.GRANT) {
           granted.add(e.name());
         }
       }
-      if (granted.containsAll(names)) {
+      boolean decided = true;
+      for (String n : names) {
+        if (granted.contains(n)) {
+          continue;
+        }
+        if (healed != null && !asked.containsKey(n)
+            && Checker.demandAfter(events, n, healed, events.getLast()) != null) {
+          asked.put(n, System.nanoTime());
+        }
+        Long seen = asked.get(n);
+        if (seen == null || System.nanoTime() - seen - decide.toNanos() < 0) {
+          decided = false;
+        }
+      }
+      if (decided) {
         return;
       }
       Thread.sleep(200);
