@@ -74,15 +74,7 @@ class ZooKeeperEnsembleTckTest extends LockTck {
     public void crashMinority(Collection<LockService> spare) {
       Set<InstanceSpec> used = new HashSet<>();
       for (LockService s : spare) {
-        try {
-          InstanceSpec at = cluster.findConnectionInstance(
-              s.unwrap(CuratorFramework.class).getZookeeperClient().getZooKeeper());
-          if (at != null) {
-            used.add(at);
-          }
-        } catch (Exception e) {
-          throw new IllegalStateException("cannot tell which server " + s + " is connected to", e);
-        }
+        used.add(serverOf(s));
       }
       for (InstanceSpec spec : cluster.getInstances()) {
         if (!used.contains(spec) && !leads(spec)) {
@@ -97,6 +89,34 @@ class ZooKeeperEnsembleTckTest extends LockTck {
         }
       }
       throw new IllegalStateException("every follower of the ensemble serves a spared client: " + used);
+    }
+
+    /**
+     * The server {@code s}'s session is connected to now. A client between two connections has none: it is waited
+     * for (a few seconds), never taken as "none", which would let the crash hit the server the client comes back to.
+     */
+    private InstanceSpec serverOf(LockService s) {
+      long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+      try {
+        while (true) {
+          InstanceSpec at = cluster.findConnectionInstance(
+              s.unwrap(CuratorFramework.class).getZookeeperClient().getZooKeeper());
+          if (at != null) {
+            return at;
+          }
+          if (System.nanoTime() - end > 0) {
+            throw new IllegalStateException("the spared client " + s + " was connected to no server for 10 s");
+          }
+          Thread.sleep(50);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while finding the server of " + s, e);
+      } catch (IllegalStateException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new IllegalStateException("cannot tell which server " + s + " is connected to", e);
+      }
     }
 
     /** Whether {@code spec} is the ensemble's leader, by the {@code srvr} command on its client port. */

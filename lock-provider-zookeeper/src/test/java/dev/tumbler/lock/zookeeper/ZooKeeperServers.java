@@ -15,8 +15,18 @@ final class ZooKeeperServers {
 
   private ZooKeeperServers() {}
 
+  /**
+   * The servers' limits. The short tick would also shrink the ensemble's own failure detection, which counts in ticks:
+   * with Curator's {@code syncLimit} of 5, a follower that heard nothing from its leader for 500 ms left the quorum and
+   * dropped its clients, which a busy two-core machine's stall of one server thread can cause (a suite run's holder on a
+   * spared follower was told its lease lost through the crash of the other follower; the leader logged both
+   * followers' connections ending). {@code syncLimit} and {@code initLimit} are set to what ZooKeeper's defaults give
+   * with its default tick of 2 s: 10 s to stay in sync, 20 s to join. A killed server is still noticed at once: its
+   * connections close.
+   */
   private static Map<String, Object> props() {
-    return Map.of("minSessionTimeout", String.valueOf(2 * TICK_MS), "maxSessionTimeout", "60000");
+    return Map.of("minSessionTimeout", String.valueOf(2 * TICK_MS), "maxSessionTimeout", "60000",
+        "syncLimit", String.valueOf(10_000 / TICK_MS), "initLimit", String.valueOf(20_000 / TICK_MS));
   }
 
   /** A started standalone server. */
