@@ -51,6 +51,17 @@ interface Dialect {
   String insertReturning(String insert, String column);
 
   /**
+   * The clause that locks the name's key row for a grant's transaction of several calls: {@code FOR UPDATE}, which
+   * waits for another transaction holding the row up to the database's own lock time-out. A dialect whose client
+   * cannot end a call it gave up on at its network timeout (the server session would go on and take the row) locks
+   * it without waiting; an attempt refused that way meets a {@linkplain #lockTimeoutStates() lock time-out state} and
+   * is tried again.
+   */
+  default String lockKeyRow() {
+    return "FOR UPDATE";
+  }
+
+  /**
    * SQLStates that mean "the row lock or statement waited too long" (the holder of the row is slow or
    * gone): an attempt that meets one is retried, not failed.
    */

@@ -57,6 +57,19 @@ final class H2Dialect implements Dialect {
     return "SELECT " + column + " FROM FINAL TABLE (" + insert + ")";
   }
 
+  /**
+   * Without waiting ({@code LOCK_TIMEOUT_1} at once). H2's client gives up a call at its network timeout without
+   * closing that call's socket (it only drops it), so the server session goes on: a grant's lock wait that outlasted
+   * the call's bound took the row once free and kept it in a transaction nobody would end, until the client's garbage
+   * collector closed the socket, and the name was refused to everyone. The wait can outlast {@code LOCK_TIMEOUT}
+   * too: H2 waits again, for the whole time-out, for each new holder of a contended row. Another grant holds the
+   * row for a few statements; the attempt is tried again after a short backoff, or woken by a release in this JVM.
+   */
+  @Override
+  public String lockKeyRow() {
+    return "FOR UPDATE NOWAIT";
+  }
+
   @Override
   public List<String> lockTimeoutStates() {
     // LOCK_TIMEOUT_1 (50200), and a deadlock H2 resolves by failing one side (40001)

@@ -203,7 +203,7 @@ final class JdbcLockService extends AbstractLockService {
     this.advisory = config.advisory() ? new Advisory(this, dataSource, config) : null;
     Dialect d = dialect;
     long termMs = config.lease().expires() ? config.lease().leaseTime().toMillis() : 0; // (unused in advisory mode)
-    this.lockKeySql = "SELECT lock_key FROM " + t.keys() + " WHERE lock_key = ? FOR UPDATE";
+    this.lockKeySql = "SELECT lock_key FROM " + t.keys() + " WHERE lock_key = ? " + d.lockKeyRow();
     this.insertKeySql = d.insertKeyIfAbsent(t.keys(), "lock_key");
     this.holdersSql = "SELECT mode, permits, " + d.millisUntil("expires_at") + " FROM " + t.holders() + " WHERE lock_key = ?";
     this.deleteExpiredSql = "DELETE FROM " + t.holders() + " WHERE lock_key = ? AND expires_at <= " + d.now();
@@ -1041,7 +1041,8 @@ final class JdbcLockService extends AbstractLockService {
    * the time left plus {@value #LATE_MILLIS} ms (on a HikariCP pool; another DataSource waits as it is set up
    * to), and, when {@code boundStatements}, the connection's network timeout is lowered to the same bound for
    * the call (HikariCP resets it when the connection comes back; a PostgreSQL statement then fails rather
-   * than wait for an answer past it; H2 ignores it). Not lowered on connections the caller keeps.
+   * than wait for an answer past it; H2 gives up the call, though its server session goes on:
+   * {@link Dialect#lockKeyRow}). Not lowered on connections the caller keeps.
    *
    * <p>One exception: when that bound passes while the pool is opening a connection (it has room to grow and
    * no connection has failed to open), the database is not known to be down, only slow to hand over a new
