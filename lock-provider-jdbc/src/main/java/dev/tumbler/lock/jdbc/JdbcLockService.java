@@ -39,10 +39,12 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -150,6 +152,8 @@ final class JdbcLockService extends AbstractLockService {
   /** {@code mode=advisory}'s grants, or null in lease mode. */
   private final Advisory advisory;
   private final long recheckNanos;
+  /** How long a renewal tries again for a name's key row another grant holds: one call's {@code timeout}. */
+  private final long renewRowNanos;
   private final long leaseNanos;
   /** Acquires in progress (guarded by itself). */
   private final int[] inFlight = new int[1];
@@ -192,6 +196,7 @@ final class JdbcLockService extends AbstractLockService {
     this.dialect = config.dialect();
     this.serviceId = randomId();
     this.recheckNanos = config.recheck().toNanos();
+    this.renewRowNanos = config.timeout().toNanos();
     // how long an acquire without deadline rides out an outage: a lease term; in advisory mode (no term) six call
     // timeouts
     this.leaseNanos = config.lease().expires() ? config.lease().leaseTime().toNanos() : 6 * config.timeout().toNanos();
@@ -698,7 +703,7 @@ final class JdbcLockService extends AbstractLockService {
     }
     c.setAutoCommit(false);
     try {
-      lockKey(c, p.key());
+      lockKey(c, p.key(), 0); // (refused now where the row is taken without waiting: the acquire tries again)
       boolean expired = false;
       boolean conflict = false;
       long used = 0;
@@ -874,9 +879,14 @@ final class JdbcLockService extends AbstractLockService {
 
   private record Line(Long ticket, boolean ahead) {}
 
-  /** Locks the name's row in the keys table, creating it first if needed. */
-  private void lockKey(Connection c, String key) throws SQLException {
-    for (int i = 0; i < 2; i++) {
+  /**
+   * Locks the name's row in the keys table, creating it first if needed. Where another transaction holds the row and
+   * the lock time-out ends the statement at once ({@link Dialect#lockKeyRow}), it is tried again after a pause of a
+   * few milliseconds, for {@code retryNanos} (a renewal's: grants hold the row for a few statements).
+   */
+  private void lockKey(Connection c, String key, long retryNanos) throws SQLException {
+    long start = System.nanoTime();
+    for (int i = 0; i < 2; ) {
       try (PreparedStatement s = c.prepareStatement(lockKeySql)) {
         s.setString(1, key);
         try (ResultSet rs = s.executeQuery()) {
@@ -884,11 +894,19 @@ final class JdbcLockService extends AbstractLockService {
             return;
           }
         }
+      } catch (SQLException e) {
+        if (!isLockTimeout(e) || System.nanoTime() - start >= retryNanos) {
+          throw e;
+        }
+        // (an interrupt does not end it: the caller's call runs to its end, bounded by retryNanos)
+        LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(1_000_000, 5_000_000));
+        continue;
       }
       try (PreparedStatement s = c.prepareStatement(insertKeySql)) {
         s.setString(1, key);
         s.executeUpdate();
       }
+      i++;
     }
     throw new SQLException("the row of '" + key + "' in the keys table vanished while it was being locked");
   }
@@ -916,7 +934,7 @@ final class JdbcLockService extends AbstractLockService {
         try (c) {
           c.setAutoCommit(false);
           try {
-            lockKey(c, p.key());
+            lockKey(c, p.key(), renewRowNanos);
             int n;
             try (PreparedStatement s = c.prepareStatement(renewSql)) {
               s.setString(1, p.key());

@@ -99,6 +99,27 @@ class JdbcH2RowLockTest {
     }
   }
 
+  @Test
+  void aRenewalWhileAnotherSessionHoldsTheRowBrieflyGoesThrough() throws Exception {
+    try (LockService s = connect()) {
+      Lease lease = s.lock("held").acquire();
+      // another client's grant attempt on the name holds its row for a moment: the holder's renewal waits it out
+      Thread other = holdRowFor(300);
+      long t0 = System.nanoTime();
+      try {
+        lease.renew();
+      } catch (LockException e) {
+        throw new AssertionError("a renewal failed while another session held the name's row for 300 ms", e);
+      }
+      long tookMs = (System.nanoTime() - t0) / 1_000_000;
+      other.join();
+      assertTrue(lease.isValid(), "the lease was lost by a renewal that went through");
+      assertTrue(tookMs < 1000 + 500, "the renewal took " + tookMs + " ms, more than the call timeout (1 s)");
+      lease.release();
+      assertGrantedSoon(s.lock("held"));
+    }
+  }
+
   /** Locks every key row in another session (a grant transaction of another client) and lets go after {@code ms}. */
   private Thread holdRowFor(long ms) throws Exception {
     Connection c = DriverManager.getConnection("jdbc:h2:mem:" + database);
