@@ -92,6 +92,11 @@ public final class RedisLockProvider implements LockProvider {
     return connect(url, Ticker.system());
   }
 
+  private static String jedisVersion() {
+    String v = UnifiedJedis.class.getPackage().getImplementationVersion();
+    return v == null ? "version unknown" : v;
+  }
+
   /**
    * A service on the application's client {@code given} (see the class comment).
    *
@@ -100,6 +105,10 @@ public final class RedisLockProvider implements LockProvider {
   LockService connect(LockUrl url, Object given, Ticker ticker) {
     RedisConfig.Mode mode = switch (given) {
       case JedisCluster c -> RedisConfig.Mode.CLUSTER;
+      case JedisSentineled s when !WakeupHub.canLendSafely() -> throw new InvalidLockUrlException("connect property '"
+          + JEDIS + "' is a JedisSentineled, and this Jedis (" + jedisVersion() + ") keeps the connection of a "
+          + "subscription where the provider cannot mark it to stay out of the client's pool after the release "
+          + "subscription ends: use the Jedis version the Tumbler BOM names, or a lock:redis URL with mode=sentinel");
       case JedisSentineled s -> RedisConfig.Mode.SENTINEL;
       case JedisPooled p -> RedisConfig.Mode.SINGLE;
       default -> throw new InvalidLockUrlException("connect property '" + JEDIS + "' is a " + given.getClass().getName()

@@ -54,6 +54,11 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
  * {@code JedisSentineled} shows no pool: the hub subscribes through it ({@link UnifiedJedis#subscribe}, a connection
  * to the current primary), on a virtual reader, and drops that connection by interrupting the reader (a virtual
  * thread interrupted in a socket read closes the socket, and the client takes the broken connection out of its pool).
+ * That client gives its connection back when the subscription ends however it ends, an error reply included (an ACL
+ * that refuses the heartbeat's PING, say), and one given back in subscriber mode would fail the application's next
+ * commands on it. So once the control channel is subscribed, the hub marks that connection broken: whenever it goes
+ * back, the pool destroys it. Jedis shows the connection of a subscription nowhere, so the hub reads it from the
+ * subscriber's fields ({@link #lentConnection}); a client whose Jedis keeps it elsewhere is refused at connect.
  *
  * <p>Thread safe. Runs a reader thread (platform, or virtual on a sentinel client) and a virtual one (the heartbeat)
  * until {@link #close()}.
@@ -79,6 +84,8 @@ final class WakeupHub implements AutoCloseable {
   private boolean ready;
   private long lastPong;
   private volatile boolean closed;
+  /** Whether an error reply that ended a subscription was logged (once a hub). Reader thread only. */
+  private boolean warnedErrorReply;
   private final Thread reader;
   private final Thread heartbeat;
 
@@ -151,6 +158,45 @@ final class WakeupHub implements AutoCloseable {
       }
       default -> null;
     };
+  }
+
+  /**
+   * Where Jedis keeps a subscription's connection: {@code JedisPubSubBase.authenticator.client} (Jedis 6). Null when
+   * this Jedis keeps it elsewhere or will not let it be read.
+   */
+  private static final java.lang.reflect.Field[] LENT = lentFields();
+
+  private static java.lang.reflect.Field[] lentFields() {
+    try {
+      java.lang.reflect.Field authenticator = redis.clients.jedis.JedisPubSubBase.class.getDeclaredField("authenticator");
+      java.lang.reflect.Field client = authenticator.getType().getDeclaredField("client");
+      if (!Connection.class.isAssignableFrom(client.getType())) {
+        return null;
+      }
+      authenticator.setAccessible(true);
+      client.setAccessible(true);
+      return new java.lang.reflect.Field[] {authenticator, client};
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Whether a subscription through a client that shows no pool can be kept out of that pool (see the class comment). */
+  static boolean canLendSafely() {
+    return LENT != null;
+  }
+
+  /** The connection {@code sub} is subscribed on, as Jedis lent it; null if it cannot be read. */
+  static Connection lentConnection(JedisPubSub sub) {
+    if (LENT == null) {
+      return null;
+    }
+    try {
+      Object authenticator = LENT[0].get(sub);
+      return authenticator == null ? null : (Connection) LENT[1].get(authenticator);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
   }
 
   /** The server the subscriber connection is on now, or null between connections. */
@@ -279,7 +325,13 @@ final class WakeupHub implements AutoCloseable {
           client.subscribe(sub, controlChannel); // one of the client's connections, given back when it ends
         }
       } catch (RuntimeException e) {
-        if (!closed) {
+        if (!closed && e instanceof redis.clients.jedis.exceptions.JedisDataException && !warnedErrorReply) {
+          // the server refused something the subscription needs (an ACL without SUBSCRIBE, PING or a channel): it
+          // will again, so say it once where operators look; waiters still find their locks by re-checking
+          warnedErrorReply = true;
+          LOG.warn("the release subscription on {} ended with an error reply, and waiters are woken only by their "
+              + "re-checks while it does: {}", target != null ? target : label, e.getMessage());
+        } else if (!closed) {
           LOG.debug("subscriber connection to {} ({}) ended: {}", target, label, e.toString());
         }
       } finally {
@@ -380,6 +432,16 @@ final class WakeupHub implements AutoCloseable {
           return;
         }
         if (channel.equals(controlChannel)) {
+          if (client != null && borrow == null) {
+            Connection lent = lentConnection(this);
+            if (lent == null) {
+              // cannot happen once the constructor's check passed; if it does, leave subscriber mode at once
+              LOG.warn("cannot find the connection of the subscription on {}; dropping it", label);
+              dropConnection();
+              return;
+            }
+            lent.setBroken(); // in subscriber mode from now on: destroyed when it goes back, never lent again
+          }
           ready = true;
           lastPong = System.nanoTime();
           for (Map.Entry<String, Channel> e : channels.entrySet()) {

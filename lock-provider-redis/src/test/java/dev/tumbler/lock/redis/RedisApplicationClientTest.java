@@ -13,7 +13,9 @@ import dev.tumbler.torture.backend.Processes;
 import dev.tumbler.torture.backend.RedisCluster;
 import dev.tumbler.torture.backend.RedisSentinels;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
@@ -136,6 +138,71 @@ class RedisApplicationClientTest {
       try (JedisSentineled client = new JedisSentineled(new SentineledConnectionProvider(RedisSentinels.MASTER, CONFIG,
           addresses, DefaultJedisClientConfig.builder().build()))) {
         twoServicesOn(client);
+        assertEquals("PONG", client.ping(), "the application's client stays open");
+      }
+    }
+  }
+
+  /**
+   * A subscription through a sentinel client that ends with an error reply must not give its connection, still in
+   * subscriber mode, back to the application's pool: the application's next commands on it would fail ("only
+   * SUBSCRIBE ... allowed in this context"). The client's ACL user may subscribe to the service's control channel but
+   * to no lock's channel, so a waiter's SUBSCRIBE is refused with NOPERM after the control channel is subscribed; the
+   * hub goes round again and again while the waiter waits, and the application runs commands meanwhile. (The holder
+   * is on a client of its own with the default user: its release publishes on the lock's channel.)
+   */
+  @Test
+  void aSubscriptionEndedByAnErrorReplyNeverGivesItsConnectionBackToASentinelClientsPool() throws Exception {
+    try (RedisSentinels sentinels = RedisSentinels.start()) {
+      HostAndPort primary = HostAndPort.from(sentinels.primary().address());
+      try (redis.clients.jedis.Jedis admin = new redis.clients.jedis.Jedis(primary, CONFIG)) {
+        admin.aclSetUser("app", "on", ">app-pw", "~*", "resetchannels", "&tumbler:*ctl:*", "+@all");
+        admin.aclLogReset();
+      }
+      Set<HostAndPort> addresses = sentinels.sentinels().stream().map(s -> HostAndPort.from(s.address()))
+          .collect(Collectors.toCollection(LinkedHashSet::new));
+      JedisClientConfig app = DefaultJedisClientConfig.builder().connectionTimeoutMillis(2_000)
+          .socketTimeoutMillis(2_000).user("app").password("app-pw").build();
+      try (JedisSentineled client = new JedisSentineled(new SentineledConnectionProvider(RedisSentinels.MASTER, app,
+              addresses, DefaultJedisClientConfig.builder().build()));
+          LockService holder = LockProviders.connect("lock:redis://" + primary + "?" + FAR_RECHECK);
+          LockService waiter = connect("lock:redis:///?recheck=1s", client)) {
+        String name = "refused-channel-" + System.nanoTime();
+        Lease held = holder.lock(name).acquire();
+        CompletableFuture<Optional<Lease>> waiting = CompletableFuture.supplyAsync(() -> {
+          try {
+            return waiter.lock(name).tryAcquire(Duration.ofSeconds(3));
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+        List<String> failures = new ArrayList<>();
+        long commands = 0;
+        while (!waiting.isDone()) {
+          try {
+            client.set("tumbler-app-client", "v" + commands);
+            commands++;
+          } catch (redis.clients.jedis.exceptions.JedisException e) {
+            failures.add(e.toString());
+          }
+        }
+        Optional<Lease> got;
+        try {
+          got = waiting.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+          throw new AssertionError("the waiter's own attempt failed, on a connection in subscriber mode that went back "
+              + "to the client's pool? " + e.getCause(), e.getCause());
+        }
+        assertTrue(got.isEmpty(), "the waiter was granted a held name");
+        try (redis.clients.jedis.Jedis admin = new redis.clients.jedis.Jedis(primary, CONFIG)) {
+          assertTrue(admin.aclLog().stream().anyMatch(e -> e.getUsername().equals("app")
+              && e.getReason().equals("channel")), "no SUBSCRIBE of a lock's channel was refused: the case did not "
+              + "happen (ACL LOG: " + admin.aclLog() + ")");
+        }
+        assertEquals(List.of(), failures.stream().distinct().limit(3).toList(), failures.size() + " of "
+            + (commands + failures.size()) + " application commands failed: a connection in subscriber mode went "
+            + "back to the client's pool");
+        held.release();
         assertEquals("PONG", client.ping(), "the application's client stays open");
       }
     }
