@@ -898,8 +898,12 @@ final class JdbcLockService extends AbstractLockService {
         if (!isLockTimeout(e) || System.nanoTime() - start >= retryNanos) {
           throw e;
         }
-        // (an interrupt does not end it: the caller's call runs to its end, bounded by retryNanos)
+        // an interrupt does not end it (the call runs to its end, bounded by retryNanos) nor shorten the pause
+        boolean interrupted = Thread.interrupted();
         LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(1_000_000, 5_000_000));
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
         continue;
       }
       try (PreparedStatement s = c.prepareStatement(insertKeySql)) {
