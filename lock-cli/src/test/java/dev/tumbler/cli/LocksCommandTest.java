@@ -76,6 +76,26 @@ class LocksCommandTest {
   }
 
   @Test
+  void listsTheLocksHeldOnANativeLeaseCluster() throws Exception {
+    String cluster = "cli-locks-" + java.util.UUID.randomUUID();
+    String a = "lock:native:mem/" + cluster + "?node=a&peers=b,c&algorithm=lease&namespace=billing";
+    try (LockService onA = LockProviders.connect(a);
+        LockService onB = LockProviders.connect("lock:native:mem/" + cluster + "?node=b&peers=a,c&algorithm=lease");
+        LockService onC = LockProviders.connect("lock:native:mem/" + cluster + "?node=c&peers=a,b&algorithm=lease");
+        Lease invoice = onA.lock("invoices/2026-11").acquire();
+        Lease permits = onA.semaphore("exports", 4).acquire(2)) {
+      Result r = run("locks", "--url", a);
+      System.out.println("$ tumbler locks --url " + a + "\n" + r.out() + r.err());
+      assertEquals(0, r.code(), r.toString());
+      assertTrue(r.out().startsWith("2 locks held under " + a), r.out());
+      String row = r.out().lines().filter(l -> l.startsWith("invoices/2026-11")).findFirst().orElseThrow();
+      assertTrue(row.contains("mutex") && row.contains(Long.toString(invoice.fencingToken())), row);
+      String sem = r.out().lines().filter(l -> l.startsWith("exports")).findFirst().orElseThrow();
+      assertTrue(sem.contains("semaphore") && sem.contains(Long.toString(permits.fencingToken())), sem);
+    }
+  }
+
+  @Test
   void aProviderThatCannotListSaysSo() {
     Result r = run("locks", "--url", "lock:native:local");
     System.out.println("$ tumbler locks --url lock:native:local\n" + r.out() + r.err() + "(exit " + r.code() + ")");

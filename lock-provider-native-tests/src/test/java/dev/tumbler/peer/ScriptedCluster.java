@@ -81,6 +81,9 @@ public class ScriptedCluster {
   /** The answers to permit queries, by query id. */
   final Map<Long, Output.Permits<Envelope>> permitAnswers = new HashMap<>();
 
+  /** The answers to listings, by query id. */
+  final Map<Long, Output.Listing<Envelope>> listings = new HashMap<>();
+
   /** What happened to each request, by id. */
   final Map<Long, Req> requests = new LinkedHashMap<>();
   /** Tokens of every grant of each name, in grant order. */
@@ -235,6 +238,19 @@ public class ScriptedCluster {
     return p == null ? null : p.available();
   }
 
+  /**
+   * Asks {@code node} what is held under {@code prefixes} and delivers everything: the answer (null when the node cannot
+   * say), or an {@link AssertionError} when none came.
+   */
+  public List<Output.Listed> listing(String node, String... prefixes) {
+    long id = nextQueryId++;
+    step(node, new Input.ListQuery<>(id, List.of(prefixes)));
+    drain();
+    Output.Listing<Envelope> l = listings.get(id);
+    assertTrue(l != null, "no answer to the listing " + id + " of " + node);
+    return l.known() ? l.held() : null;
+  }
+
   /** Starts a request without delivering anything yet, so that several requests can race. */
   public long acquireNoDrain(String node, Claim claim) {
     long id = nextRequestId++;
@@ -351,6 +367,7 @@ public class ScriptedCluster {
         case Output.Holder<Envelope> h -> assertTrue(holders.put(h.queryId(), h) == null, "a second answer " + h);
         case Output.TxAborted<Envelope> a -> fail("the scripted cluster begins no transaction: " + a);
         case Output.Permits<Envelope> p -> assertTrue(permitAnswers.put(p.queryId(), p) == null, "a second answer " + p);
+        case Output.Listing<Envelope> l -> assertTrue(listings.put(l.queryId(), l) == null, "a second answer " + l);
         case Output.Fact<Envelope> f -> {
           if (f.observation() instanceof Observation.Ticket t) {
             trace.add(now / MS + " " + node + " " + t.name() + " " + t.key() + " " + t.state());

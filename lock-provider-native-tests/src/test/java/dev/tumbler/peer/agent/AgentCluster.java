@@ -402,6 +402,7 @@ final class AgentCluster {
         }
         case Output.Holder<Envelope> h -> { }
         case Output.Permits<Envelope> p -> { }
+        case Output.Listing<Envelope> l -> { }
         case Output.Fact<Envelope> f -> {
           if (f.observation() instanceof Observation.Surrender s) {
             surrenders.add(s);

@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.CodecChecks;
 import dev.tumbler.peer.core.CodecException;
+import dev.tumbler.peer.core.Output;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -34,7 +36,11 @@ class BucketsCodecTest {
         new BucketsMessage.Revoked("s", "pool", 26),
         new BucketsMessage.WhoHolds(27, 28, "pool"),
         new BucketsMessage.Holds(29, 30, "pool", "node-1#2"),
-        new BucketsMessage.Total(31, "pool", 0));
+        new BucketsMessage.Total(31, "pool", 0),
+        new BucketsMessage.ListHeld(32, 33, List.of("S1:a/", "L1:a/")),
+        new BucketsMessage.Listing(34, 35, List.of(
+            new Output.Listed("S1:a/pool", Claim.Mode.PERMITS, 3, "node-1#2 job#4", 36, true, 37),
+            new Output.Listed("L1:a/n", Claim.Mode.EXCLUSIVE, 1, "node-2#1", 38, true, -1))));
   }
 
   @Test
@@ -55,7 +61,7 @@ class BucketsCodecTest {
   @Test
   void damageIsRefusedWithAReason() {
     CodecChecks.refusesDamage(codec, BucketsCodec.VERSION, every(), new BucketsMessage.Cancel(1, "s", 2), (byte) 0,
-        (byte) 16, (byte) 99, (byte) -1);
+        (byte) 18, (byte) 99, (byte) -1);
   }
 
   @Test

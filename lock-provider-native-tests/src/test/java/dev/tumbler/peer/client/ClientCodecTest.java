@@ -56,7 +56,12 @@ class ClientCodecTest {
         new ClientMessage.Holder(1, 3, 5, 11, "e-leader", "client c0 #1.2"),
         new ClientMessage.Permits(1, 3, 5, 12, "s", 0),
         new ClientMessage.Pong(1, 12, 0),
-        new ClientMessage.Again(1, 12, 7));
+        new ClientMessage.Again(1, 12, 7),
+        new ClientMessage.ListQuery(1, 13, 14, List.of("1:a/", "e1:a/")),
+        new ClientMessage.Listing(1, 3, 5, 14, false, List.of()),
+        new ClientMessage.Listing(1, 3, 5, 14, true, List.of(
+            new Output.Listed("1:a/x", Claim.Mode.WRITE, 1, "n1 c#1", 15, true, 16),
+            new Output.Listed("1:a/p", Claim.Mode.PERMITS, 2, "n2#3", 17, false, -1))));
   }
 
   @Test
@@ -77,7 +82,7 @@ class ClientCodecTest {
   @Test
   void damageIsRefusedWithAReason() {
     CodecChecks.refusesDamage(codec, ClientCodec.VERSION, every(), new ClientMessage.Ping(1, 2), (byte) 0,
-        (byte) 12, (byte) 19, (byte) 32, (byte) -1);
+        (byte) 13, (byte) 19, (byte) 33, (byte) -1);
   }
 
   @Test

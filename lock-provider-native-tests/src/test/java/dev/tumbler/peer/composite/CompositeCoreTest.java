@@ -60,6 +60,7 @@ class CompositeCoreTest {
         case Input.View<LamportMessage> v -> log.add(name + ":view " + v.term());
         case Input.HolderQuery<LamportMessage> q -> out.add(new Output.Holder<>(q.queryId(), q.name(), name));
         case Input.PermitsQuery<LamportMessage> q -> out.add(Output.Permits.unknown(q));
+        case Input.ListQuery<LamportMessage> q -> out.add(Output.Listing.unknown(q));
         default -> { }
       }
       return out;

@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.CodecChecks;
 import dev.tumbler.peer.core.CodecException;
+import dev.tumbler.peer.core.Output;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -37,7 +39,12 @@ class LeaseCodecTest {
         new LeaseMessage.Renewed(29, "n", 30, 31),
         new LeaseMessage.RenewDenied(32, "n", 33),
         new LeaseMessage.Recall(34, "n", 35),
-        new LeaseMessage.Revoked(36, "n", 37));
+        new LeaseMessage.Revoked(36, "n", 37),
+        new LeaseMessage.ListHeld(38, 39, List.of("1:a/", "e1:a/")),
+        new LeaseMessage.Listing(40, 41, List.of()),
+        new LeaseMessage.Listing(40, 41, List.of(
+            new Output.Listed("1:a/x", Claim.Mode.EXCLUSIVE, 1, "node-1 candidate ✓", 42, false, 43),
+            new Output.Listed("1:a/y", Claim.Mode.READ, 1, "node-2", 44, true, -1))));
   }
 
   @Test
@@ -58,7 +65,7 @@ class LeaseCodecTest {
   @Test
   void damageIsRefusedWithAReason() {
     CodecChecks.refusesDamage(codec, LeaseCodec.VERSION, every(), new LeaseMessage.Cancel(1, 2, "n"), (byte) 0,
-        (byte) 16, (byte) 99, (byte) -1);
+        (byte) 18, (byte) 99, (byte) -1);
   }
 
   @Test

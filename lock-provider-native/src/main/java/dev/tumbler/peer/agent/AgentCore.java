@@ -334,6 +334,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         }
         case Input.HolderQuery<AgentMessage> q -> out.add(new Output.Holder<>(q.queryId(), q.name(), holderTag(q.name())));
         case Input.PermitsQuery<AgentMessage> q -> out.add(Output.Permits.unknown(q)); // no semaphores here
+        case Input.ListQuery<AgentMessage> q -> out.add(Output.Listing.unknown(q));
         case Input.View<AgentMessage> v -> { } // no elections
       }
       drain();

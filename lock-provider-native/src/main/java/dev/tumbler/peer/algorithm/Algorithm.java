@@ -107,6 +107,14 @@ public interface Algorithm<M extends PeerMessage> {
     return false;
   }
 
+  /**
+   * Whether its core can list what is held ({@code Input.ListQuery}) by the word of a server or leaders that know every
+   * node's grants; the provider's {@code heldLocks()} answers "cannot say" where it cannot.
+   */
+  default boolean listsHeld() {
+    return false;
+  }
+
   /** A core for one node, with empty state. */
   ProtocolCore<M> newCore(CoreContext context);
 

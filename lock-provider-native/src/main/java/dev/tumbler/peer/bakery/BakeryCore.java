@@ -188,6 +188,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         }
         case Input.HolderQuery<BakeryMessage> q -> client.whoHolds(q);
         case Input.PermitsQuery<BakeryMessage> q -> node.out.add(Output.Permits.unknown(q)); // no semaphores here
+        case Input.ListQuery<BakeryMessage> q -> node.out.add(Output.Listing.unknown(q));
         case Input.Start<BakeryMessage> st -> { }
         case Input.Leave<BakeryMessage> l -> { } // what it holds and serves ends by the rules of a crash
         case Input.Begin<BakeryMessage> b -> node.out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE,

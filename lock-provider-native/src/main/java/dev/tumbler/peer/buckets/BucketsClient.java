@@ -26,6 +26,8 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
   private final BucketsServer server;
   private final int bucketSize;
   private final boolean locks;
+  /** The key of a listing among the machine's queries: no name is empty. */
+  private static final String LISTING = "";
   private final long term;
 
   private final Map<String, CSession> sessions = new LinkedHashMap<>();
@@ -165,6 +167,35 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
     core.askHolder(q, name, new BucketsMessage.WhoHolds(core.inc(), q.queryId(), name));
   }
 
+  /**
+   * Asks the server every grant under the names asked about: semaphores, and locks where this core serves them. Unknown
+   * at once with no server, or after {@code peerTimeout}; the names come back without their prefix.
+   */
+  @Override
+  public void listQuery(Input.ListQuery<BucketsMessage> q) {
+    List<String> prefixes = new ArrayList<>();
+    for (String p : q.prefixes()) {
+      prefixes.add(BucketsCore.SEMAPHORE_PREFIX + p);
+      if (locks) {
+        prefixes.add(BucketsCore.LOCK_PREFIX + p);
+      }
+    }
+    core.ask(q.queryId(), LISTING, LISTING, new BucketsMessage.ListHeld(core.inc(), q.queryId(), prefixes),
+        () -> Output.Listing.unknown(q));
+  }
+
+  private void listed(String from, BucketsMessage.Listing l) {
+    if (!core.serverAnswered(from, l.term(), l.queryId(), LISTING)) {
+      return;
+    }
+    List<Output.Listed> held = new ArrayList<>();
+    for (Output.Listed e : l.held()) {
+      held.add(new Output.Listed(e.name().substring(1), e.mode(), e.permits(), e.holder(), e.token(),
+          e.tokenIsHolders(), e.remainingNanos()));
+    }
+    core.emit(new Output.Listing<>(l.queryId(), true, held));
+  }
+
   @Override
   public void permitsQuery(Input.PermitsQuery<BucketsMessage> q) {
     String name = BucketsCore.SEMAPHORE_PREFIX + q.name();
@@ -281,6 +312,7 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
       case BucketsMessage.Revoked r -> revoked(from, r);
       case BucketsMessage.Total t -> total(t);
       case BucketsMessage.Holds h -> core.holderAnswered(from, h.term(), h.queryId(), h.name(), h.tag());
+      case BucketsMessage.Listing l -> listed(from, l);
       case BucketsMessage.Restated r -> core.restated(from, r.inc(), r.term());
     }
   }

@@ -1,5 +1,6 @@
 package dev.tumbler.peer.buckets;
 
+import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import java.util.List;
 import java.util.Objects;
@@ -171,6 +172,27 @@ public sealed interface BucketsMessage extends PeerMessage {
     public Holds {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(tag, "tag");
+    }
+  }
+
+  /**
+   * What is held under the names (with their prefix) that start with one of {@code prefixes}, for an operator's
+   * listing: answered by {@link Listing}, by a server that decides.
+   */
+  record ListHeld(long inc, long queryId, List<String> prefixes) implements ToServer {
+    public ListHeld {
+      prefixes = List.copyOf(prefixes);
+    }
+  }
+
+  /**
+   * The answer to {@link ListHeld} {@code queryId}: every grant under the names asked about (with their prefix), with
+   * its token, and the time left of its session from when the server answered (-1 for a session of the server's own
+   * node, which does not expire there).
+   */
+  record Listing(long term, long queryId, List<Output.Listed> held) implements ToClient {
+    public Listing {
+      held = List.copyOf(held);
     }
   }
 

@@ -1,9 +1,12 @@
 package dev.tumbler.peer.buckets;
 
+import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.election.ElectedServer;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -170,6 +173,7 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
       case BucketsMessage.Query q -> query(from, q);
       case BucketsMessage.Restate r -> restate(from, r);
       case BucketsMessage.WhoHolds q -> whoHolds(from, q);
+      case BucketsMessage.ListHeld q -> listHeld(from, q);
     }
   }
 
@@ -282,6 +286,31 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
     Sem s = sems.get(q.name());
     String tag = core.deciding() && s != null && !s.grants.isEmpty() ? s.grants.values().iterator().next().tag() : "";
     core.sendTo(from, new BucketsMessage.Holds(core.servingTerm(), q.queryId(), q.name(), tag));
+  }
+
+  /**
+   * Every grant under the names asked about, by what this server decided: answered only while it decides (in its grace
+   * its table lacks what the nodes have yet to restate), so the client says it cannot tell.
+   */
+  private void listHeld(String from, BucketsMessage.ListHeld q) {
+    if (!core.heard(from, q.inc()) || !core.deciding()) {
+      return;
+    }
+    long now = core.now();
+    List<Output.Listed> held = new ArrayList<>();
+    for (Sem s : sems.values()) {
+      if (!Input.ListQuery.covers(q.prefixes(), s.name)) {
+        continue;
+      }
+      for (SGrant g : s.grants.values()) {
+        SSession session = sessions.get(g.session());
+        long left = session == null || g.session().node().equals(core.self()) ? -1 : Math.max(0, session.expiry - now);
+        Claim.Mode mode = s.name.startsWith(BucketsCore.LOCK_PREFIX) ? Claim.Mode.EXCLUSIVE : Claim.Mode.PERMITS;
+        held.add(new Output.Listed(s.name, mode, g.permits(),
+            Output.Listed.holder(g.session().node() + "#" + g.session().session(), g.tag()), g.grantId(), true, left));
+      }
+    }
+    core.sendTo(from, new BucketsMessage.Listing(core.servingTerm(), q.queryId(), held));
   }
 
   private void query(String from, BucketsMessage.Query q) {

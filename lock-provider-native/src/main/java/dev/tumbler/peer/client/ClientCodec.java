@@ -66,6 +66,8 @@ public final class ClientCodec extends WireCodec<ClientMessage> {
       .message(9, ClientMessage.PermitsQuery.class,
           (m, o) -> head(m, o).id(m.q()).name(m.name()).number(m.limit()),
           i -> new ClientMessage.PermitsQuery(i.number(), seq(i), i.id("query id"), i.name(), i.positive("limit")))
+      .message(12, ClientMessage.ListQuery.class, (m, o) -> head(m, o).id(m.q()).strings(m.prefixes()),
+          i -> new ClientMessage.ListQuery(i.number(), seq(i), i.id("query id"), i.prefixes()))
       .message(10, ClientMessage.Ping.class, ClientCodec::head, i -> new ClientMessage.Ping(i.number(), seq(i)))
       .message(11, ClientMessage.Bye.class, ClientCodec::head, i -> new ClientMessage.Bye(i.number(), seq(i)))
       // a member's replies: session, echo, and mostly how long the member vouches for the session
@@ -106,6 +108,10 @@ public final class ClientCodec extends WireCodec<ClientMessage> {
           (m, o) -> head(m, o).id(m.sessionFor()).id(m.q()).name(m.name()).number(m.available()),
           i -> new ClientMessage.Permits(i.number(), echo(i), i.id("session time"), i.id("query id"), i.name(),
               i.nonNegative("available permits")))
+      .message(32, ClientMessage.Listing.class,
+          (m, o) -> head(m, o).id(m.sessionFor()).id(m.q()).flag(m.known()).list(m.held(), (h, x) -> x.listed(h)),
+          i -> new ClientMessage.Listing(i.number(), echo(i), i.id("session time"), i.id("query id"), i.flag(),
+              i.list(In.MIN_LISTED_BYTES, "listed claims", x -> x.listed())))
       .message(30, ClientMessage.Pong.class, (m, o) -> head(m, o).id(m.sessionFor()),
           i -> new ClientMessage.Pong(i.number(), echo(i), i.id("session time")))
       .message(31, ClientMessage.Again.class, (m, o) -> head(m, o).id(m.sessionFor()),

@@ -83,7 +83,10 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   private record Tx(String localSession, TxOptions options) {}
 
   /** A query, and when it was asked: unanswered while no home is linked, it is answered unknown a quarter term on. */
-  private record Query(boolean holder, String name, int limit, long askedAt) {}
+  /** A query in flight: who holds {@code name}, how many permits of it are free, or what is held ({@code prefixes}). */
+  private record Query(Kind kind, String name, int limit, List<String> prefixes, long askedAt) {}
+
+  private enum Kind { HOLDER, PERMITS, LIST }
 
   /** Test-only mutation: a grant is trusted from when its reply came, not from when the echoed message left. */
   public boolean mutationTrustFromReply;
@@ -203,8 +206,10 @@ public final class ClientCore implements ProtocolCore<Envelope> {
         case Input.Renew<Envelope> r -> renew(r.requestId());
         case Input.Begin<Envelope> b -> begin(b);
         case Input.End<Envelope> e -> end(e.txId());
-        case Input.HolderQuery<Envelope> q -> query(q.queryId(), new Query(true, q.name(), 0, now));
-        case Input.PermitsQuery<Envelope> q -> query(q.queryId(), new Query(false, q.name(), q.limit(), now));
+        case Input.HolderQuery<Envelope> q -> query(q.queryId(), new Query(Kind.HOLDER, q.name(), 0, List.of(), now));
+        case Input.PermitsQuery<Envelope> q ->
+            query(q.queryId(), new Query(Kind.PERMITS, q.name(), q.limit(), List.of(), now));
+        case Input.ListQuery<Envelope> q -> query(q.queryId(), new Query(Kind.LIST, "", 0, q.prefixes(), now));
         case Input.CloseSession<Envelope> c -> closeSession(c.session());
         case Input.View<Envelope> v -> { }
       }
@@ -363,8 +368,11 @@ public final class ClientCore implements ProtocolCore<Envelope> {
       Query q = e.getValue();
       if (now - q.askedAt() >= leaseNanos / 4) {
         queries.remove(e.getKey());
-        out.add(q.holder() ? new Output.Holder<>(e.getKey(), q.name(), "")
-            : new Output.Permits<>(e.getKey(), q.name(), q.limit()));
+        out.add(switch (q.kind()) {
+          case HOLDER -> new Output.Holder<>(e.getKey(), q.name(), "");
+          case PERMITS -> new Output.Permits<>(e.getKey(), q.name(), q.limit());
+          case LIST -> new Output.Listing<>(e.getKey(), false, List.of());
+        });
       }
     }
   }
@@ -577,6 +585,11 @@ public final class ClientCore implements ProtocolCore<Envelope> {
           out.add(new Output.Permits<>(p.q(), p.name(), p.available()));
         }
       }
+      case ClientMessage.Listing l -> {
+        if (queries.remove(l.q()) != null) {
+          out.add(new Output.Listing<>(l.q(), l.known(), l.held()));
+        }
+      }
       case ClientMessage.Pong p -> { }
       case ClientMessage.Again a -> hello();
     }
@@ -703,8 +716,11 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   }
 
   private void askQuery(long id, Query q) {
-    send(q.holder() ? new ClientMessage.HolderQuery(session, ++seq, id, q.name())
-        : new ClientMessage.PermitsQuery(session, ++seq, id, q.name(), q.limit()));
+    send(switch (q.kind()) {
+      case HOLDER -> new ClientMessage.HolderQuery(session, ++seq, id, q.name());
+      case PERMITS -> new ClientMessage.PermitsQuery(session, ++seq, id, q.name(), q.limit());
+      case LIST -> new ClientMessage.ListQuery(session, ++seq, id, q.prefixes());
+    });
   }
 
   private void closeSession(String local) {

@@ -197,6 +197,12 @@ public final class ClientGateway {
         clientQuery.put(id, q.q());
         work.inputs().add(new Input.PermitsQuery<>(id, q.name(), q.limit()));
       }
+      case ClientMessage.ListQuery q -> {
+        long id = nextId++;
+        byQuery.put(id, s);
+        clientQuery.put(id, q.q());
+        work.inputs().add(new Input.ListQuery<>(id, q.prefixes()));
+      }
       case ClientMessage.Ping p -> work.replies().add(new Reply(from, new ClientMessage.Pong(s.key.session(), s.echo,
           sessionFor(now, s))));
       case ClientMessage.Bye b -> close(s, work);
@@ -500,6 +506,13 @@ public final class ClientGateway {
           work.replies().add(reply(now, s, new Permits(q, p.name(), p.available())));
         }
       }
+      case Output.Listing<M> l -> {
+        Session s = byQuery.remove(l.queryId());
+        Long q = clientQuery.remove(l.queryId());
+        if (s != null && q != null) {
+          work.replies().add(reply(now, s, new Listing(q, l.known(), l.held())));
+        }
+      }
       default -> { }
     }
   }
@@ -538,6 +551,8 @@ public final class ClientGateway {
 
   private record Permits(long q, String name, int available) implements Body {}
 
+  private record Listing(long q, boolean known, List<Output.Listed> held) implements Body {}
+
   private Reply reply(long now, Session s, Body b) {
     long id = s.key.session();
     long echo = s.echo;
@@ -552,6 +567,7 @@ public final class ClientGateway {
       case TxAborted a -> new ClientMessage.TxAborted(id, echo, sf, a.tx(), a.failure(), a.missing(), a.detail());
       case Holder h -> new ClientMessage.Holder(id, echo, sf, h.q(), h.name(), h.tag());
       case Permits p -> new ClientMessage.Permits(id, echo, sf, p.q(), p.name(), p.available());
+      case Listing l -> new ClientMessage.Listing(id, echo, sf, l.q(), l.known(), l.held());
     };
     return new Reply(s.key.client(), m);
   }

@@ -111,6 +111,13 @@ public sealed interface ClientMessage extends PeerMessage {
     }
   }
 
+  /** What is held under the names that start with one of {@code prefixes} ({@code Input.ListQuery}). */
+  record ListQuery(long session, long seq, long q, List<String> prefixes) implements ToMember {
+    public ListQuery {
+      prefixes = List.copyOf(prefixes);
+    }
+  }
+
   /** Keeps the session alive when the client has sent nothing else for a while. */
   record Ping(long session, long seq) implements ToMember {}
 
@@ -202,6 +209,14 @@ public sealed interface ClientMessage extends PeerMessage {
       implements ToClient {
     public Permits {
       Objects.requireNonNull(name, "name");
+    }
+  }
+
+  /** The answer to a {@link ListQuery}: what is held, or that the member cannot say ({@code known} false). */
+  record Listing(long session, long echo, long sessionFor, long q, boolean known, List<Output.Listed> held)
+      implements ToClient {
+    public Listing {
+      held = List.copyOf(held);
     }
   }
 

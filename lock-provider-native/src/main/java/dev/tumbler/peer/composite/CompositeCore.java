@@ -12,10 +12,12 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * One node's cores behind one {@link ProtocolCore}: each hosted core owns a {@link Channel}, and the
@@ -51,6 +53,8 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
   /** Where each live request went, and its session (a closed session's requests are forgotten). */
   private final Map<Long, Route> routes = new HashMap<>();
   private final ClientGateway gateway;
+  /** The listings under way, by query id: each waits for every core it asked ({@link #list}). */
+  private final Map<Long, Gathering> listings = new HashMap<>();
   /** The gateway's inputs for the cores, run in order after the input that made them. */
   private final Deque<Input<Envelope>> fromGateway = new ArrayDeque<>();
   private boolean gatewayTimer;
@@ -198,6 +202,7 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
           new Input.Renew<>(r.requestId()));
       case Input.View<Envelope> v -> viewToOthers(now, v.term(), v.leaders(), v.activeUntil());
       case Input.HolderQuery<Envelope> q -> deliver(now, Channel.LOCK, new Input.HolderQuery<>(q.queryId(), q.name()));
+      case Input.ListQuery<Envelope> q -> list(now, q);
       case Input.PermitsQuery<Envelope> q -> deliver(now, semaphores(),
           new Input.PermitsQuery<>(q.queryId(), q.name(), q.limit()));
       case Input.Begin<Envelope> b -> deliver(now, transactions(), new Input.Begin<>(b.txId(), b.session(), b.options()));
@@ -222,6 +227,47 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
       run(work);
     } else {
       out.add((Output) o);
+    }
+  }
+
+  /**
+   * A listing asks every core that serves claims (the lock core, and the semaphore and transaction cores where hosted);
+   * the answer goes out once all have answered, known only when every one of them could say.
+   */
+  private void list(long now, Input.ListQuery<Envelope> q) {
+    List<Channel> asked = new ArrayList<>();
+    for (Channel c : List.of(Channel.LOCK, Channel.BUCKETS, Channel.AGENT)) {
+      if (cores.containsKey(c)) {
+        asked.add(c);
+      }
+    }
+    listings.put(q.queryId(), new Gathering(EnumSet.copyOf(asked)));
+    for (Channel c : asked) {
+      deliver(now, c, new Input.ListQuery<>(q.queryId(), q.prefixes()));
+    }
+  }
+
+  private void listed(long now, Channel channel, Output.Listing<PeerMessage> l) {
+    Gathering g = listings.get(l.queryId());
+    if (g == null || !g.waiting.remove(channel)) {
+      return;
+    }
+    g.known &= l.known();
+    g.held.addAll(l.held());
+    if (g.waiting.isEmpty()) {
+      listings.remove(l.queryId());
+      answer(now, new Output.Listing<>(l.queryId(), g.known, g.known ? g.held : List.of()), l.queryId());
+    }
+  }
+
+  /** A listing's answers so far: the cores still to answer, and what those that did said. */
+  private static final class Gathering {
+    final Set<Channel> waiting;
+    boolean known = true;
+    final List<Output.Listed> held = new ArrayList<>();
+
+    Gathering(Set<Channel> waiting) {
+      this.waiting = waiting;
     }
   }
 
@@ -289,6 +335,7 @@ public final class CompositeCore implements ProtocolCore<Envelope> {
         case Output.Renewed<PeerMessage> r -> answer(now, r, r.requestId());
         case Output.Holder<PeerMessage> h -> answer(now, h, h.queryId());
         case Output.Permits<PeerMessage> p -> answer(now, p, p.queryId());
+        case Output.Listing<PeerMessage> l -> listed(now, channel, l);
       }
     }
   }

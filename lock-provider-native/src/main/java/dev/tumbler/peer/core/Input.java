@@ -145,6 +145,36 @@ public sealed interface Input<M extends PeerMessage> {
   }
 
   /**
+   * A client asks what is held under the names that start with one of {@code prefixes}, for an operator's listing:
+   * the core answers {@link Output.Listing} with the claims in use it knows of, by the word of its server or leaders
+   * where it has them, this node's own grants as this node knows them. A core that cannot say answers at once that it
+   * does not know. The answer may never come (a message lost with a link): the client bounds its wait itself. A query
+   * changes nothing.
+   *
+   * @param queryId the driver's id for this query, echoed by the answer
+   */
+  record ListQuery<M extends PeerMessage>(long queryId, List<String> prefixes) implements Input<M> {
+    public ListQuery {
+      prefixes = List.copyOf(prefixes);
+    }
+
+    /** Whether {@code name} is one this query asks about. */
+    public boolean covers(String name) {
+      return covers(prefixes, name);
+    }
+
+    /** Whether {@code name} starts with one of {@code prefixes}. */
+    public static boolean covers(List<String> prefixes, String name) {
+      for (String p : prefixes) {
+        if (name.startsWith(p)) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  /**
    * A client asks how many permits of the semaphore {@code name} are free for a handle of {@code limit}
    * ({@code maxPermits}): the core answers {@link Output.Permits}, by the semaphore server's word when it can ask it,
    * else by the last it heard. A query changes nothing.

@@ -1,6 +1,7 @@
 package dev.tumbler.peer.core;
 
 import java.util.Collections;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -195,6 +196,47 @@ public sealed interface Output<M extends PeerMessage> {
     /** The answer of a core that serves no semaphores: nothing is known to be out. */
     public static <M extends PeerMessage> Permits<M> unknown(Input.PermitsQuery<M> query) {
       return new Permits<>(query.queryId(), query.name(), query.limit());
+    }
+  }
+
+  /**
+   * The answer to {@link Input.ListQuery} {@code queryId}: the claims in use under the names asked about, or that the
+   * core cannot say ({@code known} false, {@code held} empty).
+   */
+  record Listing<M extends PeerMessage>(long queryId, boolean known, List<Listed> held) implements Output<M> {
+    public Listing {
+      held = List.copyOf(held);
+    }
+
+    /** The answer of a core that cannot list what is held. */
+    public static <M extends PeerMessage> Listing<M> unknown(Input.ListQuery<M> query) {
+      return new Listing<>(query.queryId(), false, List.of());
+    }
+  }
+
+  /**
+   * One claim in use, as a listing gives it.
+   *
+   * @param name the claim's name ({@link Claim#name()})
+   * @param mode how it is held
+   * @param permits the permits it holds (1 for locks)
+   * @param holder who holds it: the holding node, and the claim's tag after a space when it has one
+   * @param token its fencing token, or the highest its grant can hand out when {@code tokenIsHolders} is false;
+   *     0 when none is known
+   * @param tokenIsHolders whether {@code token} is the holder's own
+   * @param remainingNanos how long it lasts without a renewal, by the lister's clock; -1 when it has no term
+   */
+  record Listed(String name, Claim.Mode mode, int permits, String holder, long token, boolean tokenIsHolders,
+      long remainingNanos) {
+    public Listed {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(mode, "mode");
+      Objects.requireNonNull(holder, "holder");
+    }
+
+    /** Who holds a claim, for a listing: the node, and the claim's tag after a space when it has one. */
+    public static String holder(String node, String tag) {
+      return tag.isEmpty() ? node : node + " " + tag;
     }
   }
 

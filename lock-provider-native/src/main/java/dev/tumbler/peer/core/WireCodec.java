@@ -289,6 +289,12 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
     public Out strings(Collection<String> items) throws IOException {
       return list(items, (s, o) -> o.text(s));
     }
+
+    /** A claim in use, as a listing gives it ({@link Output.Listed}): read back by {@link In#listed}. */
+    public Out listed(Output.Listed l) throws IOException {
+      name(l.name()).ordinal(l.mode()).number(l.permits()).text(l.holder()).number(l.token()).flag(l.tokenIsHolders());
+      return number(l.remainingNanos());
+    }
   }
 
   /**
@@ -437,6 +443,35 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
       Claim.Writer writer = oneOf(Claim.Writer.values(), "writer mode");
       long quiet = id("quiet period");
       return new Claim(path, mode, permits, limit, writer, quiet, tag());
+    }
+
+    /** The least bytes of a listed claim ({@link #listed}): one-character name and holder. */
+    public static final int MIN_LISTED_BYTES = 3 + 1 + 4 + 3 + 8 + 1 + 8;
+
+    /** The longest holder a listing carries: a node id and a tag. */
+    private static final int MAX_HOLDER_LENGTH = 1024 + Claim.MAX_TAG_LENGTH;
+
+    /** A claim in use, as {@link Out#listed} writes it: its permits positive, its token and time left not negative. */
+    public Output.Listed listed() throws IOException {
+      String name = name();
+      Claim.Mode mode = oneOf(Claim.Mode.values(), "claim mode");
+      int permits = positive("permits");
+      String holder = text(MAX_HOLDER_LENGTH, "holder");
+      long token = id("token");
+      boolean holders = flag();
+      long remaining = in.readLong();
+      if (remaining < -1) {
+        throw new CodecException("time left " + remaining + " in " + codec + " message (-1 for none, or at least 0)");
+      }
+      if (holders && token == 0) {
+        throw new CodecException("a holder's own token of 0 in " + codec + " message");
+      }
+      return new Output.Listed(name, mode, permits, holder, token, holders, remaining);
+    }
+
+    /** The name prefixes of a listing's question: a count, then each (1 to the codec's longest name). */
+    public List<String> prefixes() throws IOException {
+      return list(3, "prefixes", In::name);
     }
 
     /**

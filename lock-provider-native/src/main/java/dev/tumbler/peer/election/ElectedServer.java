@@ -133,6 +133,9 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
 
     void permitsQuery(Input.PermitsQuery<M> query);
 
+    /** Answers {@link Input.ListQuery}: by asking the server ({@link #ask}), or at once that it cannot say. */
+    void listQuery(Input.ListQuery<M> query);
+
     /** The timer: renewals unanswered or due. {@code reachable}: whether the server is this node or linked. */
     void tick(boolean reachable);
 
@@ -338,6 +341,7 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
         case Input.CloseSession<M> s -> client.closeSession(s.session());
         case Input.HolderQuery<M> q -> client.holderQuery(q);
         case Input.PermitsQuery<M> q -> client.permitsQuery(q);
+        case Input.ListQuery<M> q -> client.listQuery(q);
         case Input.Begin<M> b -> out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE, Set.of(),
             "the " + algorithm + " core serves no transactions"));
         case Input.End<M> e -> { }
@@ -756,6 +760,14 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
     }
     asks.remove(queryId);
     return a;
+  }
+
+  /**
+   * Whether the server of {@code term} answers query {@code queryId} about {@code wireName} while it waits: it is then
+   * forgotten, and the caller gives the answer.
+   */
+  public final boolean serverAnswered(String from, long term, long queryId, String wireName) {
+    return view.fromServer(from, term) && take(queryId, wireName) != null;
   }
 
   /** The server of {@code term} answers holder query {@code queryId} about {@code wireName}: {@code tag} holds it. */

@@ -262,6 +262,7 @@ public final class ElectionCore implements ProtocolCore<ElectionMessage> {
         case Input.View<ElectionMessage> v -> { }
         case Input.HolderQuery<ElectionMessage> q -> { }
         case Input.PermitsQuery<ElectionMessage> q -> { }
+        case Input.ListQuery<ElectionMessage> q -> { }
         case Input.Begin<ElectionMessage> b -> { }
         case Input.End<ElectionMessage> e -> { }
       }

@@ -255,6 +255,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
         case Input.View<LamportMessage> v -> { } // no elections: every member takes part in every grant
         case Input.HolderQuery<LamportMessage> q -> out.add(Output.Holder.unknown(q)); // a node knows its own grants only
         case Input.PermitsQuery<LamportMessage> q -> out.add(Output.Permits.unknown(q)); // no semaphores here
+        case Input.ListQuery<LamportMessage> q -> out.add(Output.Listing.unknown(q)); // a node knows its own grants only
         case Input.Start<LamportMessage> st -> { } // nothing to do before a link comes up
         case Input.Leave<LamportMessage> l -> { } // what it holds and serves ends by the rules of a crash
         case Input.Begin<LamportMessage> b -> out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE, Set.of(),

@@ -30,6 +30,10 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   /** Leases whose request was told it lost them, kept unused a quarter term before they go back. */
   private final LostGrants<Helper> lost;
   private long localGrants;
+  /** The listings asked of the server and not yet answered: their prefixes, by query id. */
+  private final Map<Long, List<String>> listings = new TreeMap<>();
+  /** The key of a listing among the machine's queries: no name is empty. */
+  private static final String LISTING = "";
 
   /** A node's lease of one name, shared by its sessions (the seed's helper, 001:8). */
   private static final class Helper {
@@ -67,6 +71,8 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
     boolean renewAsked;
     /** When the pending renewal was last sent: unanswered, it is sent again ({@link ElectedServer#renewAgainAt}). */
     long renewSentAt;
+    /** The token of its grant, once held. */
+    long token;
 
     Req(long id, String session, Claim claim, boolean attempt) {
       super(id, claim, attempt);
@@ -166,6 +172,48 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   @Override
   public void holderQuery(Input.HolderQuery<LeaseMessage> q) {
     core.askHolder(q, q.name(), new LeaseMessage.WhoHolds(core.inc(), q.queryId(), q.name()));
+  }
+
+  /**
+   * Asks the server what is in use under the names asked about; unknown at once with no server, or after
+   * {@code peerTimeout}. The answer lists this node's own leases as this node knows them ({@link #listed}).
+   */
+  @Override
+  public void listQuery(Input.ListQuery<LeaseMessage> q) {
+    listings.put(q.queryId(), q.prefixes());
+    core.ask(q.queryId(), LISTING, LISTING, new LeaseMessage.ListHeld(core.inc(), q.queryId(), q.prefixes()), () -> {
+      listings.remove(q.queryId());
+      return Output.Listing.unknown(q);
+    });
+  }
+
+  /**
+   * The server's listing, with this node's own leases as this node knows them: the lease of a name this node holds is
+   * listed with its request's token and trust while a request uses it, and not at all while it is cached unused (the
+   * server has not heard of that release).
+   */
+  private void listed(String from, LeaseMessage.Listing l) {
+    List<String> prefixes = listings.get(l.queryId());
+    if (prefixes == null || !core.serverAnswered(from, l.term(), l.queryId(), LISTING)) {
+      return;
+    }
+    listings.remove(l.queryId());
+    long now = core.now();
+    List<Output.Listed> held = new ArrayList<>();
+    for (Output.Listed e : l.held()) {
+      Helper h = helpers.get(e.name());
+      if (h == null || !h.leased()) {
+        held.add(e);
+      }
+    }
+    for (Helper h : helpers.values()) {
+      Req r = h.active;
+      if (r != null && r.held() && Input.ListQuery.covers(prefixes, h.name)) {
+        held.add(new Output.Listed(h.name, r.claim().mode(), 1, Output.Listed.holder(core.self(), r.claim().tag()),
+            r.token, true, Math.max(0, r.validUntil - now)));
+      }
+    }
+    core.emit(new Output.Listing<>(l.queryId(), true, held));
   }
 
   @Override
@@ -281,6 +329,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
       case LeaseMessage.Recall r -> recall(from, r);
       case LeaseMessage.Revoked r -> revoked(from, r);
       case LeaseMessage.Holds h -> core.holderAnswered(from, h.term(), h.queryId(), h.name(), h.tag());
+      case LeaseMessage.Listing l -> listed(from, l);
       case LeaseMessage.Restated r -> core.restated(from, r.inc(), r.term());
     }
   }
@@ -410,6 +459,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
 
   private void hold(Helper h, Req r, long token) {
     r.hold();
+    r.token = token;
     r.validUntil = h.anchor + trust();
     h.active = r;
     core.emit(new Output.Granted<>(r.id(), r.name, token, 1, h.anchor, r.validUntil));

@@ -1,5 +1,6 @@
 package dev.tumbler.peer.lease;
 
+import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import java.util.List;
 import java.util.Objects;
@@ -124,6 +125,27 @@ public sealed interface LeaseMessage extends PeerMessage {
     public Holds {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(tag, "tag");
+    }
+  }
+
+  /**
+   * What is held in use under the names that start with one of {@code prefixes}, for an operator's listing: answered
+   * by {@link Listing}, by a server that decides.
+   */
+  record ListHeld(long inc, long queryId, List<String> prefixes) implements ToServer {
+    public ListHeld {
+      prefixes = List.copyOf(prefixes);
+    }
+  }
+
+  /**
+   * The answer to {@link ListHeld} {@code queryId}: the leases in use under the names asked about, each with the
+   * highest token its node's grants of it can reach (a node grants its cached lease again with no message, by fewer than
+   * {@link LeaseCore#MAX_LOCAL} tokens past the lease's own) and the time left from when the server answered.
+   */
+  record Listing(long term, long queryId, List<Output.Listed> held) implements ToClient {
+    public Listing {
+      held = List.copyOf(held);
     }
   }
 

@@ -1,7 +1,11 @@
 package dev.tumbler.peer.lease;
 
+import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.election.ElectedServer;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -165,6 +169,7 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
     switch ((LeaseMessage.ToServer) message) {
       case LeaseMessage.Acquire a -> acquire(from, a);
       case LeaseMessage.WhoHolds q -> whoHolds(from, q);
+      case LeaseMessage.ListHeld q -> listHeld(from, q);
       case LeaseMessage.Cancel c -> cancel(from, c);
       case LeaseMessage.Renew r -> renew(from, r);
       case LeaseMessage.RecallReply r -> recallReply(from, r);
@@ -298,6 +303,26 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
     Holder h = l == null ? null : l.holder;
     String tag = core.deciding() && h != null && h.active ? h.tag : "";
     core.sendTo(from, new LeaseMessage.Holds(core.servingTerm(), q.queryId(), q.name(), tag));
+  }
+
+  /**
+   * The leases in use under the names asked about, by what this server decided: answered only while it decides (in its
+   * grace its table lacks what the nodes have yet to restate), so the client falls back on what its node knows.
+   */
+  private void listHeld(String from, LeaseMessage.ListHeld q) {
+    if (!core.heard(from, q.inc()) || !core.deciding()) {
+      return;
+    }
+    long now = core.now();
+    List<Output.Listed> held = new ArrayList<>();
+    for (SLock l : locks.values()) {
+      Holder h = l.holder;
+      if (h != null && h.active && now < h.expiry && Input.ListQuery.covers(q.prefixes(), l.name)) {
+        held.add(new Output.Listed(l.name, Claim.Mode.EXCLUSIVE, 1, Output.Listed.holder(h.node, h.tag),
+            h.token + LeaseCore.MAX_LOCAL - 1, false, h.expiry - now));
+      }
+    }
+    core.sendTo(from, new LeaseMessage.Listing(core.servingTerm(), q.queryId(), held));
   }
 
   /**

@@ -1,11 +1,13 @@
 package dev.tumbler.peer.provider;
 
+import dev.tumbler.lock.HeldLock;
 import dev.tumbler.lock.LeaderElection;
 import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockTransaction;
 import dev.tumbler.lock.ReadWriteLock;
 import dev.tumbler.lock.Semaphore;
 import dev.tumbler.lock.ServiceInfo;
+import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.TransactionOptions;
 import dev.tumbler.lock.spi.AbstractLockService;
 import dev.tumbler.lock.spi.LeaseSettings;
@@ -13,11 +15,14 @@ import dev.tumbler.lock.spi.LockElection;
 import dev.tumbler.lock.spi.SimpleReadWriteLock;
 import dev.tumbler.lock.spi.Ticker;
 import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.node.NodeStats;
 import dev.tumbler.peer.runtime.PeerNode;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +45,10 @@ final class NativeLockService extends AbstractLockService {
   private static final String ELECTION_PREFIX = "e";
   /** The longest a candidate that does not lead waits to learn who does (at most {@code peerTimeout}). */
   private static final Duration LEADER_LOOKUP_WAIT = Duration.ofSeconds(1);
+  /** How much longer than {@code peerTimeout} a listing waits (the node's own wait for the server ends at it). */
+  private static final Duration LISTING_GRACE = Duration.ofSeconds(1);
+  /** The pause before a listing asks again when no server could be asked. */
+  private static final Duration LISTING_RETRY = Duration.ofMillis(50);
 
   private final NativeSettings settings;
   private final NodeRegistry.Shared shared;
@@ -127,6 +136,81 @@ final class NativeLockService extends AbstractLockService {
     } finally {
       answer.cancel(false); // forgets the query if it is still waiting
     }
+  }
+
+  /**
+   * {@inheritDoc} Where the algorithm has a server that knows every node's grants ({@code lease}, {@code buckets}; and
+   * semaphores, which a server serves beside every algorithm): the grants under this service's namespace by that
+   * server's word, this node's own as this node knows them (a thin client's: by its member's listing). Elsewhere empty
+   * (cannot say). While no server can be asked (an election under way) it asks again; it waits at most
+   * {@code peerTimeout} and a second for the answer.
+   *
+   * @throws ServiceUnavailableException if no server answers in time (none elected, or none reachable)
+   */
+  @Override
+  protected Optional<List<HeldLock>> listHeldLocks() {
+    if (!settings.algorithm().listsHeld()) {
+      return Optional.empty();
+    }
+    String prefix = settings.qualify("");
+    long waitNanos = settings.peerTimeout().plus(LISTING_GRACE).toNanos();
+    long deadline = System.nanoTime() + waitNanos;
+    while (true) {
+      Optional<List<Output.Listed>> got = listingOnce(List.of(prefix, ELECTION_PREFIX + prefix), deadline);
+      if (got.isPresent()) {
+        List<HeldLock> held = new ArrayList<>();
+        for (Output.Listed l : got.get()) {
+          held.add(heldLock(l, prefix));
+        }
+        return Optional.of(List.copyOf(held));
+      }
+      // no server reachable now (an election under way, a link coming up): ask again until the wait ends
+      if (System.nanoTime() - deadline >= 0) {
+        throw new ServiceUnavailableException("no " + settings.algorithm().name() + " server answered the listing of "
+            + "held locks of " + info().url() + " within " + TimeUnit.NANOSECONDS.toMillis(waitNanos)
+            + " ms (none elected, or none reachable from node " + shared.node.nodeId() + ")");
+      }
+      try {
+        Thread.sleep(LISTING_RETRY);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ServiceUnavailableException("interrupted while listing the held locks of " + info().url(), e);
+      }
+    }
+  }
+
+  /** One listing by the node, waited for until {@code deadline}: empty when the node could not ask a server. */
+  private Optional<List<Output.Listed>> listingOnce(List<String> prefixes, long deadline) {
+    CompletableFuture<Optional<List<Output.Listed>>> answer = shared.node.listing(prefixes);
+    try {
+      return answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ServiceUnavailableException("interrupted while listing the held locks of " + info().url(), e);
+    } catch (TimeoutException e) {
+      return Optional.empty();
+    } catch (ExecutionException e) {
+      throw new ServiceUnavailableException("cannot list the held locks of " + info().url() + ": "
+          + e.getCause().getMessage(), e.getCause());
+    } finally {
+      answer.cancel(false); // forgets the query if it is still waiting
+    }
+  }
+
+  /** A listed claim under this service's namespace ({@code prefix}) as the API gives it. */
+  private static HeldLock heldLock(Output.Listed l, String prefix) {
+    boolean election = l.name().startsWith(ELECTION_PREFIX + prefix);
+    String name = l.name().substring((election ? ELECTION_PREFIX + prefix : prefix).length());
+    String kind = election ? "election" : switch (l.mode()) {
+      case EXCLUSIVE -> "mutex";
+      case READ -> "read";
+      case WRITE -> "write";
+      case PERMITS -> "semaphore";
+    };
+    OptionalLong token = l.token() > 0 ? OptionalLong.of(l.token()) : OptionalLong.empty();
+    Optional<Duration> remaining = l.remainingNanos() >= 0 ? Optional.of(Duration.ofNanos(l.remainingNanos()))
+        : Optional.empty();
+    return new HeldLock(name, kind, l.holder(), token, l.tokenIsHolders() && token.isPresent(), remaining);
   }
 
   @Override

@@ -171,6 +171,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final Map<Long, List<CompletableFuture<Renewal>>> renewals = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<Optional<String>>> holderQueries = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<Integer>> permitQueries = new ConcurrentHashMap<>();
+  private final Map<Long, CompletableFuture<Optional<List<Output.Listed>>>> listQueries = new ConcurrentHashMap<>();
   /** The open transactions begun on this node, by id. */
   private final Map<Long, Tx> transactions = new ConcurrentHashMap<>();
   /** The claims of open transactions, by request id: told each grant (a surrendered claim is granted again). */
@@ -422,6 +423,25 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     return f;
   }
 
+  /**
+   * Asks the core what is held under the names that start with one of {@code prefixes} ({@link Input.ListQuery}). The
+   * future completes with the claims in use, or empty when the core cannot say; exceptionally with
+   * {@link NodeClosedException}. It may never complete (the answer lost with a link): the caller bounds its wait, and
+   * cancelling the future forgets the query.
+   */
+  public CompletableFuture<Optional<List<Output.Listed>>> listing(List<String> prefixes) {
+    long id = nextQueryId.getAndIncrement();
+    CompletableFuture<Optional<List<Output.Listed>>> f = new CompletableFuture<>();
+    listQueries.put(id, f);
+    f.whenComplete((v, e) -> listQueries.remove(id, f));
+    if (closed.get()) {
+      f.completeExceptionally(closedException());
+      return f;
+    }
+    submit(new Input.ListQuery<>(id, prefixes));
+    return f;
+  }
+
   /** Gives back the grant of {@code requestId}. Idempotent; asynchronous. */
   public void release(long requestId) {
     lostListeners.remove(requestId);
@@ -529,6 +549,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
       f.completeExceptionally(closedException());
     }
     for (CompletableFuture<Integer> f : List.copyOf(permitQueries.values())) {
+      f.completeExceptionally(closedException());
+    }
+    for (CompletableFuture<Optional<List<Output.Listed>>> f : List.copyOf(listQueries.values())) {
       f.completeExceptionally(closedException());
     }
     for (Long id : List.copyOf(transactions.keySet())) {
@@ -816,6 +839,12 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           CompletableFuture<Integer> f = permitQueries.get(p.queryId());
           if (f != null) {
             completeLater(f, p.available());
+          }
+        }
+        case Output.Listing<M> l -> {
+          CompletableFuture<Optional<List<Output.Listed>>> f = listQueries.get(l.queryId());
+          if (f != null) {
+            completeLater(f, l.known() ? Optional.of(l.held()) : Optional.empty());
           }
         }
         case Output.TxAborted<M> a -> {

@@ -147,6 +147,7 @@ final class LeaderLockCore implements ProtocolCore<LeaderLockMessage> {
         case Input.View<LeaderLockMessage> v -> view(now, v.term(), v.leaders(), v.activeUntil());
         case Input.HolderQuery<LeaderLockMessage> q -> out.add(Output.Holder.unknown(q));
         case Input.PermitsQuery<LeaderLockMessage> q -> out.add(Output.Permits.unknown(q));
+        case Input.ListQuery<LeaderLockMessage> q -> out.add(Output.Listing.unknown(q));
         case Input.Begin<LeaderLockMessage> b -> out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE,
             java.util.Set.of(), "the leader lock serves no transactions"));
         case Input.End<LeaderLockMessage> e -> { }

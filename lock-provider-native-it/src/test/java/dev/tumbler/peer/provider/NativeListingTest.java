@@ -1,0 +1,107 @@
+package dev.tumbler.peer.provider;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.tumbler.lock.HeldLock;
+import dev.tumbler.lock.Lease;
+import dev.tumbler.lock.LockProviders;
+import dev.tumbler.lock.LockService;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@code heldLocks()} of the algorithms with a server, across nodes of a 3-node in-memory cluster: a node lists the
+ * grants of another by the server's word (a lock and a semaphore's permits, with holder, token and time left), a
+ * holder's own listing drops a release at once, and another node's within a term. The TCK's listing group checks a
+ * service's own grants and namespaces; this checks what only a cluster shows.
+ */
+class NativeListingTest {
+  private static final Duration TERM = Duration.ofSeconds(2);
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private static LockService node(String cluster, String node, String peers, String algorithm) {
+    return LockProviders.connect(url(cluster, node, peers, algorithm) + "&leaseTime=" + TERM.toMillis() + "ms");
+  }
+
+  private static String url(String cluster, String node, String peers, String algorithm) {
+    return "lock:native:mem/" + cluster + "?node=" + node + "&peers=" + peers + "&algorithm=" + algorithm;
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"lease", "buckets"})
+  void aNodeListsAnothersGrantsByTheServersWord(String algorithm) throws Exception {
+    String c = "listing-" + UUID.randomUUID();
+    try (LockService a = node(c, "a", "b,c", algorithm); LockService b = node(c, "b", "a,c", algorithm);
+        LockService unused = node(c, "c", "a,b", algorithm)) {
+      Lease lock = a.lock("job").tryAcquire(WAIT).orElseThrow(() -> new AssertionError("a free lock not granted"));
+      Lease permits = a.semaphore("pool", 3).tryAcquire(2, WAIT)
+          .orElseThrow(() -> new AssertionError("free permits not granted"));
+
+      List<HeldLock> onB = b.heldLocks().orElseThrow(() -> new AssertionError(algorithm + " cannot list"));
+      HeldLock job = only(onB, "job");
+      assertEquals("mutex", job.kind(), "kind of " + job);
+      assertTrue(job.holder().startsWith("a"), "holder of " + job + " names node a");
+      assertTrue(job.token().isPresent(), "no token in " + job);
+      if (job.tokenIsHolders()) {
+        assertEquals(lock.fencingToken(), job.token().getAsLong(), "token of " + job);
+      } else {
+        assertTrue(job.token().getAsLong() >= lock.fencingToken(), "token of " + job + " below the holder's "
+            + lock.fencingToken());
+      }
+      // (a buckets grant of a session on the server's own node has no term there: none is listed)
+      assertTrue(job.remaining().map(r -> r.compareTo(TERM) <= 0).orElse(!algorithm.equals("lease")),
+          "time left of " + job + " is not within a term");
+      HeldLock pool = only(onB, "pool");
+      assertEquals("semaphore", pool.kind(), "kind of " + pool);
+      assertTrue(pool.tokenIsHolders(), "a semaphore's grant keeps its own token: " + pool);
+      assertEquals(permits.fencingToken(), pool.token().getAsLong(), "token of " + pool);
+
+      lock.release();
+      permits.release();
+      List<HeldLock> onA = a.heldLocks().orElseThrow();
+      assertTrue(named(onA, "job").isEmpty() && named(onA, "pool").isEmpty(), "a still lists what it released: " + onA);
+      // another node's release is listed gone once the server hears of it: a lease cached on its node, at the node's
+      // next renewal (half a term)
+      long end = System.nanoTime() + TERM.multipliedBy(2).toNanos();
+      while (true) {
+        List<HeldLock> now = b.heldLocks().orElseThrow();
+        if (named(now, "job").isEmpty() && named(now, "pool").isEmpty()) {
+          break;
+        }
+        if (System.nanoTime() > end) {
+          fail("b still lists a's released grants two terms on: " + now);
+        }
+        Thread.sleep(100);
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"lamport", "ricart-agrawala"})
+  void anAlgorithmWithNoServerCannotSay(String algorithm) {
+    String c = "listing-" + UUID.randomUUID();
+    try (LockService a = LockProviders.connect(url(c, "a", "b", algorithm));
+        LockService b = LockProviders.connect(url(c, "b", "a", algorithm))) {
+      assertTrue(a.lock("x").tryAcquire(WAIT).isPresent(), "a free lock not granted");
+      assertFalse(b.heldLocks().isPresent(), algorithm + " has no server that knows every node's grants");
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private static List<HeldLock> named(List<HeldLock> all, String name) {
+    return all.stream().filter(h -> h.name().equals(name)).toList();
+  }
+
+  private static HeldLock only(List<HeldLock> all, String name) {
+    List<HeldLock> n = named(all, name);
+    assertEquals(1, n.size(), "'" + name + "' listed " + n.size() + " times in " + all);
+    return n.getFirst();
+  }
+}
