@@ -45,6 +45,13 @@ public final class BucketsAlgorithm extends ElectedAlgorithm<BucketsMessage, Buc
         s.election().leaderTimeoutNanos(), s.bucketSize(), true, context.random());
   }
 
+  /** {@inheritDoc} Its elected server knows every node's grants. */
+  @Override
+  public boolean listsHeld() {
+    return true;
+  }
+
+
   /**
    * {@inheritDoc} §6.6: {@code Acquire}, {@code Grant} and {@code Release} for a client that is not the server; 0 on
    * the server. The figure returned is the one every node but the server pays.

@@ -114,11 +114,6 @@ public abstract class ElectedAlgorithm<M extends PeerMessage, S extends ElectedS
 
   /** {@inheritDoc} A leader (the server, or the owner of the name) answers with the tag of what holds the name. */
   @Override
-  public final boolean listsHeld() {
-    return true;
-  }
-
-  @Override
   public final boolean answersHolderQueries() {
     return true;
   }

@@ -44,6 +44,13 @@ public final class LeaseAlgorithm extends ElectedAlgorithm<LeaseMessage, LeaseAl
         s.election().leaderTimeoutNanos(), s.recallIntervalNanos(), s.cache(), context.random());
   }
 
+  /** {@inheritDoc} Its elected server knows every node's grants. */
+  @Override
+  public boolean listsHeld() {
+    return true;
+  }
+
+
   /**
    * {@inheritDoc} §5.6, for a client that is not the server, with the lock moving between nodes: {@code Acquire},
    * {@code Recall}, {@code RecallReply} and {@code Grant}. A node that takes again the lock it released last pays 0,
