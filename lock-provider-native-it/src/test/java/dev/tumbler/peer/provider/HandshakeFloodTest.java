@@ -82,8 +82,27 @@ class HandshakeFloodTest {
       boolean rejoined = t1.isUp(id0);
       long after = rejoined ? grants(s1, s2, Duration.ofSeconds(2)) : 0;
       attacking.set(false);
+      // the peer closes every stalled connection within a few handshake time-outs: one bound for them all, and what
+      // the node's threads were doing when it is not met
+      long joinBy = System.nanoTime() + HANDSHAKE_TIMEOUT.multipliedBy(6).toNanos();
       for (Thread t : attackers) {
-        t.join(HANDSHAKE_TIMEOUT.plusSeconds(5).toMillis());
+        t.join(Math.max(1, (joinBy - System.nanoTime()) / 1_000_000));
+      }
+      List<Thread> left = attackers.stream().filter(Thread::isAlive).toList();
+      if (!left.isEmpty()) {
+        System.setErr(savedErr);
+        StringBuilder dump = new StringBuilder();
+        Thread.getAllStackTraces().forEach((th, st) -> {
+          if (!th.isVirtual() && th.getName().contains("tumbler")) {
+            dump.append(th.getName()).append(' ').append(th.getState()).append('\n');
+            for (int i = 0; i < Math.min(8, st.length); i++) {
+              dump.append("    at ").append(st[i]).append('\n');
+            }
+          }
+        });
+        throw new AssertionError(left.size() + " of " + ATTACKERS + " attackers still wait for the flooded peer to "
+            + "close their stalled connections " + HANDSHAKE_TIMEOUT.multipliedBy(6).toSeconds() + " s after the "
+            + "flood stopped (handshake time-out " + HANDSHAKE_TIMEOUT.toSeconds() + " s); the node's threads:\n" + dump);
       }
       System.setErr(savedErr);
       String figures = "flood on peer 0: " + ATTACKERS + " stalled connections, " + connections.get()
