@@ -34,7 +34,7 @@ class NativeListingTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"lease", "buckets"})
+  @ValueSource(strings = {"lease", "buckets", "bakery"})
   void aNodeListsAnothersGrantsByTheServersWord(String algorithm) throws Exception {
     String c = "listing-" + UUID.randomUUID();
     try (LockService a = node(c, "a", "b,c", algorithm); LockService b = node(c, "b", "a,c", algorithm);

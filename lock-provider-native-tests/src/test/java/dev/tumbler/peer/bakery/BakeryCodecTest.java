@@ -91,6 +91,9 @@ class BakeryCodecTest {
     all.add(new BakeryMessage.Holds(1, "x", false, null, ""));
     all.add(new BakeryMessage.Holds(-1, "x", true, K2, TAG));
     all.add(new BakeryMessage.Holds(2, "x", true, K, ""));
+    all.add(new BakeryMessage.ListTickets(5, List.of("1:a/", "e1:a/")));
+    all.add(new BakeryMessage.TicketList(5, false, List.of()));
+    all.add(new BakeryMessage.TicketList(5, true, List.of(T1, T3)));
     return all;
   }
 
@@ -111,7 +114,7 @@ class BakeryCodecTest {
 
   @Test
   void truncatedTrailingVersionAndTypeAreTypedErrors() {
-    CodecChecks.refusesDamage(codec, BakeryCodec.VERSION, every(), new BakeryMessage.TablesRequest(1), (byte) 0, (byte) 30, (byte) 99, (byte) -1);
+    CodecChecks.refusesDamage(codec, BakeryCodec.VERSION, every(), new BakeryMessage.TablesRequest(1), (byte) 0, (byte) 32, (byte) 99, (byte) -1);
   }
 
 

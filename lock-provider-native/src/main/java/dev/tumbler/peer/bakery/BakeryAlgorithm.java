@@ -64,6 +64,12 @@ public final class BakeryAlgorithm extends ElectedAlgorithm<BakeryMessage, Baker
    * in {@code nodes}, that is not an integer for {@code nodes > 1}; the figure returned is the one for a client
    * that is not the owner leader ({@code 11(L−1) + 3}), which every node but one pays.
    */
+  /** {@inheritDoc} A majority of its leaders knows every grant: a listing merges their tables. */
+  @Override
+  public boolean listsHeld() {
+    return true;
+  }
+
   @Override
   public OptionalInt messagesPerEntry(int nodes) {
     if (nodes < 1) {

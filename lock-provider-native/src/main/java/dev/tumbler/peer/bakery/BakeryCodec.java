@@ -128,7 +128,12 @@ public final class BakeryCodec extends WireCodec<BakeryMessage> {
       .message(28, BakeryMessage.TicketCheck.class, (m, o) -> ticketOf(o, m.term(), m.name(), m.key()),
           i -> new BakeryMessage.TicketCheck(i.number(), name(i), key(i)))
       .message(29, BakeryMessage.TicketGone.class, (m, o) -> ticketOf(o, m.term(), m.name(), m.key()),
-          i -> new BakeryMessage.TicketGone(i.number(), name(i), key(i)));
+          i -> new BakeryMessage.TicketGone(i.number(), name(i), key(i)))
+      .message(30, BakeryMessage.ListTickets.class, (m, o) -> o.number(m.queryId()).strings(m.prefixes()),
+          i -> new BakeryMessage.ListTickets(i.number(), i.prefixes()))
+      .message(31, BakeryMessage.TicketList.class,
+          (m, o) -> o.number(m.queryId()).flag(m.acting()).list(m.tickets(), (t, x) -> ticket(x, t)),
+          i -> new BakeryMessage.TicketList(i.number(), bool(i), i.list(TICKET_BYTES, "tickets", BakeryCodec::ticket)));
 
   public BakeryCodec() {
     super(TABLE);

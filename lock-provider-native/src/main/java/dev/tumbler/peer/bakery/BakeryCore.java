@@ -188,7 +188,7 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
         }
         case Input.HolderQuery<BakeryMessage> q -> client.whoHolds(q);
         case Input.PermitsQuery<BakeryMessage> q -> node.out.add(Output.Permits.unknown(q)); // no semaphores here
-        case Input.ListQuery<BakeryMessage> q -> node.out.add(Output.Listing.unknown(q));
+        case Input.ListQuery<BakeryMessage> q -> client.list(q);
         case Input.Start<BakeryMessage> st -> { }
         case Input.Leave<BakeryMessage> l -> { } // what it holds and serves ends by the rules of a crash
         case Input.Begin<BakeryMessage> b -> node.out.add(new Output.TxAborted<>(b.txId(), Output.Failure.UNAVAILABLE,
@@ -231,6 +231,8 @@ public final class BakeryCore implements ProtocolCore<BakeryMessage> {
       // client ↔ every leader
       case BakeryMessage.WhoHolds w -> tables.answerWhoHolds(from, w);
       case BakeryMessage.Holds h -> client.onHolds(from, h);
+      case BakeryMessage.ListTickets q -> tables.answerListTickets(from, q);
+      case BakeryMessage.TicketList l -> client.onTicketList(from, l);
       // leader ↔ leader
       case BakeryMessage.TablesRequest t -> takeOver.onTablesRequest(from, t);
       case BakeryMessage.Tables t -> takeOver.onTables(from, t);

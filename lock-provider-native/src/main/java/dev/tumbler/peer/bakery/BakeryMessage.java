@@ -237,6 +237,33 @@ public sealed interface BakeryMessage extends PeerMessage {
       }
     }
   }
+  /**
+   * What is held under the names that start with one of {@code prefixes}? Sent by a client to every leader for an
+   * operator's listing; answered with {@link TicketList}. The client merges the answers of a majority, which meets
+   * every quorum that activated a ticket. Changes nothing at the leader.
+   */
+  record ListTickets(long queryId, List<String> prefixes) implements BakeryMessage {
+    public ListTickets {
+      prefixes = List.copyOf(prefixes);
+    }
+  }
+
+  /**
+   * The answer to {@link ListTickets} {@code queryId}: the sender's active tickets under the names asked about, each
+   * with the time its deadline still ran when it answered.
+   *
+   * @param acting whether the sender acts as a leader; one that does not may have missed grants, sends no tickets and
+   *     counts for nothing
+   */
+  record TicketList(long queryId, boolean acting, List<Ticket> tickets) implements BakeryMessage {
+    public TicketList {
+      tickets = List.copyOf(tickets);
+      if (!acting && !tickets.isEmpty()) {
+        throw new IllegalArgumentException("tickets from a leader that does not act");
+      }
+    }
+  }
+
 
   /** Client rule 2: the pending request is still wanted (every T/3). */
   record Waiting(ReqKey reqKey, long seq) implements BakeryMessage {

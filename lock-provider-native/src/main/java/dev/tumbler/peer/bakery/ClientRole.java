@@ -39,7 +39,8 @@ final class ClientRole {
 
   private final Map<Long, Request> requests = new LinkedHashMap<>();
   private final Map<ReqKey, Request> byKey = new HashMap<>();
-  private final Map<Long, HolderAsk> holderAsks = new HashMap<>();
+  /** Holder queries and listings waiting for the leaders' answers, by query id. */
+  private final Map<Long, LeaderAsk> asks = new HashMap<>();
 
   ClientRole(Node node) {
     this.node = node;
@@ -120,19 +121,35 @@ final class ClientRole {
    * activated it, but the leader's own copy of the ticket before it may still run for a while.
    */
   void whoHolds(Input.HolderQuery<BakeryMessage> q) {
-    List<String> reachable = new ArrayList<>();
+    askLeaders(q.queryId(), new HolderAsk(q.queryId(), q.name()), new BakeryMessage.WhoHolds(q.queryId(), q.name()));
+  }
+
+  /**
+   * Asks every reachable leader for its active tickets under the names asked about, and answers from a majority of
+   * them ({@link ListAsk}); unknown at once if no majority is reachable, as {@link #whoHolds}. This node's own
+   * requests are listed as it knows them: a release is gone from its listing at once, though the leaders drop the
+   * ticket a moment later.
+   */
+  void list(Input.ListQuery<BakeryMessage> q) {
+    askLeaders(q.queryId(), new ListAsk(q), new BakeryMessage.ListTickets(q.queryId(), q.prefixes()));
+  }
+
+  /** Sends {@code question} to every reachable leader for {@code ask}; unknown at once if they are too few. */
+  private void askLeaders(long queryId, LeaderAsk ask, BakeryMessage question) {
+    Set<String> reachable = new HashSet<>();
     for (Leader l : node.leaders) {
       if (node.connected(l.nodeId())) {
         reachable.add(l.nodeId());
       }
     }
     if (node.leaders.isEmpty() || reachable.size() < node.quorum()) {
-      node.out.add(Output.Holder.unknown(q));
+      node.out.add(ask.unknown());
       return;
     }
-    holderAsks.put(q.queryId(), new HolderAsk(q.name(), Set.copyOf(reachable), node.quorum(), node.now));
+    ask.start(reachable, node.quorum(), node.now);
+    asks.put(queryId, ask);
     for (String l : reachable) {
-      node.send(l, new BakeryMessage.WhoHolds(q.queryId(), q.name()));
+      node.send(l, question);
     }
   }
 
@@ -213,20 +230,32 @@ final class ClientRole {
    * key among them; unknown (empty) as soon as too few of the leaders asked can still answer as acting ones.
    */
   void onHolds(String from, BakeryMessage.Holds h) {
-    HolderAsk a = holderAsks.get(h.queryId());
-    if (a == null || !a.asked.contains(from) || !a.name.equals(h.name()) || !a.answered.add(from)) {
-      return;
+    if (asks.get(h.queryId()) instanceof HolderAsk a && a.name.equals(h.name()) && a.take(from, h.acting())) {
+      if (h.key() != null && (a.best == null || h.key().compareTo(a.best) > 0)) {
+        a.best = h.key();
+        a.tag = h.tag();
+      }
+      answerIfSettled(a);
     }
-    if (!h.acting()) {
-      a.notActing++;
-    } else if (h.key() != null && (a.best == null || h.key().compareTo(a.best) > 0)) {
-      a.best = h.key();
-      a.tag = h.tag();
+  }
+
+  /** An answer to {@link #list}: merged once a majority of acting leaders has answered. */
+  void onTicketList(String from, BakeryMessage.TicketList l) {
+    if (asks.get(l.queryId()) instanceof ListAsk a && a.take(from, l.acting())) {
+      for (BakeryMessage.Ticket t : l.tickets()) {
+        if (!t.reqKey().client().equals(node.self)) { // this node's own: as it knows them (below)
+          a.tickets.merge(t.reqKey(), t, (x, y) -> x.key().compareTo(y.key()) != 0
+              ? (x.key().compareTo(y.key()) > 0 ? x : y) : (x.remainingNanos() >= y.remainingNanos() ? x : y));
+        }
+      }
+      answerIfSettled(a);
     }
-    int acting = a.answered.size() - a.notActing;
-    if (acting >= a.needed || a.asked.size() - a.notActing < a.needed) {
-      holderAsks.remove(h.queryId());
-      node.out.add(new Output.Holder<>(h.queryId(), a.name, acting >= a.needed ? a.tag : ""));
+  }
+
+  private void answerIfSettled(LeaderAsk a) {
+    if (a.settled()) {
+      asks.remove(a.queryId);
+      node.out.add(a.known() ? a.answer() : a.unknown());
     }
   }
 
@@ -240,7 +269,7 @@ final class ClientRole {
    */
   void tick() {
     long now = node.now;
-    expireHolderAsks();
+    expireAsks();
     watchQuorum();
     for (Request q : List.copyOf(requests.values())) {
       switch (q.state) {
@@ -312,6 +341,9 @@ final class ClientRole {
   /** When the client role next has something to do without an input, or {@link Node#NONE}. */
   long nextWakeUp() {
     long next = NONE;
+    for (LeaderAsk a : asks.values()) {
+      next = earliest(next, a.sentAt + node.peerTimeoutNanos);
+    }
     for (Request q : requests.values()) {
       next = earliest(next, switch (q.state) {
         case NEW -> noQuorumAt();
@@ -447,13 +479,13 @@ final class ClientRole {
     quorumWatch.update(node.now, up, node.term > 0);
   }
 
-  /** Holder queries without a majority of answers within the peer timeout are answered unknown and forgotten. */
-  private void expireHolderAsks() {
-    for (var i = holderAsks.entrySet().iterator(); i.hasNext(); ) {
-      var e = i.next();
-      if (node.now - e.getValue().sentAt >= node.peerTimeoutNanos) {
+  /** Queries without a majority of answers within the peer timeout are answered unknown and forgotten. */
+  private void expireAsks() {
+    for (var i = asks.values().iterator(); i.hasNext(); ) {
+      LeaderAsk a = i.next();
+      if (node.now - a.sentAt >= node.peerTimeoutNanos) {
         i.remove();
-        node.out.add(new Output.Holder<>(e.getKey(), e.getValue().name, ""));
+        node.out.add(a.unknown());
       }
     }
   }
@@ -480,22 +512,106 @@ final class ClientRole {
     return q == null ? null : q.key;
   }
 
-  /** A holder query in flight ({@link #whoHolds}): the leaders asked, those that answered, the best answer yet. */
-  private static final class HolderAsk {
-    final String name;
-    final Set<String> asked;
+  /**
+   * A question to every reachable leader in flight: the leaders asked and those that answered. It is settled once a
+   * majority of acting leaders has answered (known), or once too few of those asked can still answer as acting ones.
+   */
+  private abstract static class LeaderAsk {
+    final long queryId;
+    Set<String> asked = Set.of();
     final Set<String> answered = new HashSet<>();
     int notActing;
-    final int needed;
-    final long sentAt;
+    int needed;
+    long sentAt;
+
+    LeaderAsk(long queryId) {
+      this.queryId = queryId;
+    }
+
+    void start(Set<String> asked, int needed, long sentAt) {
+      this.asked = Set.copyOf(asked);
+      this.needed = needed;
+      this.sentAt = sentAt;
+    }
+
+    /** Counts the answer of {@code from}: false when it is not one this ask waits for (its content is then ignored). */
+    boolean take(String from, boolean acting) {
+      if (!asked.contains(from) || !answered.add(from)) {
+        return false;
+      }
+      if (!acting) {
+        notActing++;
+      }
+      return true;
+    }
+
+    boolean known() {
+      return answered.size() - notActing >= needed;
+    }
+
+    boolean settled() {
+      return known() || asked.size() - notActing < needed;
+    }
+
+    abstract Output<BakeryMessage> answer();
+
+    abstract Output<BakeryMessage> unknown();
+  }
+
+  /** A holder query in flight ({@link #whoHolds}): the best answer yet. */
+  private static final class HolderAsk extends LeaderAsk {
+    final String name;
     Key best;
     String tag = "";
 
-    HolderAsk(String name, Set<String> asked, int needed, long sentAt) {
+    HolderAsk(long queryId, String name) {
+      super(queryId);
       this.name = name;
-      this.asked = asked;
-      this.needed = needed;
-      this.sentAt = sentAt;
+    }
+
+    @Override
+    Output<BakeryMessage> answer() {
+      return new Output.Holder<>(queryId, name, tag);
+    }
+
+    @Override
+    Output<BakeryMessage> unknown() {
+      return new Output.Holder<>(queryId, name, "");
+    }
+  }
+
+  /**
+   * A listing in flight ({@link #list}): other nodes' active tickets so far, the largest key of each request (a redraw
+   * takes a larger one); a request's tickets at several leaders are one grant.
+   */
+  private final class ListAsk extends LeaderAsk {
+    final Input.ListQuery<BakeryMessage> query;
+    final Map<ReqKey, BakeryMessage.Ticket> tickets = new HashMap<>();
+
+    ListAsk(Input.ListQuery<BakeryMessage> query) {
+      super(query.queryId());
+      this.query = query;
+    }
+
+    @Override
+    Output<BakeryMessage> answer() {
+      List<Output.Listed> held = new ArrayList<>();
+      for (BakeryMessage.Ticket t : tickets.values()) {
+        held.add(new Output.Listed(t.name(), t.mode().mode(), 1, Output.Listed.holder(t.reqKey().client(), t.tag()),
+            t.key().token(), true, t.remainingNanos()));
+      }
+      for (Request q : requests.values()) {
+        if (q.state == Request.State.HELD && query.covers(q.name())) {
+          held.add(new Output.Listed(q.name(), q.claim.mode(), 1, Output.Listed.holder(node.self, q.claim.tag()),
+              q.token, true, Math.max(0, q.validUntil - node.now)));
+        }
+      }
+      return new Output.Listing<>(queryId, true, held);
+    }
+
+    @Override
+    Output<BakeryMessage> unknown() {
+      return Output.Listing.unknown(query);
     }
   }
 }

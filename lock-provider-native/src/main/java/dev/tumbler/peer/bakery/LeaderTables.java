@@ -11,6 +11,7 @@ import dev.tumbler.peer.bakery.BakeryMessage.ReqKey;
 import dev.tumbler.peer.bakery.BakeryMessage.State;
 import dev.tumbler.peer.bakery.BakeryMessage.Ticket;
 import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Input;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -161,6 +162,26 @@ final class LeaderTables {
       }
     }
     node.send(from, new BakeryMessage.Holds(w.queryId(), w.name(), true, null, ""));
+  }
+
+  /**
+   * The active tickets under the names a listing asks about, by this leader's tables; like {@link #answerWhoHolds}, a
+   * leader that does not act says so and lists nothing.
+   */
+  void answerListTickets(String from, BakeryMessage.ListTickets q) {
+    List<Ticket> active = new ArrayList<>();
+    if (node.acting()) {
+      tables.forEach((name, t) -> {
+        if (Input.ListQuery.covers(q.prefixes(), name)) {
+          for (TableTicket k : t.tickets.values()) {
+            if (k.state == State.ACTIVE && k.deadline > node.now) {
+              active.add(k.wire(name, node.now));
+            }
+          }
+        }
+      });
+    }
+    node.send(from, new BakeryMessage.TicketList(q.queryId(), node.acting(), active));
   }
 
   // ---------------------------------------------------------------- numbers and activation

@@ -50,7 +50,6 @@ public final class LeaseAlgorithm extends ElectedAlgorithm<LeaseMessage, LeaseAl
     return true;
   }
 
-
   /**
    * {@inheritDoc} §5.6, for a client that is not the server, with the lock moving between nodes: {@code Acquire},
    * {@code Recall}, {@code RecallReply} and {@code Grant}. A node that takes again the lock it released last pays 0,
