@@ -289,11 +289,11 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
   }
 
   /**
-   * Every grant under the names asked about, by what this server decided: answered only while it decides (in its grace
-   * its table lacks what the nodes have yet to restate), so the client says it cannot tell.
+   * Every grant under the names asked about, by what this server decided: answered only once it grants (in its grace
+   * its table lacks what the nodes have yet to restate), so that the client says it cannot tell meanwhile.
    */
   private void listHeld(String from, BucketsMessage.ListHeld q) {
-    if (!core.heard(from, q.inc()) || !core.deciding()) {
+    if (!core.heard(from, q.inc()) || !core.granting()) {
       return;
     }
     long now = core.now();

@@ -306,11 +306,11 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
   }
 
   /**
-   * The leases in use under the names asked about, by what this server decided: answered only while it decides (in its
-   * grace its table lacks what the nodes have yet to restate), so the client falls back on what its node knows.
+   * The leases in use under the names asked about, by what this server decided: answered only once it grants (in its
+   * grace its table lacks what the nodes have yet to restate), so that the client says it cannot tell meanwhile.
    */
   private void listHeld(String from, LeaseMessage.ListHeld q) {
-    if (!core.heard(from, q.inc()) || !core.deciding()) {
+    if (!core.heard(from, q.inc()) || !core.granting()) {
       return;
     }
     long now = core.now();
