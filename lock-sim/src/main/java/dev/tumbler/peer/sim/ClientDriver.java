@@ -36,6 +36,9 @@ final class ClientDriver<M extends PeerMessage> {
   private final Map<Long, Req> reqs = new LinkedHashMap<>();
   private final Map<Long, Tx> txs = new LinkedHashMap<>();
   private long nextTxId = 1;
+  /** The listings asked and not answered: the grants valid when each was asked ({@link Invariants#validGrants}). */
+  private final Map<Long, Map<Long, Long>> listings = new LinkedHashMap<>();
+  private long nextQueryId = 1;
   private long nextRequestId = 1;
   private long grants;
   /** Requests not ended yet. */
@@ -200,7 +203,30 @@ final class ClientDriver<M extends PeerMessage> {
     }
   }
 
+  /**
+   * {@code node} is asked what is held under every name of the run (they all start with {@code L}); the answer owes
+   * the grants valid now and made at least {@code staleNanos} ago.
+   */
+  void list(SimNode<M> node, long staleNanos) {
+    if (!node.alive) {
+      return;
+    }
+    long id = nextQueryId++;
+    listings.put(id, checks.validGrants(staleNanos));
+    trace.log(node.id + " LIST " + id);
+    step.accept(node, new Input.ListQuery<>(id, List.of("L")));
+  }
+
   // ---- what the cores answer
+
+  void listed(SimNode<M> node, Output.Listing<M> l) {
+    trace.log(node.id + " LISTING " + l);
+    Map<Long, Long> asked = listings.remove(l.queryId());
+    if (asked == null) {
+      throw new Violation("bookkeeping: " + node.id + " answered listing " + l.queryId() + ", not asked or answered");
+    }
+    checks.listed(node, asked, l);
+  }
 
   void granted(SimNode<M> node, Output.Granted<M> g) {
     Req r = reqs.get(g.requestId());

@@ -1,12 +1,15 @@
 package dev.tumbler.peer.sim;
 
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.election.ElectionCore;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.LongFunction;
 
@@ -31,6 +34,8 @@ final class Invariants<M extends PeerMessage> {
   private final Leases leases;
   private final Views views = new Views();
   private final BucketChecks bucketChecks = new BucketChecks();
+  /** The node of every grant made, by its claim's name and token (LI-2). */
+  private final Map<String, Integer> grantedTo = new HashMap<>();
   /** Held requests with a window: I-5 watches them after every step. */
   private final Set<Req> heldLeased = new LinkedHashSet<>();
 
@@ -75,6 +80,7 @@ final class Invariants<M extends PeerMessage> {
       long madeAt = g.unbounded() ? now : Math.min(now, node.clock.real(g.sentAt()));
       safety.granted(new Safety.Grant(r.id, r.session, r.claim, g.fencingToken(), g.permits(), madeAt,
           r.tx == null ? 0 : r.tx.id), other -> valid(requests.apply(other.requestId())), dropped);
+      grantedTo.put(tokenKey(r.claim.name(), r.claim.mode(), g.fencingToken()), r.node);
     } catch (IllegalStateException e) {
       throw new Violation(e.getMessage());
     }
@@ -84,6 +90,76 @@ final class Invariants<M extends PeerMessage> {
   private boolean valid(Req r) {
     SimNode<M> node = nodes.get(r.node);
     return r.state == Req.State.HELD && node.alive && leases.window(r.id).validAt(scheduler.local(node.clock));
+  }
+
+  /**
+   * The grants valid now and made at least {@code staleNanos} ago, each one's token by its request id: what a listing
+   * asked now is judged against.
+   */
+  Map<Long, Long> validGrants(long staleNanos) {
+    Map<Long, Long> held = new HashMap<>();
+    for (Safety.Grant g : safety.live()) {
+      if (valid(requests.apply(g.requestId())) && g.madeAt() <= scheduler.now() - staleNanos) {
+        held.put(g.requestId(), g.token());
+      }
+    }
+    return held;
+  }
+
+  /**
+   * Judges the listing {@code lister} answered, when it says it knows: LI-1, every grant valid when it was asked (and
+   * made long enough before: {@link #validGrants}) and still valid (the same grant) when answered is listed under its
+   * name and its node, with its own token, or a token at least its own where the listing says the token is not the
+   * holder's, or none; except the transaction claims of other nodes (an {@code agent} listing may only know a
+   * transaction's claims from its node). LI-2, a token listed as a holder's own was not granted to another node (it
+   * may be one whose grant is still on its way to its client, or one its client gave up).
+   */
+  void listed(SimNode<M> lister, Map<Long, Long> validWhenAsked, Output.Listing<M> l) {
+    if (!l.known()) {
+      return;
+    }
+    Map<Long, Safety.Grant> live = new HashMap<>();
+    for (Safety.Grant g : safety.live()) {
+      live.put(g.requestId(), g);
+    }
+    for (Map.Entry<Long, Long> e : validWhenAsked.entrySet()) {
+      Req r = requests.apply(e.getKey());
+      Safety.Grant g = live.get(e.getKey());
+      if (g == null || g.token() != e.getValue() || !valid(r) || r.tx != null && r.node != lister.index) {
+        continue;
+      }
+      String node = nodes.get(r.node).id;
+      boolean found = false;
+      for (Output.Listed x : l.held()) {
+        found |= x.name().equals(r.claim.name()) && node(x).equals(node)
+            && (x.tokenIsHolders() ? x.token() == g.token() : x.token() == 0 || x.token() >= g.token());
+      }
+      if (!found) {
+        throw new Violation("LI-1: " + lister.id + " listed " + l.held() + " without " + g + " of " + node
+            + ", valid from the question to the answer");
+      }
+    }
+    for (Output.Listed x : l.held()) {
+      Integer to = x.tokenIsHolders() ? grantedTo.get(tokenKey(x.name(), x.mode(), x.token())) : null;
+      if (to != null && !nodes.get(to).id.equals(node(x))) {
+        throw new Violation("LI-2: " + lister.id + " listed " + x + ", whose token was granted to " + nodes.get(to).id);
+      }
+    }
+  }
+
+  /** The node a listed claim names as its holder: before the tag (after a space) or the session (after a '#'). */
+  private static String node(Output.Listed x) {
+    String h = x.holder();
+    int end = h.length();
+    for (char c : new char[] {' ', '#'}) {
+      int i = h.indexOf(c);
+      end = i >= 0 ? Math.min(end, i) : end;
+    }
+    return h.substring(0, end);
+  }
+
+  private static String tokenKey(String name, Claim.Mode mode, long token) {
+    return (mode == Claim.Mode.PERMITS ? "permits:" : "lock:") + name + "#" + token;
   }
 
   /** Judges a renewal of the held request {@code r} (I-4). */

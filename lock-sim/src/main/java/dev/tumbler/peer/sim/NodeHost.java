@@ -341,7 +341,7 @@ final class NodeHost<M extends PeerMessage> {
       case Output.Renewed<M> rn -> driver.renewed(node, rn);
       case Output.Holder<M> h -> trace.log(node.id + " HOLDER " + h); // the workloads ask no holder queries
       case Output.Permits<M> p -> trace.log(node.id + " PERMITS " + p); // nor permit queries
-      case Output.Listing<M> l -> trace.log(node.id + " LISTING " + l); // nor listings
+      case Output.Listing<M> l -> driver.listed(node, l);
       case Output.TxAborted<M> a -> driver.aborted(node, a);
       case Output.Lost<M> l -> driver.lost(node, l);
     }

@@ -81,6 +81,11 @@ final class Run<M extends PeerMessage> {
         scheduler.at(op.at(), () -> apply(op));
       }
       scheduler.at(config.faultPhaseNanos(), this::healEverything);
+      long every = setup.listEveryNanos();
+      for (long at = every, k = 0; every > 0 && at < config.faultPhaseNanos() + config.probeDelayNanos(); at += every) {
+        SimNode<M> lister = nodes.get((int) (k++ % members));
+        scheduler.at(at, () -> driver.list(lister, setup.listStaleNanos()));
+      }
       long end = config.faultPhaseNanos() + config.settleNanos();
       while (scheduler.runNext(end)) {
         checks.afterStep();

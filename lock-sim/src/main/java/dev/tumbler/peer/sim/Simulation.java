@@ -168,7 +168,8 @@ public final class Simulation<M extends PeerMessage> {
    *     restart (no D11 wait)
    */
   record Setup<M extends PeerMessage>(SimulationConfig config, CoreFactory<M> factory, MessageCodec<M> codec,
-      long leaseNanos, int clients, CoreFactory<M> clientFactory, boolean mutationJoinAtOnce) {}
+      long leaseNanos, int clients, CoreFactory<M> clientFactory, boolean mutationJoinAtOnce, long listEveryNanos,
+      long listStaleNanos) {}
 
   private final Setup<M> setup;
   private final OpGenerator generator;
@@ -191,7 +192,7 @@ public final class Simulation<M extends PeerMessage> {
    * @param leaseNanos the term {@code T} the cores were given for their grants; 0 when grants have none
    */
   public Simulation(SimulationConfig config, CoreFactory<M> factory, MessageCodec<M> codec, long leaseNanos) {
-    this(new Setup<>(config, factory, codec, leaseNanos, 0, null, false));
+    this(new Setup<>(config, factory, codec, leaseNanos, 0, null, false, 0, 0));
   }
 
   private Simulation(Setup<M> setup) {
@@ -206,7 +207,26 @@ public final class Simulation<M extends PeerMessage> {
   public Simulation<M> withMutationJoinAtOnce() {
     Setup<M> s = setup;
     return new Simulation<>(new Setup<>(s.config(), s.factory(), s.codec(), s.leaseNanos(), s.clients(),
-        s.clientFactory(), true));
+        s.clientFactory(), true, s.listEveryNanos(), s.listStaleNanos()));
+  }
+
+  /**
+   * This simulation with listings of what is held ({@code Input.ListQuery}) asked by the members in turn every
+   * {@code everyNanos}, up to the probes, each answer judged against the book (LI-1, LI-2 in {@code Invariants}). Off
+   * by default: the queries and their messages change every seed's run, and only algorithms that list can be asked.
+   *
+   * @param staleNanos how old a grant must be when a listing is asked for the listing to owe it (how long the
+   *     algorithm's listing may lag a grant: a {@code lease} taken again from its node's cache reaches the server's
+   *     listing at that node's next renewal)
+   */
+  public Simulation<M> withListings(long everyNanos, long staleNanos) {
+    if (everyNanos <= 0 || staleNanos < 0) {
+      throw new IllegalArgumentException("listings every " + everyNanos + " ns, owed after " + staleNanos
+          + " ns: the first must be positive, the second not negative");
+    }
+    Setup<M> s = setup;
+    return new Simulation<>(new Setup<>(s.config(), s.factory(), s.codec(), s.leaseNanos(), s.clients(),
+        s.clientFactory(), s.mutationJoinAtOnce(), everyNanos, staleNanos));
   }
 
   /**
@@ -221,7 +241,8 @@ public final class Simulation<M extends PeerMessage> {
     }
     Setup<M> s = setup;
     return new Simulation<>(new Setup<>(s.config(), s.factory(), s.codec(), s.leaseNanos(), count,
-        Objects.requireNonNull(clientFactory), false));
+        Objects.requireNonNull(clientFactory), s.mutationJoinAtOnce(), s.listEveryNanos(),
+        s.listStaleNanos()));
   }
 
   /**
