@@ -251,6 +251,18 @@ public class ScriptedCluster {
     return l.known() ? l.held() : null;
   }
 
+  /** Asks {@code node} what is held under {@code prefixes} without delivering anything; returns the query id. */
+  public long askListing(String node, String... prefixes) {
+    long id = nextQueryId++;
+    step(node, new Input.ListQuery<>(id, List.of(prefixes)));
+    return id;
+  }
+
+  /** The answer to listing {@code id}, or null while none came. */
+  public Output.Listing<Envelope> listingAnswer(long id) {
+    return listings.get(id);
+  }
+
   /** Starts a request without delivering anything yet, so that several requests can race. */
   public long acquireNoDrain(String node, Claim claim) {
     long id = nextRequestId++;

@@ -16,8 +16,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@code heldLocks()} of the algorithms with a server, across nodes of a 3-node in-memory cluster: a node lists the
- * grants of another by the server's word (a lock and a semaphore's permits, with holder, token and time left), a
+ * {@code heldLocks()} of the algorithms with a server, and of {@code agent} (by the word of a majority of the members),
+ * across nodes of a 3-node in-memory cluster: a node lists the grants of another by the server's word, or the
+ * holder's own (a lock, and a semaphore's permits, which {@code buckets} serves, with holder, token and time left), a
  * holder's own listing drops a release at once, and another node's within a term. The TCK's listing group checks a
  * service's own grants and namespaces; this checks what only a cluster shows.
  */
@@ -34,7 +35,7 @@ class NativeListingTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"lease", "buckets", "bakery"})
+  @ValueSource(strings = {"lease", "buckets", "bakery", "agent"})
   void aNodeListsAnothersGrantsByTheServersWord(String algorithm) throws Exception {
     String c = "listing-" + UUID.randomUUID();
     try (LockService a = node(c, "a", "b,c", algorithm); LockService b = node(c, "b", "a,c", algorithm);

@@ -65,6 +65,8 @@ final class AgentCluster {
   final List<Observation.Surrender> surrenders = new ArrayList<>();
   /** The largest token of an ended (released, lost, aborted) grant of each path. */
   final Map<List<String>, Long> endedMax = new HashMap<>();
+  /** The answers to listings, by query id. */
+  final Map<Long, Output.Listing<Envelope>> listings = new HashMap<>();
 
   record Msg(String from, String to, Envelope message, int epoch) {}
 
@@ -212,6 +214,17 @@ final class AgentCluster {
     requests.put(id, new Req(id, node, claim, null));
     step(node, new Input.Acquire<>(id, "s-" + node, claim, attempt));
     return id;
+  }
+
+  /**
+   * Asks {@code node} what is held under {@code prefixes} and delivers everything: the answer, or null while none
+   * came.
+   */
+  Output.Listing<Envelope> listing(String node, String... prefixes) {
+    long id = nextId++;
+    step(node, new Input.ListQuery<>(id, List.of(prefixes)));
+    drain();
+    return listings.get(id);
   }
 
   void end(long tx) {
@@ -402,7 +415,7 @@ final class AgentCluster {
         }
         case Output.Holder<Envelope> h -> { }
         case Output.Permits<Envelope> p -> { }
-        case Output.Listing<Envelope> l -> { }
+        case Output.Listing<Envelope> l -> assertNull(listings.put(l.queryId(), l), "a second answer " + l);
         case Output.Fact<Envelope> f -> {
           if (f.observation() instanceof Observation.Surrender s) {
             surrenders.add(s);

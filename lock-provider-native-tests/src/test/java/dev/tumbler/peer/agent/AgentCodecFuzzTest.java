@@ -6,8 +6,10 @@ import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.tumbler.peer.agent.LockTable.Entry;
 import dev.tumbler.peer.agent.LockTable.Mode;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.CodecChecks;
 import dev.tumbler.peer.core.CodecException;
+import dev.tumbler.peer.core.Output;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -38,7 +40,7 @@ class AgentCodecFuzzTest {
 
   private static AgentMessage message(FuzzedDataProvider d) {
     long clock = d.consumeLong(0, Long.MAX_VALUE);
-    return switch (d.consumeInt(0, 10)) {
+    return switch (d.consumeInt(0, 12)) {
       case 0 -> new AgentMessage.Lock(clock, id(d), path(d), mode(d));
       case 1 -> new AgentMessage.Surrender(clock, id(d), path(d), d.consumeLong(0, Long.MAX_VALUE));
       case 2 -> new AgentMessage.End(clock, id(d));
@@ -58,6 +60,19 @@ class AgentCodecFuzzTest {
       case 8 -> new AgentMessage.Info(clock, id(d), path(d), d.consumeLong(0, Long.MAX_VALUE), queue(d),
           d.consumeBoolean() ? id(d) : null);
       case 9 -> new AgentMessage.Forward(clock, id(d), path(d), text(d), d.consumeLong(0, Long.MAX_VALUE), queue(d));
+      case 10 -> new AgentMessage.ListHeld(clock, d.consumeLong(0, Long.MAX_VALUE), List.of(text(d), text(d)));
+      case 11 -> {
+        List<Output.Listed> held = new ArrayList<>();
+        List<AgentMessage.Part> parts = new ArrayList<>();
+        int n = d.consumeInt(0, 3);
+        for (int i = 0; i < n; i++) {
+          held.add(new Output.Listed(text(d), Claim.Mode.EXCLUSIVE, 1, text(d), d.consumeLong(1, Long.MAX_VALUE), true,
+              d.consumeLong(-1, Long.MAX_VALUE)));
+          parts.add(new AgentMessage.Part(text(d), new Output.Listed(text(d), Claim.Mode.READ, 1, text(d), 0, false,
+              d.consumeLong(-1, Long.MAX_VALUE))));
+        }
+        yield new AgentMessage.Listing(clock, d.consumeLong(0, Long.MAX_VALUE), d.consumeBoolean(), held, parts);
+      }
       default -> new AgentMessage.Surrendered(clock, id(d), id(d), path(d), text(d), d.consumeLong(0, Long.MAX_VALUE));
     };
   }

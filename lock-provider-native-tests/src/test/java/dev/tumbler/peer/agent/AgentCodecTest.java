@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.peer.agent.LockTable.Entry;
 import dev.tumbler.peer.agent.LockTable.Mode;
+import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.CodecChecks;
 import dev.tumbler.peer.core.CodecException;
+import dev.tumbler.peer.core.Output;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -41,7 +43,13 @@ class AgentCodecTest {
         new AgentMessage.Info(9, A, List.of("n", "a"), 30, queue, null),
         new AgentMessage.Info(9, B, List.of("n"), 31, List.of(), A),
         new AgentMessage.Forward(10, B, List.of("n"), "node-2", 31, queue),
-        new AgentMessage.Surrendered(11, B, A, List.of("n", "a"), "node-1", 30));
+        new AgentMessage.Surrendered(11, B, A, List.of("n", "a"), "node-1", 30),
+        new AgentMessage.ListHeld(12, 13, List.of("1:a/", "e1:a/")),
+        new AgentMessage.Listing(14, 13, false, List.of(), List.of()),
+        new AgentMessage.Listing(14, 13, true,
+            List.of(new Output.Listed("1:a/x", Claim.Mode.EXCLUSIVE, 1, "node-1 candidate ✓", 42, true, 43)),
+            List.of(new AgentMessage.Part("node-2", new Output.Listed("1:a/y/z", Claim.Mode.WRITE, 1, "node-2", 0,
+                false, -1)))));
   }
 
   @Test
@@ -61,7 +69,7 @@ class AgentCodecTest {
 
   @Test
   void damageIsRefusedWithAReason() {
-    CodecChecks.refusesDamage(codec, AgentCodec.VERSION, every(), new AgentMessage.End(1, A), (byte) 0, (byte) 12,
+    CodecChecks.refusesDamage(codec, AgentCodec.VERSION, every(), new AgentMessage.End(1, A), (byte) 0, (byte) 14,
         (byte) 99, (byte) -1);
   }
 
@@ -160,6 +168,28 @@ class AgentCodecTest {
       o.writeLong(0);
       o.writeLong(5);
     }));
+    refused("a lying listing", "claims 1000 listed parts", raw(AgentMessage.Listing.class, o -> {
+      o.writeLong(1);
+      o.writeLong(2);
+      o.writeBoolean(true);
+      o.writeInt(0);
+      o.writeInt(1000);
+    }));
+    refused("a part's empty node", "node id of 0", raw(AgentMessage.Listing.class, o -> {
+      o.writeLong(1);
+      o.writeLong(2);
+      o.writeBoolean(true);
+      o.writeInt(0);
+      o.writeInt(1);
+      o.writeUTF("");
+      o.writeUTF("1:a/x");
+      o.writeByte(0);
+      o.writeInt(1);
+      o.writeUTF("n");
+      o.writeLong(0);
+      o.writeBoolean(false);
+      o.writeLong(5);
+    }));
     refused("empty node", "node id of 0", raw(AgentMessage.Surrendered.class, o -> {
       o.writeLong(1);
       id(o, 1, 0, 1);
@@ -182,6 +212,12 @@ class AgentCodecTest {
     List<Entry> deep = Collections.nCopies(1, new Entry(A, Collections.nCopies(16, "x"), Mode.WRITE, null, 1, 0, false));
     AgentMessage d = new AgentMessage.Forward(1, B, List.of("x"), "n", 2, deep);
     assertEquals(d, codec.decode(codec.encode(d)));
+    // a listing names a transaction's claim by its whole path, joined: the deepest with the longest elements
+    String longest = String.join("/", Collections.nCopies(Claim.MAX_DEPTH, "x".repeat(AgentCodec.MAX_ELEMENT_LENGTH)));
+    AgentMessage l = new AgentMessage.Listing(1, 2, true, List.of(new Output.Listed(longest, Claim.Mode.WRITE, 1, "n",
+        3, true, 4)), List.of(new AgentMessage.Part("n", new Output.Listed(longest, Claim.Mode.READ, 1, "n", 0, false,
+        -1))));
+    assertEquals(l, codec.decode(codec.encode(l)));
   }
 
   @Test

@@ -69,6 +69,15 @@ public final class AgentAlgorithm implements Algorithm<AgentMessage> {
     return true;
   }
 
+  /**
+   * {@inheritDoc} No node knows every grant: a node asks every member, and lists what a majority of lock servers says,
+   * each member's own claims by its word, those of a member that does not answer by its parts at the others.
+   */
+  @Override
+  public boolean listsHeld() {
+    return true;
+  }
+
   @Override
   public MessageCodec<AgentMessage> codec() {
     return CODEC;

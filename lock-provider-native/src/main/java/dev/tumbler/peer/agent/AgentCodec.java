@@ -32,8 +32,17 @@ public final class AgentCodec extends WireCodec<AgentMessage> {
   private static final int MIN_PATH_BYTES = 1 + 2 + 1;
   private static final int MIN_ENTRY_BYTES = ID_BYTES + MIN_PATH_BYTES + 1 + 1 + 8 + 8 + 1;
   private static final int MIN_CLAIMED_BYTES = ID_BYTES + MIN_PATH_BYTES + 1 + 1 + 2;
+  /** The fewest bytes of a listed claim and of a listed part (a one-character node id before it). */
+  private static final int MIN_LISTED_BYTES = In.MIN_LISTED_BYTES;
+  private static final int MIN_PART_BYTES = 2 + 1 + MIN_LISTED_BYTES;
+  /**
+   * The longest name a listing carries: a path of {@link Claim#MAX_DEPTH} elements joined by {@code /}, as
+   * {@link Claim#name()} gives a transaction's claim.
+   */
+  static final int MAX_LISTED_NAME_LENGTH = Claim.MAX_DEPTH * (MAX_ELEMENT_LENGTH + 1) - 1;
 
   private static final Table<AgentMessage> TABLE = table("agent", VERSION, AgentMessage.class)
+      .names(MAX_LISTED_NAME_LENGTH)
       .message(1, AgentMessage.Lock.class,
           (m, o) -> path(id(o.number(m.clock()), m.agent()), m.path()).ordinal(m.mode()).tag(m.tag()),
           i -> new AgentMessage.Lock(clock(i), id(i), path(i), mode(i), tag(i)))
@@ -74,7 +83,16 @@ public final class AgentCodec extends WireCodec<AgentMessage> {
           i -> new AgentMessage.Forward(clock(i), id(i), path(i), text(i, "node id"), i.id("version"), queue(i)))
       .message(11, AgentMessage.Surrendered.class,
           (m, o) -> path(id(id(o.number(m.clock()), m.to()), m.by()), m.path()).text(m.server()).number(m.version()),
-          i -> new AgentMessage.Surrendered(clock(i), id(i), id(i), path(i), text(i, "node id"), i.id("version")));
+          i -> new AgentMessage.Surrendered(clock(i), id(i), id(i), path(i), text(i, "node id"), i.id("version")))
+      .message(12, AgentMessage.ListHeld.class,
+          (m, o) -> o.number(m.clock()).id(m.queryId()).strings(m.prefixes()),
+          i -> new AgentMessage.ListHeld(clock(i), i.id("query id"), i.prefixes()))
+      .message(13, AgentMessage.Listing.class,
+          (m, o) -> o.number(m.clock()).id(m.queryId()).flag(m.ready()).list(m.held(), (l, x) -> x.listed(l))
+              .list(m.parts(), (p, x) -> x.text(p.node()).listed(p.claim())),
+          i -> new AgentMessage.Listing(clock(i), i.id("query id"), i.flag(),
+              i.list(MIN_LISTED_BYTES, "listed claims", In::listed),
+              i.list(MIN_PART_BYTES, "listed parts", x -> new AgentMessage.Part(text(x, "node id"), x.listed()))));
 
   public AgentCodec() {
     super(TABLE);

@@ -19,6 +19,7 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -54,6 +55,13 @@ import java.util.TreeSet;
  * for {@code 3/4} of the term from the renewal it sent (the echo rule); a claim whose quorum of trusted parts is
  * gone is {@link Output.Lost}. A node of a claim unreachable for {@code peerTimeout} counts as down; a transaction
  * whose claims can no longer meet their quorum aborts ({@link Output.Failure#UNAVAILABLE}).
+ *
+ * <p><b>Listings.</b> No node has a table of every grant: a listing ({@link Input.ListQuery}) asks every member that
+ * is up ({@code ListHeld}) and answers once all have, or {@code peerTimeout} on. Each member gives the claims its own
+ * agents hold as their clients were told, with their tokens, and the parts its lock table holds for the agents of
+ * other nodes. A member that answered lists its own claims exactly; a claim of a member that did not is listed from
+ * its parts at the members that did, with no token. That finds every plain claim (held on a majority of the members)
+ * only when a majority of ready lock servers answered: with fewer the listing cannot say.
  */
 public final class AgentCore implements ProtocolCore<AgentMessage> {
 
@@ -130,12 +138,31 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private long timerAt = NONE;
   private long surrenders;
 
+  // ---- listings
+  /** The listings this node gathers for its clients, by query id. */
+  private final Map<Long, Gathering> listings = new HashMap<>();
+
   private record Local(String from, AgentMessage message) {}
 
   private record Forwarded(AgentId to, LockRef lock, long version) {}
 
   /** An agent that no longer renews, and when its servers are told that it ended. */
   private record Lapse(Agent agent, long endAt) {}
+
+  /**
+   * A listing under way: the members asked that have yet to answer, the answers so far by member (this node's own
+   * among them), and when it stops waiting for the rest.
+   */
+  private static final class Gathering {
+    final Set<String> waiting;
+    final Map<String, AgentMessage.Listing> answers = new TreeMap<>();
+    final long deadline;
+
+    Gathering(Set<String> waiting, long deadline) {
+      this.waiting = waiting;
+      this.deadline = deadline;
+    }
+  }
 
   private final class Agent {
     final AgentId id;
@@ -334,7 +361,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         }
         case Input.HolderQuery<AgentMessage> q -> out.add(new Output.Holder<>(q.queryId(), q.name(), holderTag(q.name())));
         case Input.PermitsQuery<AgentMessage> q -> out.add(Output.Permits.unknown(q)); // no semaphores here
-        case Input.ListQuery<AgentMessage> q -> out.add(Output.Listing.unknown(q));
+        case Input.ListQuery<AgentMessage> q -> list(q);
         case Input.View<AgentMessage> v -> { } // no elections
       }
       drain();
@@ -454,7 +481,108 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
           evaluate(a);
         }
       }
+      case AgentMessage.ListHeld q -> sendTo(from, listing(q.queryId(), q.prefixes()));
+      case AgentMessage.Listing l -> {
+        Gathering g = listings.get(l.queryId());
+        if (g != null && g.waiting.remove(from)) { // from a member asked, once
+          g.answers.put(from, l);
+          finishIfAnswered(l.queryId(), g);
+        }
+      }
     }
+  }
+
+  // ================================================================ listings
+
+  /**
+   * A listing: this node answers for itself at once, and asks every member that is up. Those that are down are not
+   * waited for; with too few up it answers at once that it cannot say.
+   */
+  private void list(Input.ListQuery<AgentMessage> q) {
+    Gathering g = new Gathering(new TreeSet<>(up), now + peerTimeout);
+    g.answers.put(self, listing(q.queryId(), q.prefixes()));
+    listings.put(q.queryId(), g);
+    for (String p : g.waiting) {
+      sendTo(p, new AgentMessage.ListHeld(tick1(), q.queryId(), q.prefixes()));
+    }
+    finishIfAnswered(q.queryId(), g);
+  }
+
+  /**
+   * This member's answer to a listing, as it stands now: its own agents' claims that their clients were told of and
+   * may still trust, and the parts its lock table holds for other nodes' agents. A server that is not ready answers
+   * too, saying so: its own agents are known exactly (those of its previous life died with it), and its table is empty
+   * until it serves.
+   */
+  private AgentMessage.Listing listing(long queryId, List<String> prefixes) {
+    List<Output.Listed> held = new ArrayList<>();
+    for (Agent a : agents.values()) {
+      for (Req r : a.reqs) {
+        if (!r.done && r.told && now < r.validUntil && Input.ListQuery.covers(prefixes, r.claim.name())) {
+          held.add(new Output.Listed(r.claim.name(), r.claim.mode(), 1, Output.Listed.holder(self, r.claim.tag()),
+              r.token, true, r.validUntil - now));
+        }
+      }
+    }
+    List<AgentMessage.Part> parts = new ArrayList<>();
+    for (Entry e : table.entries()) {
+      int node = e.agent().node();
+      if (e.holds() == null || node == selfIndex || node >= members.size()) {
+        continue;
+      }
+      String name = e.path().size() == 1 ? e.path().get(0) : String.join("/", e.path());
+      if (!Input.ListQuery.covers(prefixes, name)) {
+        continue;
+      }
+      // The table does not keep the claim's own mode: a write on one name is most often a plain lock (a read-write
+      // lock's write and an election on one name come as the same WRITE entry), a write on a path a transaction's.
+      Claim.Mode mode = e.holds() == Mode.READ ? Claim.Mode.READ
+          : e.path().size() == 1 ? Claim.Mode.EXCLUSIVE : Claim.Mode.WRITE;
+      String member = members.get(node);
+      Long expires = expiresAt.get(e.agent());
+      parts.add(new AgentMessage.Part(member, new Output.Listed(name, mode, 1,
+          Output.Listed.holder(member, tags.getOrDefault(e.agent(), "")), 0, false,
+          expires == null ? -1 : Math.max(0, expires - now))));
+    }
+    return new AgentMessage.Listing(tick1(), queryId, ready, held, parts);
+  }
+
+  private void finishIfAnswered(long queryId, Gathering g) {
+    if (g.waiting.isEmpty()) {
+      finish(queryId, g);
+    }
+  }
+
+  /**
+   * The listing's answer from the answers it has. A plain claim holds on a majority of the members, so a majority of
+   * ready lock servers has one of its parts at least, whichever node holds it: with fewer, a claim of a node that did
+   * not answer may show nowhere, and the listing cannot say. Each member that answered lists its own claims exactly
+   * (its parts at the others are dropped: what its agents hold there and it does not list was released, lost, or not
+   * yet granted); a claim of a member that did not answer is listed once by name and holder, with no token (its parts'
+   * versions are not its token), in its strongest mode and with the longest time left among its parts.
+   */
+  private void finish(long queryId, Gathering g) {
+    listings.remove(queryId);
+    long tables = g.answers.values().stream().filter(AgentMessage.Listing::ready).count();
+    if (tables < members.size() / 2 + 1) {
+      out.add(new Output.Listing<>(queryId, false, List.of()));
+      return;
+    }
+    Set<Output.Listed> listed = new LinkedHashSet<>();
+    Map<List<String>, Output.Listed> silent = new LinkedHashMap<>(); // by name and holder
+    for (AgentMessage.Listing l : g.answers.values()) {
+      listed.addAll(l.held());
+      for (AgentMessage.Part p : l.parts()) {
+        if (!g.answers.containsKey(p.node())) {
+          Output.Listed c = p.claim();
+          silent.merge(List.of(c.name(), c.holder()), c, (a, b) -> new Output.Listed(a.name(),
+              a.mode() == Claim.Mode.READ ? b.mode() : a.mode(), 1, a.holder(), 0, false,
+              Math.max(a.remainingNanos(), b.remainingNanos())));
+        }
+      }
+    }
+    listed.addAll(silent.values());
+    out.add(new Output.Listing<>(queryId, true, List.copyOf(listed)));
   }
 
   // ================================================================ the lock server
@@ -1347,6 +1475,12 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       a.view.linkLost(p);
       a.dirty = true;
     }
+    // a listing's question or answer went with the link: it waits no more for p
+    for (Map.Entry<Long, Gathering> l : List.copyOf(listings.entrySet())) {
+      if (l.getValue().waiting.remove(p)) {
+        finishIfAnswered(l.getKey(), l.getValue());
+      }
+    }
   }
 
   private void renewAt(Agent a) {
@@ -1358,10 +1492,15 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     a.nextRenewAt = now + Math.max(1, a.lease / 3);
   }
 
-  /** The timer: leases here, renewals, trust running out, nodes down too long, the start's wait. */
+  /** The timer: leases here, renewals, trust running out, nodes down too long, the start's wait, listings' waits. */
   private void tick() {
     if (!ready && now >= startNow + readyWait()) {
       becomeReady();
+    }
+    for (Map.Entry<Long, Gathering> l : List.copyOf(listings.entrySet())) {
+      if (now >= l.getValue().deadline) {
+        finish(l.getKey(), l.getValue()); // the members still waited for are taken as silent
+      }
     }
     for (Map.Entry<AgentId, Long> e : List.copyOf(expiresAt.entrySet())) {
       if (e.getValue() <= now) {
@@ -1435,6 +1574,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     }
     for (Lapse l : lapsing.values()) {
       next = Math.min(next, l.endAt());
+    }
+    for (Gathering g : listings.values()) {
+      next = Math.min(next, g.deadline);
     }
     for (Agent a : agents.values()) {
       if (a.remote() || a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {

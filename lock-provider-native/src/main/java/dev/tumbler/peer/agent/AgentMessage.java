@@ -2,6 +2,7 @@ package dev.tumbler.peer.agent;
 
 import dev.tumbler.peer.agent.LockTable.Entry;
 import dev.tumbler.peer.agent.LockTable.Mode;
+import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import java.util.List;
 import java.util.Objects;
@@ -10,7 +11,8 @@ import java.util.Objects;
  * The messages of the {@code agent} algorithm (design §4.6): from an agent to a lock server ({@link Lock},
  * {@link Surrender}, {@link End}, {@link Renew}, {@link Stamp}, and a node's {@link Restate} of all its agents'
  * entries), from a server to an agent ({@link Info}, {@link Renewed}, {@link Stamped}) and between agents
- * ({@link Forward}, {@link Surrendered}). Every one carries the sender's Lamport clock, which the receiver
+ * ({@link Forward}, {@link Surrendered}), and between nodes for an operator's listing ({@link ListHeld},
+ * {@link Listing}). Every one carries the sender's Lamport clock, which the receiver
  * observes, so that a transaction begun after another one heard of has the larger id.
  */
 public sealed interface AgentMessage extends PeerMessage {
@@ -171,6 +173,45 @@ public sealed interface AgentMessage extends PeerMessage {
       Objects.requireNonNull(by, "by");
       path = List.copyOf(path);
       Objects.requireNonNull(server, "server");
+    }
+  }
+
+  /**
+   * What this member knows to be held under the names that start with one of {@code prefixes}, for an operator's
+   * listing gathered by the sender: answered by {@link Listing}, by a lock server that is ready or not.
+   */
+  record ListHeld(long clock, long queryId, List<String> prefixes) implements AgentMessage {
+    public ListHeld {
+      prefixes = List.copyOf(prefixes);
+    }
+  }
+
+  /**
+   * The answer to {@link ListHeld} {@code queryId}, each time left counted from when the sender answered.
+   *
+   * @param ready whether the sender's lock server serves: a server still waiting for its peers' restatements after a
+   *     restart has an empty table, which says nothing of the grants its previous life made
+   * @param held the claims the sender's own agents hold as their clients were told, each with its token
+   * @param parts the entries of the sender's lock table that hold a mode for an agent of another node: what tells of
+   *     that node's claims when that node does not answer
+   */
+  record Listing(long clock, long queryId, boolean ready, List<Output.Listed> held, List<Part> parts)
+      implements AgentMessage {
+    public Listing {
+      held = List.copyOf(held);
+      parts = List.copyOf(parts);
+    }
+  }
+
+  /**
+   * One entry of a lock table that holds a mode, as a {@link Listing} gives it: {@code node} is the member the agent
+   * lives on, {@code claim} its name, mode, holder (that node and the agent's tag) and the time left before the server
+   * lets it go unheard, with no token (a part's version is not the claim's token).
+   */
+  record Part(String node, Output.Listed claim) {
+    public Part {
+      Objects.requireNonNull(node, "node");
+      Objects.requireNonNull(claim, "claim");
     }
   }
 }

@@ -109,7 +109,8 @@ public interface Algorithm<M extends PeerMessage> {
 
   /**
    * Whether its core can list what is held ({@code Input.ListQuery}) by the word of a server or leaders that know every
-   * node's grants; the provider's {@code heldLocks()} answers "cannot say" where it cannot.
+   * node's grants, or of a majority of the members that each know their share; the provider's {@code heldLocks()}
+   * answers "cannot say" where it cannot.
    */
   default boolean listsHeld() {
     return false;

@@ -141,11 +141,13 @@ final class NativeLockService extends AbstractLockService {
   /**
    * {@inheritDoc} Where the algorithm has a server that knows every node's grants ({@code lease}, {@code buckets}; and
    * semaphores, which a server serves beside every algorithm): the grants under this service's namespace by that
-   * server's word, this node's own as this node knows them (a thin client's: by its member's listing). Elsewhere empty
-   * (cannot say). While no server can be asked (an election under way) it asks again; it waits at most
+   * server's word, this node's own as this node knows them (a thin client's: by its member's listing); under
+   * {@code bakery}, by a majority of its leaders' tables; under {@code agent}, by the word of a majority of the members'
+   * lock servers. Elsewhere empty (cannot say). While no
+   * server can be asked (an election under way, too few members reachable) it asks again; it waits at most
    * {@code peerTimeout} and a second for the answer.
    *
-   * @throws ServiceUnavailableException if no server answers in time (none elected, or none reachable)
+   * @throws ServiceUnavailableException if no server answers in time (none elected, or too few reachable)
    */
   @Override
   protected Optional<List<HeldLock>> listHeldLocks() {
@@ -168,7 +170,7 @@ final class NativeLockService extends AbstractLockService {
       if (System.nanoTime() - deadline >= 0) {
         throw new ServiceUnavailableException("no " + settings.algorithm().name() + " server answered the listing of "
             + "held locks of " + info().url() + " within " + TimeUnit.NANOSECONDS.toMillis(waitNanos)
-            + " ms (none elected, or none reachable from node " + shared.node.nodeId() + ")");
+            + " ms (none elected, or too few reachable from node " + shared.node.nodeId() + ")");
       }
       try {
         Thread.sleep(LISTING_RETRY);
