@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * 50 ms a member in turn is asked, and each answer that says it knows is judged against the book (LI-1: every grant
  * valid from the question to the answer is listed with its node and token, for {@code lease} every such grant made a
  * term before the question, as a lease taken again from its node's cache is heard of at that node's next renewal;
- * LI-2: no token listed as a holder's own was granted to another node), besides every check the simulator makes. {@code -Dsim.seeds=N} seeds per algorithm
+ * another node's transaction claims excepted, which an {@code agent} listing may know only from that node; LI-2: no
+ * token listed as a holder's own was granted to another node), besides every check the simulator makes. {@code -Dsim.seeds=N} seeds per algorithm
  * (default {@value #CI_SEEDS}), {@code -Dsim.seed=S} to replay one, {@code -Dlisting.algorithm=A} for one algorithm.
  */
 class ListingSimulationTest {
@@ -25,7 +26,8 @@ class ListingSimulationTest {
   private static final long PEER_TIMEOUT = 500 * MS;
 
   @ParameterizedTest
-  @CsvSource({"lease, LEASE", "bakery, READ_WRITE", "buckets, SEMAPHORE_BUCKETS", "lease, SEMAPHORE"})
+  @CsvSource({"lease, LEASE", "bakery, READ_WRITE", "buckets, SEMAPHORE_BUCKETS", "lease, SEMAPHORE", "agent, READ_WRITE",
+      "agent, TRANSACTIONS"})
   void listingsNameEveryValidGrant(String algorithmName, Workload workload) {
     String only = System.getProperty("listing.algorithm");
     if (only != null && !only.equals(algorithmName)) {
