@@ -82,13 +82,8 @@ public final class BucketsCodec extends WireCodec<BucketsMessage> {
       .message(15, BucketsMessage.Holds.class,
           (m, o) -> o.term(m.term()).id(m.queryId()).name(m.name()).tag(m.tag()),
           i -> new BucketsMessage.Holds(i.term(), i.id("query id"), i.name(), i.tag()))
-      .message(16, BucketsMessage.ListHeld.class,
-          (m, o) -> o.inc(m.inc()).id(m.queryId()).strings(m.prefixes()),
-          i -> new BucketsMessage.ListHeld(i.inc(), i.id("query id"), i.prefixes()))
-      .message(17, BucketsMessage.Listing.class,
-          (m, o) -> o.term(m.term()).id(m.queryId()).list(m.held(), (h, x) -> x.listed(h)),
-          i -> new BucketsMessage.Listing(i.term(), i.id("query id"), i.list(In.MIN_LISTED_BYTES, "listed grants",
-              x -> x.listed())));
+      .listing(16, BucketsMessage.ListHeld.class, BucketsMessage.ListHeld::new, 17, BucketsMessage.Listing.class,
+          BucketsMessage.Listing::new);
 
   public BucketsCodec() {
     super(TABLE);

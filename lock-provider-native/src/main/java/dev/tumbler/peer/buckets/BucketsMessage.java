@@ -2,6 +2,7 @@ package dev.tumbler.peer.buckets;
 
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
+import dev.tumbler.peer.core.WireCodec;
 import java.util.List;
 import java.util.Objects;
 
@@ -179,7 +180,7 @@ public sealed interface BucketsMessage extends PeerMessage {
    * What is held under the names (with their prefix) that start with one of {@code prefixes}, for an operator's
    * listing: answered by {@link Listing}, by a server that decides.
    */
-  record ListHeld(long inc, long queryId, List<String> prefixes) implements ToServer {
+  record ListHeld(long inc, long queryId, List<String> prefixes) implements ToServer, WireCodec.ListingAsk {
     public ListHeld {
       prefixes = List.copyOf(prefixes);
     }
@@ -190,7 +191,7 @@ public sealed interface BucketsMessage extends PeerMessage {
    * its token, and the time left of its session from when the server answered (-1 for a session of the server's own
    * node, which does not expire there).
    */
-  record Listing(long term, long queryId, List<Output.Listed> held) implements ToClient {
+  record Listing(long term, long queryId, List<Output.Listed> held) implements ToClient, WireCodec.ListingAnswer {
     public Listing {
       held = List.copyOf(held);
     }

@@ -36,6 +36,36 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
     void write(T value, Out out) throws IOException;
   }
 
+  /** A node asks its elected server what is held under {@code prefixes} ({@link Table#listing}). */
+  public interface ListingAsk {
+    long inc();
+
+    long queryId();
+
+    List<String> prefixes();
+
+    /** Makes the question from its fields. */
+    @FunctionalInterface
+    interface Maker<T> {
+      T make(long inc, long queryId, List<String> prefixes);
+    }
+  }
+
+  /** The server of {@code term} answers {@link ListingAsk} {@code queryId} ({@link Table#listing}). */
+  public interface ListingAnswer {
+    long term();
+
+    long queryId();
+
+    List<Output.Listed> held();
+
+    /** Makes the answer from its fields. */
+    @FunctionalInterface
+    interface Maker<T> {
+      T make(long term, long queryId, List<Output.Listed> held);
+    }
+  }
+
   /** Reads the fields of a message (or of an item of a list). */
   @FunctionalInterface
   public interface Reader<T> {
@@ -99,6 +129,30 @@ public abstract class WireCodec<M extends PeerMessage> implements MessageCodec<M
       byType[type] = k;
       byClass.put(kind, k);
       return this;
+    }
+
+    /**
+     * The two messages by which a node asks its elected server what is held: the question {@code ask} (type
+     * {@code askType}: the node's incarnation, the query id, the name prefixes) and the answer {@code answer} (type
+     * {@code answerType}: the server's term, the query id, the claims listed).
+     */
+    public <Q extends M, A extends M> Table<M> listing(int askType, Class<Q> ask, ListingAsk.Maker<Q> newAsk,
+        int answerType, Class<A> answer, ListingAnswer.Maker<A> newAnswer) {
+      if (!ListingAsk.class.isAssignableFrom(ask) || !ListingAnswer.class.isAssignableFrom(answer)) {
+        throw new IllegalStateException(name + " codec: " + ask.getSimpleName() + " or " + answer.getSimpleName()
+            + " is not a listing's message");
+      }
+      Writer<Q> writeAsk = (m, o) -> {
+        ListingAsk q = (ListingAsk) m;
+        o.inc(q.inc()).id(q.queryId()).strings(q.prefixes());
+      };
+      Writer<A> writeAnswer = (m, o) -> {
+        ListingAnswer a = (ListingAnswer) m;
+        o.term(a.term()).id(a.queryId()).list(a.held(), (h, x) -> x.listed(h));
+      };
+      return message(askType, ask, writeAsk, i -> newAsk.make(i.inc(), i.id("query id"), i.prefixes()))
+          .message(answerType, answer, writeAnswer, i -> newAnswer.make(i.term(), i.id("query id"),
+              i.list(In.MIN_LISTED_BYTES, "listed claims", In::listed)));
     }
 
     /** Every record of the message type, through its sealed sub-interfaces, has a line. */

@@ -15,7 +15,6 @@ public final class LeaseCodec extends WireCodec<LeaseMessage> {
   /** The least bytes of a held lease and of a wanted request in a restatement (empty strings). */
   private static final int MIN_HELD_BYTES = 3 + 8 + 8 + 1 + 2;
   private static final int MIN_WANTED_BYTES = 8 + 3 + 1 + 2;
-  private static final int MIN_LISTED_BYTES = In.MIN_LISTED_BYTES;
 
   private static final Table<LeaseMessage> TABLE = table("lease", VERSION, LeaseMessage.class)
       .message(1, LeaseMessage.Acquire.class,
@@ -50,13 +49,8 @@ public final class LeaseCodec extends WireCodec<LeaseMessage> {
       .message(15, LeaseMessage.Holds.class,
           (m, o) -> o.term(m.term()).id(m.queryId()).name(m.name()).tag(m.tag()),
           i -> new LeaseMessage.Holds(i.term(), i.id("query id"), i.name(), i.tag()))
-      .message(16, LeaseMessage.ListHeld.class,
-          (m, o) -> o.inc(m.inc()).id(m.queryId()).strings(m.prefixes()),
-          i -> new LeaseMessage.ListHeld(i.inc(), i.id("query id"), i.prefixes()))
-      .message(17, LeaseMessage.Listing.class,
-          (m, o) -> o.term(m.term()).id(m.queryId()).list(m.held(), (h, x) -> x.listed(h)),
-          i -> new LeaseMessage.Listing(i.term(), i.id("query id"), i.list(MIN_LISTED_BYTES, "listed leases",
-              x -> x.listed())))
+      .listing(16, LeaseMessage.ListHeld.class, LeaseMessage.ListHeld::new, 17, LeaseMessage.Listing.class,
+          LeaseMessage.Listing::new)
       .message(7, LeaseMessage.Restated.class,
           (m, o) -> o.inc(m.inc()).term(m.term()),
           i -> new LeaseMessage.Restated(i.inc(), i.term()))

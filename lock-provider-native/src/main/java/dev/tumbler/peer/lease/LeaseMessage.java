@@ -2,6 +2,7 @@ package dev.tumbler.peer.lease;
 
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
+import dev.tumbler.peer.core.WireCodec;
 import java.util.List;
 import java.util.Objects;
 
@@ -132,7 +133,7 @@ public sealed interface LeaseMessage extends PeerMessage {
    * What is held in use under the names that start with one of {@code prefixes}, for an operator's listing: answered
    * by {@link Listing}, by a server that decides.
    */
-  record ListHeld(long inc, long queryId, List<String> prefixes) implements ToServer {
+  record ListHeld(long inc, long queryId, List<String> prefixes) implements ToServer, WireCodec.ListingAsk {
     public ListHeld {
       prefixes = List.copyOf(prefixes);
     }
@@ -143,7 +144,7 @@ public sealed interface LeaseMessage extends PeerMessage {
    * highest token its node's grants of it can reach (a node grants its cached lease again with no message, by fewer than
    * {@link LeaseCore#MAX_LOCAL} tokens past the lease's own) and the time left from when the server answered.
    */
-  record Listing(long term, long queryId, List<Output.Listed> held) implements ToClient {
+  record Listing(long term, long queryId, List<Output.Listed> held) implements ToClient, WireCodec.ListingAnswer {
     public Listing {
       held = List.copyOf(held);
     }
