@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class ListingSimulationTest {
 
-  static final int CI_SEEDS = 1_000;
+  static final int CI_SEEDS = 500;
   private static final long MS = 1_000_000L;
   private static final long PEER_TIMEOUT = 500 * MS;
 
