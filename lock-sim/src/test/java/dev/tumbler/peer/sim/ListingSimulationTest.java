@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class ListingSimulationTest {
 
-  static final int CI_SEEDS = 500;
+  static final int CI_SEEDS = 200;
   private static final long MS = 1_000_000L;
   private static final long PEER_TIMEOUT = 500 * MS;
 
