@@ -119,18 +119,41 @@ class ZooKeeperEnsembleTckTest extends LockTck {
       }
     }
 
-    /** Whether {@code spec} is the ensemble's leader, by the {@code srvr} command on its client port. */
+    /**
+     * Whether {@code spec} is the ensemble's leader, by the {@code srvr} command on its client port. A server that is
+     * "not currently serving requests" is still joining the ensemble (after an earlier test's restart, slow on a busy
+     * machine: a suite run failed on it): it is asked again for up to {@link #SETTLE} before the fault is refused.
+     */
     private static boolean leads(InstanceSpec spec) {
+      long end = System.nanoTime() + SETTLE.toNanos();
+      while (true) {
+        String answer = srvr(spec);
+        if (answer.contains("Mode: ")) {
+          return answer.contains("Mode: leader");
+        }
+        if (!answer.contains("not currently serving") || System.nanoTime() - end > 0) {
+          throw new IllegalStateException("ZooKeeper server " + spec.getConnectString() + " answered srvr with: "
+              + answer + (answer.contains("not currently serving") ? " (still after " + SETTLE.toSeconds() + " s)" : ""));
+        }
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while waiting for ZooKeeper server " + spec.getConnectString()
+              + " to serve", e);
+        }
+      }
+    }
+
+    /** How long a server that is joining the ensemble is waited for before a fault is chosen. */
+    private static final java.time.Duration SETTLE = java.time.Duration.ofSeconds(30);
+
+    private static String srvr(InstanceSpec spec) {
       try (java.net.Socket socket = new java.net.Socket("127.0.0.1", spec.getPort())) {
         socket.setSoTimeout(5_000);
         socket.getOutputStream().write("srvr".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         socket.getOutputStream().flush();
-        String answer = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
-        if (!answer.contains("Mode: ")) {
-          throw new IllegalStateException("ZooKeeper server " + spec.getConnectString() + " answered srvr with: "
-              + answer);
-        }
-        return answer.contains("Mode: leader");
+        return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
       } catch (IOException e) {
         throw new UncheckedIOException("cannot ask ZooKeeper server " + spec.getConnectString() + " its mode", e);
       }
