@@ -2,6 +2,7 @@ package dev.tumbler.peer.provider;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -9,6 +10,8 @@ import dev.tumbler.lock.HeldLock;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.ServiceClosedException;
+import dev.tumbler.lock.ServiceUnavailableException;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -25,6 +28,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 class NativeListingTest {
   private static final Duration TERM = Duration.ofSeconds(2);
   private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final Duration PEER_TIMEOUT = Duration.ofMillis(500);
+  /** Scheduling slack on a busy machine for the bounds above. */
+  private static final Duration SLACK = Duration.ofMillis(750);
 
   private static LockService node(String cluster, String node, String peers, String algorithm) {
     return LockProviders.connect(url(cluster, node, peers, algorithm) + "&leaseTime=" + TERM.toMillis() + "ms");
@@ -93,6 +99,42 @@ class NativeListingTest {
       assertFalse(b.heldLocks().isPresent(), algorithm + " has no server that knows every node's grants");
     } catch (Exception e) {
       throw new AssertionError(e);
+    }
+  }
+
+  /**
+   * A listing no server or majority can answer (the node's peers never started) asks again and gives up with
+   * ServiceUnavailableException after {@code peerTimeout} and a second, not later; an interrupt ends it at once with the
+   * interrupt status kept; closing the service during the wait ends it with ServiceClosedException.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"lease", "buckets", "bakery", "agent"})
+  void aListingNobodyCanAnswerEndsWithinItsBoundOnInterruptOrOnClose(String algorithm) throws Exception {
+    String c = "listing-" + UUID.randomUUID();
+    long bound = PEER_TIMEOUT.plusSeconds(1).toNanos();
+    try (LockService alone = LockProviders.connect(url(c, "a", "b,c", algorithm) + "&peerTimeout="
+        + PEER_TIMEOUT.toMillis() + "ms")) {
+      long t0 = System.nanoTime();
+      ServiceUnavailableException e = assertThrows(ServiceUnavailableException.class, alone::heldLocks);
+      long took = System.nanoTime() - t0;
+      assertTrue(took >= bound - SLACK.toNanos() && took <= bound + SLACK.toNanos(), algorithm + ": gave up after "
+          + took / 1_000_000 + " ms, not peerTimeout and a second: " + e.getMessage());
+
+      Thread.currentThread().interrupt();
+      t0 = System.nanoTime();
+      assertThrows(ServiceUnavailableException.class, alone::heldLocks);
+      assertTrue(Thread.interrupted(), "the interrupt status is kept");
+      assertTrue(System.nanoTime() - t0 < SLACK.toNanos(), "an interrupted listing ends at once");
+
+      var pending = java.util.concurrent.CompletableFuture.supplyAsync(alone::heldLocks);
+      Thread.sleep(300);
+      t0 = System.nanoTime();
+      alone.close();
+      var failure = assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> pending.get(bound, java.util.concurrent.TimeUnit.NANOSECONDS));
+      assertTrue(failure.getCause() instanceof ServiceClosedException, "a listing under close ended with "
+          + failure.getCause());
+      assertTrue(System.nanoTime() - t0 < SLACK.toNanos(), "the close ended the listing's wait at once");
     }
   }
 

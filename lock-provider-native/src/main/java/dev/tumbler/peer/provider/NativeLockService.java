@@ -6,6 +6,7 @@ import dev.tumbler.lock.Lock;
 import dev.tumbler.lock.LockTransaction;
 import dev.tumbler.lock.ReadWriteLock;
 import dev.tumbler.lock.Semaphore;
+import dev.tumbler.lock.ServiceClosedException;
 import dev.tumbler.lock.ServiceInfo;
 import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.lock.TransactionOptions;
@@ -147,7 +148,13 @@ final class NativeLockService extends AbstractLockService {
    * server can be asked (an election under way, too few members reachable) it asks again; it waits at most
    * {@code peerTimeout} and a second for the answer.
    *
-   * @throws ServiceUnavailableException if no server answers in time (none elected, or too few reachable)
+   * <p>An interrupt ends the wait at once with {@link ServiceUnavailableException}, the thread's interrupt status kept;
+   * closing the service during the wait ends it with {@link ServiceClosedException}. A listing changes nothing: an
+   * abandoned one is forgotten by the node within {@code peerTimeout}.
+   *
+   * @throws ServiceUnavailableException if no server answers in time (none elected, or too few reachable), the node
+   *     stopped, or the thread was interrupted
+   * @throws ServiceClosedException if the service was closed
    */
   @Override
   protected Optional<List<HeldLock>> listHeldLocks() {
@@ -159,6 +166,9 @@ final class NativeLockService extends AbstractLockService {
     long deadline = System.nanoTime() + waitNanos;
     while (true) {
       Optional<List<Output.Listed>> got = listingOnce(List.of(prefix, ELECTION_PREFIX + prefix), deadline);
+      if (isClosed()) {
+        throw closedException(); // closed while it waited: what the node said no longer answers for this service
+      }
       if (got.isPresent()) {
         List<HeldLock> held = new ArrayList<>();
         for (Output.Listed l : got.get()) {
@@ -173,7 +183,8 @@ final class NativeLockService extends AbstractLockService {
             + " ms (none elected, or too few reachable from node " + shared.node.nodeId() + ")");
       }
       try {
-        Thread.sleep(LISTING_RETRY);
+        Thread.sleep(Math.max(1, Math.min(LISTING_RETRY.toMillis(),
+            TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new ServiceUnavailableException("interrupted while listing the held locks of " + info().url(), e);
@@ -192,8 +203,14 @@ final class NativeLockService extends AbstractLockService {
     } catch (TimeoutException e) {
       return Optional.empty();
     } catch (ExecutionException e) {
-      throw new ServiceUnavailableException("cannot list the held locks of " + info().url() + ": "
-          + e.getCause().getMessage(), e.getCause());
+      if (isClosed()) {
+        ServiceClosedException c = closedException();
+        c.initCause(e.getCause());
+        throw c;
+      }
+      // the node stopped under a service nobody closed (it crashed): the service is cut off, not closed
+      throw new ServiceUnavailableException("cannot list the held locks of " + info().url() + ": native node "
+          + shared.node.nodeId() + " stopped (" + e.getCause().getMessage() + ")", e.getCause());
     } finally {
       answer.cancel(false); // forgets the query if it is still waiting
     }
