@@ -173,7 +173,8 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
       case BucketsMessage.Query q -> query(from, q);
       case BucketsMessage.Restate r -> restate(from, r);
       case BucketsMessage.WhoHolds q -> whoHolds(from, q);
-      case BucketsMessage.ListHeld q -> listHeld(from, q);
+      case BucketsMessage.ListHeld q ->
+          core.answerListing(from, q, () -> held(q.prefixes()), BucketsMessage.Listing::new); // once it grants
     }
   }
 
@@ -288,18 +289,12 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
     core.sendTo(from, new BucketsMessage.Holds(core.servingTerm(), q.queryId(), q.name(), tag));
   }
 
-  /**
-   * Every grant under the names asked about, by what this server decided: answered only once it grants (in its grace
-   * its table lacks what the nodes have yet to restate), so that the client says it cannot tell meanwhile.
-   */
-  private void listHeld(String from, BucketsMessage.ListHeld q) {
-    if (!core.heard(from, q.inc()) || !core.granting()) {
-      return;
-    }
+  /** Every grant under {@code prefixes} (with their kind's prefix), by what this server decided, for a listing. */
+  private List<Output.Listed> held(List<String> prefixes) {
     long now = core.now();
     List<Output.Listed> held = new ArrayList<>();
     for (Sem s : sems.values()) {
-      if (!Input.ListQuery.covers(q.prefixes(), s.name)) {
+      if (!Input.ListQuery.covers(prefixes, s.name)) {
         continue;
       }
       for (SGrant g : s.grants.values()) {
@@ -310,7 +305,7 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
             Output.Listed.holder(g.session().node() + "#" + g.session().session(), g.tag()), g.grantId(), true, left));
       }
     }
-    core.sendTo(from, new BucketsMessage.Listing(core.servingTerm(), q.queryId(), held));
+    return held;
   }
 
   private void query(String from, BucketsMessage.Query q) {

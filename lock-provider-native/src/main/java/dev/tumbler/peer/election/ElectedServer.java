@@ -9,6 +9,7 @@ import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.PeerMessage;
 import dev.tumbler.peer.core.ProtocolCore;
 import dev.tumbler.peer.core.QuorumWatch;
+import dev.tumbler.peer.core.WireCodec;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -760,6 +761,19 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
     }
     asks.remove(queryId);
     return a;
+  }
+
+  /**
+   * The server answers the listing {@code q} of {@code from} with what {@code held} lists, made into its message by
+   * {@code answer}; only once it grants, as in its grace its table still lacks what the nodes have yet to restate (a
+   * listing then would leave out grants that hold), and only to a node incarnation it has heard from. Unanswered, the
+   * asking node's wait ends in "cannot tell" ({@link #ask}).
+   */
+  public final void answerListing(String from, WireCodec.ListingAsk q, Supplier<List<Output.Listed>> held,
+      WireCodec.ListingAnswer.Maker<? extends M> answer) {
+    if (heard(from, q.inc()) && granting()) {
+      sendTo(from, answer.make(servingTerm(), q.queryId(), held.get()));
+    }
   }
 
   /**

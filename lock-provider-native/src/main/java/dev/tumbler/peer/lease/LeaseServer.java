@@ -169,7 +169,8 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
     switch ((LeaseMessage.ToServer) message) {
       case LeaseMessage.Acquire a -> acquire(from, a);
       case LeaseMessage.WhoHolds q -> whoHolds(from, q);
-      case LeaseMessage.ListHeld q -> listHeld(from, q);
+      case LeaseMessage.ListHeld q ->
+          core.answerListing(from, q, () -> held(q.prefixes()), LeaseMessage.Listing::new); // once it grants
       case LeaseMessage.Cancel c -> cancel(from, c);
       case LeaseMessage.Renew r -> renew(from, r);
       case LeaseMessage.RecallReply r -> recallReply(from, r);
@@ -305,24 +306,18 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
     core.sendTo(from, new LeaseMessage.Holds(core.servingTerm(), q.queryId(), q.name(), tag));
   }
 
-  /**
-   * The leases in use under the names asked about, by what this server decided: answered only once it grants (in its
-   * grace its table lacks what the nodes have yet to restate), so that the client says it cannot tell meanwhile.
-   */
-  private void listHeld(String from, LeaseMessage.ListHeld q) {
-    if (!core.heard(from, q.inc()) || !core.granting()) {
-      return;
-    }
+  /** The leases in use under {@code prefixes}, by what this server decided, for a listing. */
+  private List<Output.Listed> held(List<String> prefixes) {
     long now = core.now();
     List<Output.Listed> held = new ArrayList<>();
     for (SLock l : locks.values()) {
       Holder h = l.holder;
-      if (h != null && h.active && now < h.expiry && Input.ListQuery.covers(q.prefixes(), l.name)) {
+      if (h != null && h.active && now < h.expiry && Input.ListQuery.covers(prefixes, l.name)) {
         held.add(new Output.Listed(l.name, Claim.Mode.EXCLUSIVE, 1, Output.Listed.holder(h.node, h.tag),
             h.token + LeaseCore.MAX_LOCAL - 1, false, h.expiry - now));
       }
     }
-    core.sendTo(from, new LeaseMessage.Listing(core.servingTerm(), q.queryId(), held));
+    return held;
   }
 
   /**
