@@ -26,8 +26,6 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
   private final BucketsServer server;
   private final int bucketSize;
   private final boolean locks;
-  /** The key of a listing among the machine's queries: no name is empty. */
-  private static final String LISTING = "";
   private final long term;
 
   private final Map<String, CSession> sessions = new LinkedHashMap<>();
@@ -180,12 +178,11 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
         prefixes.add(BucketsCore.LOCK_PREFIX + p);
       }
     }
-    core.ask(q.queryId(), LISTING, LISTING, new BucketsMessage.ListHeld(core.inc(), q.queryId(), prefixes),
-        () -> Output.Listing.unknown(q));
+    core.askListing(q, new BucketsMessage.ListHeld(core.inc(), q.queryId(), prefixes), () -> { });
   }
 
   private void listed(String from, BucketsMessage.Listing l) {
-    if (!core.serverAnswered(from, l.term(), l.queryId(), LISTING)) {
+    if (!core.listingAnswered(from, l)) {
       return;
     }
     List<Output.Listed> held = new ArrayList<>();

@@ -777,12 +777,27 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
   }
 
   /**
-   * Whether the server of {@code term} answers query {@code queryId} about {@code wireName} while it waits: it is then
-   * forgotten, and the caller gives the answer.
+   * Asks the server the listing {@code q} ({@code message}, a {@link WireCodec.ListingAsk}); with no server reachable
+   * at once, or with none answering within {@code peerTimeout}, it ends in "cannot tell", after {@code forgotten} runs.
+   * The answer comes back through {@link #listingAnswered}.
    */
-  public final boolean serverAnswered(String from, long term, long queryId, String wireName) {
-    return view.fromServer(from, term) && take(queryId, wireName) != null;
+  public final void askListing(Input.ListQuery<M> q, M message, Runnable forgotten) {
+    ask(q.queryId(), LISTING, LISTING, message, () -> {
+      forgotten.run();
+      return Output.Listing.unknown(q);
+    });
   }
+
+  /**
+   * Whether {@code answer} is the server's answer to a listing this node waits for: it is then forgotten, and the
+   * caller gives the answer.
+   */
+  public final boolean listingAnswered(String from, WireCodec.ListingAnswer answer) {
+    return view.fromServer(from, answer.term()) && take(answer.queryId(), LISTING) != null;
+  }
+
+  /** The key of a listing among the queries waiting for the server: no name is empty. */
+  private static final String LISTING = "";
 
   /** The server of {@code term} answers holder query {@code queryId} about {@code wireName}: {@code tag} holds it. */
   public final void holderAnswered(String from, long term, long queryId, String wireName, String tag) {

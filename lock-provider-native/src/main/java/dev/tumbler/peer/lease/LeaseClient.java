@@ -32,8 +32,6 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   private long localGrants;
   /** The listings asked of the server and not yet answered: their prefixes, by query id. */
   private final Map<Long, List<String>> listings = new TreeMap<>();
-  /** The key of a listing among the machine's queries: no name is empty. */
-  private static final String LISTING = "";
 
   /** A node's lease of one name, shared by its sessions (the seed's helper, 001:8). */
   private static final class Helper {
@@ -181,10 +179,8 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   @Override
   public void listQuery(Input.ListQuery<LeaseMessage> q) {
     listings.put(q.queryId(), q.prefixes());
-    core.ask(q.queryId(), LISTING, LISTING, new LeaseMessage.ListHeld(core.inc(), q.queryId(), q.prefixes()), () -> {
-      listings.remove(q.queryId());
-      return Output.Listing.unknown(q);
-    });
+    core.askListing(q, new LeaseMessage.ListHeld(core.inc(), q.queryId(), q.prefixes()),
+        () -> listings.remove(q.queryId()));
   }
 
   /**
@@ -194,7 +190,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
    */
   private void listed(String from, LeaseMessage.Listing l) {
     List<String> prefixes = listings.get(l.queryId());
-    if (prefixes == null || !core.serverAnswered(from, l.term(), l.queryId(), LISTING)) {
+    if (prefixes == null || !core.listingAnswered(from, l)) {
       return;
     }
     listings.remove(l.queryId());
