@@ -62,7 +62,8 @@ import org.junit.jupiter.api.Timeout;
  *       says a crash ends grants unheard ({@link FaultInjector#crashEndsGrantsUnheard}), a lease granted before a
  *       backend restart is left out: the restart ended its session, and the provider says its holder hears only at
  *       its next check);
- *   <li>every call ended in a lease, an empty answer or one of the exceptions the contract names for it;
+ *   <li>every call ended in a lease, an empty answer or one of the exceptions the contract names for it; listings
+ *       ({@link LockService#heldLocks()}) are among the calls, one in sixteen, faulted as the acquires are;
  *   <li>where the provider lists its grants ({@link LockService#heldLocks()}), none of the storm's names is listed
  *       once everything was released.
  * </ul>
@@ -182,6 +183,11 @@ abstract class ChaosGroup extends TckGroup {
     final LongAdder renewals = new LongAdder();
     final LongAdder unavailable = new LongAdder();
     final LongAdder closedUnder = new LongAdder();
+    /** Listings asked in the storm ({@link #list}), and those that answered. */
+    final LongAdder listingsAsked = new LongAdder();
+    final LongAdder listingsAnswered = new LongAdder();
+    /** The longest listing call of the storms, in nanoseconds. */
+    final AtomicLong longestListing = new AtomicLong();
     final AtomicLong closes = new AtomicLong();
     final AtomicLong cuts = new AtomicLong();
     final AtomicLong restarts = new AtomicLong();
@@ -338,6 +344,10 @@ abstract class ChaosGroup extends TckGroup {
           lock = s.lock(name);
         } catch (ServiceClosedException e) {
           closedUnder.increment();
+          continue;
+        }
+        if (r.nextInt(16) == 0) {
+          list(s, r, self, armed);
           continue;
         }
         int how = r.nextInt(8);
@@ -498,6 +508,32 @@ abstract class ChaosGroup extends TckGroup {
       }
     }
 
+    /**
+     * A listing in the storm, among the acquires: it may be interrupted, its service closed or its client cut off
+     * mid-call, and must end in an answer (a list, or empty where the provider cannot say) or an exception the contract
+     * names for it, as every call does.
+     */
+    void list(LockService s, SplittableRandom r, Thread self, AtomicLong armed) {
+      if (r.nextInt(3) == 0) {
+        arm(self, armed, r.nextLong(2 * opNanos + 1));
+      }
+      listingsAsked.increment();
+      long t0 = System.nanoTime();
+      try {
+        s.heldLocks();
+        listingsAnswered.increment();
+      } catch (ServiceClosedException e) {
+        closedUnder.increment();
+      } catch (ServiceUnavailableException e) {
+        unavailable.increment(); // an interrupted listing ends so too, its interrupt status kept
+      } catch (RuntimeException e) {
+        unexpected.add("heldLocks() threw " + trace(e));
+      } finally {
+        longestListing.accumulateAndGet(System.nanoTime() - t0, Math::max);
+        disarm(armed);
+      }
+    }
+
     static final long IDLE = -1;
     static final long FIRING = -2;
 
@@ -597,12 +633,13 @@ abstract class ChaosGroup extends TckGroup {
       interrupter.shutdownNow();
       return String.format("seed %d, op %d us: %d faults; %d grants, %d empty, %d waits with a deadline inside the call"
               + " (%d ended empty), %d async cancelled, %d interrupts armed / %d landed in acquires, %d renewals, %d unavailable,"
-              + " %d calls on closed services, %d services closed, %d cuts, %d backend restarts; first grant after each"
-              + " storm: %s",
+              + " %d calls on closed services, %d services closed, %d cuts, %d backend restarts; %d listings asked, %d"
+              + " answered, the longest %d ms; first grant after each storm: %s",
           seed, TimeUnit.NANOSECONDS.toMicros(opNanos), faults(), grants.sum(), empty.sum(), abandonedCalls.sum(),
           abandoned.sum(), cancelled.sum(),
           interruptsArmed.sum(), interruptsLanded.sum(), renewals.sum(), unavailable.sum(), closedUnder.sum(),
-          closes.get(), cuts.get(), restarts.get(), afterStorm);
+          closes.get(), cuts.get(), restarts.get(), listingsAsked.sum(), listingsAnswered.sum(),
+          TimeUnit.NANOSECONDS.toMillis(longestListing.get()), afterStorm);
     }
   }
 
