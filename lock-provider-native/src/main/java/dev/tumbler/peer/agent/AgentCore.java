@@ -86,6 +86,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   public boolean mutationSurrenderRemoteAtOnce;
   /** Test-only mutation: an agent chosen on a cycle aborts even when the lock there was not reported held. */
   boolean mutationAbortUntold;
+  /** Test-only mutation: a listing says it knows whatever few lock servers answered. */
+  boolean mutationListWithoutMajority;
 
   /**
    * For checkers (the simulator): after every step, fail with an {@link IllegalStateException} naming the entries
@@ -564,7 +566,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private void finish(long queryId, Gathering g) {
     listings.remove(queryId);
     long tables = g.answers.values().stream().filter(AgentMessage.Listing::ready).count();
-    if (tables < members.size() / 2 + 1) {
+    if (tables < members.size() / 2 + 1 && !mutationListWithoutMajority) {
       out.add(new Output.Listing<>(queryId, false, List.of()));
       return;
     }

@@ -146,7 +146,7 @@ final class ClientRole {
       node.out.add(ask.unknown());
       return;
     }
-    ask.start(reachable, node.quorum(), node.now);
+    ask.start(reachable, node.mutations.listFromOneLeader && ask instanceof ListAsk ? 1 : node.quorum(), node.now);
     asks.put(queryId, ask);
     for (String l : reachable) {
       node.send(l, question);

@@ -21,4 +21,7 @@ final class Mutations {
 
   /** A leader adds a ticket below a key it already agreed to activate in the term. */
   boolean addBelowActivated;
+
+  /** A listing is answered by the first acting leader's tables, not a majority's. */
+  boolean listFromOneLeader;
 }

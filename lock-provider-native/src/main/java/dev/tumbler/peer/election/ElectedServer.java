@@ -210,6 +210,8 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
   public boolean mutationNoGrace;
   /** Test-only mutation: the server decides whether or not its leader lease holds. */
   public boolean mutationServeWithoutLeaderLease;
+  /** Test-only mutation: the server answers listings in its grace, its table still lacking what is not restated. */
+  public boolean mutationListInGrace;
   /**
    * Test-only mutation, for the clients: a grant whose window closed goes back to the server in the step that tells
    * the loss (not a quarter term later, {@link LostGrants}), so that another may be granted it
@@ -771,7 +773,7 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
    */
   public final void answerListing(String from, WireCodec.ListingAsk q, Supplier<List<Output.Listed>> held,
       WireCodec.ListingAnswer.Maker<? extends M> answer) {
-    if (heard(from, q.inc()) && granting()) {
+    if (heard(from, q.inc()) && (mutationListInGrace ? deciding() : granting())) {
       sendTo(from, answer.make(servingTerm(), q.queryId(), held.get()));
     }
   }

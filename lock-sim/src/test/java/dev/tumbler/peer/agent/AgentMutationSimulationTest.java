@@ -75,6 +75,17 @@ class AgentMutationSimulationTest {
     return AgentTransactionSimulationTest.config().withWorkload(workload).withNames(1).withOps(2_000_000_000L, 30, 80);
   }
 
+  /** LI-1: with fewer than a majority of lock servers answering, a plain claim of a silent member may show nowhere. */
+  @Test
+  void aListingWithoutAMajorityLeavesClaimsOut() {
+    Optional<MutationHunt.Caught> c = MutationHunt.hunt("list without a majority", "LI-1",
+        AgentSimulationTest.simulation(AgentSimulationTest.config(), a -> a.mutationListWithoutMajority = true)
+            .withListings(50_000_000L, 0), BUDGET, seed -> AgentSimulationTest.replay("AgentMutationSimulationTest", seed));
+    assertTrue(c.isPresent(), "the mutation (list without a majority) broke no LI-1 rule in its seeds (default " + BUDGET
+        + ", or -Dsim.seeds)");
+    assertTrue(MutationHunt.named("LI-1", c.get().violation()), c.get().violation());
+  }
+
   private static void caught(String mutation, String rule, Consumer<AgentCore> tweak) {
     caught(mutation, rule, Workload.TRANSACTIONS, tweak);
   }

@@ -51,6 +51,13 @@ class BakeryMutationSimulationTest {
         node -> ElectionMutations.voteWithoutLease((ElectionCore) node.core(Channel.ELECTION))));
   }
 
+  /** LI-1: one leader's tables may lack a grant that a quorum without it activated. */
+  @Test
+  void aListingFromOneLeaderLeavesGrantsOut() {
+    caught("list from one leader", "LI-1", BakerySimulationTest.simulation(BakerySimulationTest.config(),
+        c -> c.mutations.listFromOneLeader = true).withListings(50_000_000L, 0));
+  }
+
   static SimulationConfig config() {
     return BakerySimulationTest.config().withWorkload(Workload.MUTEX);
   }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tumbler.peer.composite.Envelope;
 import dev.tumbler.peer.sim.MutationHunt;
 import dev.tumbler.peer.sim.Simulation;
+import dev.tumbler.peer.sim.SimulationConfig;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
@@ -50,8 +51,21 @@ class LeaseMutationSimulationTest {
     caught("serve without leader lease", "exclusion", c -> c.mutationServeWithoutLeaderLease = true);
   }
 
+  /** LI-1: a listing that says it knows leaves out a grant its server has not been told of yet. */
+  @Test
+  void aServerThatListsInItsGraceLeavesGrantsOut() {
+    caught("list in grace", "LI-1", LeaseSimulationTest.simulation(LeaseSimulationTest.config(),
+        c -> c.mutationListInGrace = true).withListings(LISTING_EVERY, SimulationConfig.LEASE_NANOS));
+  }
+
+  /** Listings asked every this long, in the mutations that need them. */
+  private static final long LISTING_EVERY = 50_000_000L;
+
   private static void caught(String mutation, String rule, Consumer<LeaseCore> tweak) {
-    Simulation<Envelope> sim = LeaseSimulationTest.simulation(LeaseSimulationTest.config(), tweak);
+    caught(mutation, rule, LeaseSimulationTest.simulation(LeaseSimulationTest.config(), tweak));
+  }
+
+  private static void caught(String mutation, String rule, Simulation<Envelope> sim) {
     Optional<MutationHunt.Caught> c = MutationHunt.hunt(mutation, rule, sim, BUDGET,
         seed -> LeaseSimulationTest.replay("LeaseMutationSimulationTest", seed));
     assertTrue(c.isPresent(), "the mutation (" + mutation + ") broke no " + rule + " rule in its seeds (default "
