@@ -263,6 +263,11 @@ public class ScriptedCluster {
     return listings.get(id);
   }
 
+  /** The claims of {@code all} listed under {@code name}. */
+  public static List<Output.Listed> named(List<Output.Listed> all, String name) {
+    return all.stream().filter(l -> l.name().equals(name)).toList();
+  }
+
   /** Starts a request without delivering anything yet, so that several requests can race. */
   public long acquireNoDrain(String node, Claim claim) {
     long id = nextRequestId++;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tumbler.peer.ScriptedCluster;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Output;
 import java.util.List;
@@ -31,10 +32,6 @@ class BakeryListingTest {
     return c.ids.stream().filter(id -> !c.isLeader(id)).findFirst().orElseThrow();
   }
 
-  private static List<Output.Listed> named(List<Output.Listed> all, String name) {
-    return all.stream().filter(l -> l.name().equals(name)).toList();
-  }
-
   @Test
   void aNodeListsEveryGrantByAMajorityOfTheLeaders() {
     BakeryCluster c = cluster();
@@ -53,25 +50,25 @@ class BakeryListingTest {
     List<Output.Listed> seen = c.listing(lister, "1:a/");
     assertNotNull(seen, "a bakery node that reaches every leader cannot say");
     assertEquals(3, seen.size(), "listed: " + seen);
-    Output.Listed j = named(seen, "1:a/job").getFirst();
+    Output.Listed j = ScriptedCluster.named(seen, "1:a/job").getFirst();
     assertEquals(Claim.Mode.EXCLUSIVE, j.mode());
     assertTrue(j.holder().startsWith(holder), j + " names its node " + holder);
     assertTrue(j.tokenIsHolders(), "a bakery ticket's key is the holder's token: " + j);
     assertEquals(c.req(job).granted.fencingToken(), j.token(), "token of " + j);
     assertTrue(j.remainingNanos() > 0 && j.remainingNanos() <= T, "time left of " + j);
-    List<Output.Listed> doc = named(seen, "1:a/doc");
+    List<Output.Listed> doc = ScriptedCluster.named(seen, "1:a/doc");
     assertEquals(2, doc.size(), "two readers of 1:a/doc: " + seen);
     assertTrue(doc.stream().allMatch(d -> d.mode() == Claim.Mode.READ), "readers listed as " + doc);
     assertEquals(List.of(holder, reader).stream().sorted().toList(),
         doc.stream().map(d -> d.holder().split(" ")[0]).sorted().toList(), "holders of 1:a/doc");
 
-    Output.Listed own = named(c.listing(holder, "1:a/"), "1:a/job").getFirst();
+    Output.Listed own = ScriptedCluster.named(c.listing(holder, "1:a/"), "1:a/job").getFirst();
     assertEquals(j.token(), own.token(), "the holder's own listing: " + own);
 
     c.release(job);
-    assertTrue(named(c.listing(holder, "1:a/"), "1:a/job").isEmpty(), "the holder still lists its release");
+    assertTrue(ScriptedCluster.named(c.listing(holder, "1:a/"), "1:a/job").isEmpty(), "the holder still lists its release");
     c.advance(50 * MS);
-    assertTrue(named(c.listing(lister, "1:a/"), "1:a/job").isEmpty(), "a released lock still listed");
+    assertTrue(ScriptedCluster.named(c.listing(lister, "1:a/"), "1:a/job").isEmpty(), "a released lock still listed");
     assertEquals(2, c.listing(lister, "1:a/").size(), "the readers are still listed");
   }
 
@@ -87,7 +84,7 @@ class BakeryListingTest {
     c.cut(lister, leaders.get(0));
     List<Output.Listed> seen = c.listing(lister, "1:a/");
     assertNotNull(seen, "two leaders of three answered, and the node cannot say");
-    assertEquals(c.req(job).granted.fencingToken(), named(seen, "1:a/job").getFirst().token(), "listed: " + seen);
+    assertEquals(c.req(job).granted.fencingToken(), ScriptedCluster.named(seen, "1:a/job").getFirst().token(), "listed: " + seen);
 
     c.cut(lister, leaders.get(1));
     assertNull(c.listing(lister, "1:a/"), "one leader of three answered, and the node listed what it cannot know");

@@ -43,10 +43,6 @@ class LeaseListingTest {
     return (LeaseCore) c.cores.get(id).core(Channel.LOCK);
   }
 
-  private static List<Output.Listed> named(List<Output.Listed> all, String name) {
-    return all.stream().filter(l -> l.name().equals(name)).toList();
-  }
-
   @Test
   void aNodeListsAnothersGrantsByTheServersWordAndItsOwnAsItKnowsThem() {
     ScriptedCluster c = cluster();
@@ -62,28 +58,28 @@ class LeaseListingTest {
     List<Output.Listed> seen = c.listing(lister, "1:a/");
     assertNotNull(seen, "a lease cluster cannot say");
     assertEquals(2, seen.size(), "listed: " + seen);
-    Output.Listed job = named(seen, "1:a/job").getFirst();
+    Output.Listed job = ScriptedCluster.named(seen, "1:a/job").getFirst();
     assertEquals(Claim.Mode.EXCLUSIVE, job.mode());
     assertTrue(job.holder().startsWith(holder), job + " names its node " + holder);
     assertFalse(job.tokenIsHolders(), "another node's lease is listed with the highest token its cache reaches");
     long granted = c.req(lock).granted.fencingToken();
     assertTrue(job.token() >= granted && job.token() < granted + LeaseCore.MAX_LOCAL, job + " against " + granted);
     assertTrue(job.remainingNanos() > 0 && job.remainingNanos() <= T, "time left of " + job);
-    Output.Listed pool = named(seen, "1:a/pool").getFirst();
+    Output.Listed pool = ScriptedCluster.named(seen, "1:a/pool").getFirst();
     assertEquals(Claim.Mode.PERMITS, pool.mode());
     assertEquals(2, pool.permits());
     assertTrue(pool.tokenIsHolders());
     assertEquals(c.req(permits).granted.fencingToken(), pool.token(), "token of " + pool);
 
     List<Output.Listed> own = c.listing(holder, "1:a/");
-    Output.Listed ownJob = named(own, "1:a/job").getFirst();
+    Output.Listed ownJob = ScriptedCluster.named(own, "1:a/job").getFirst();
     assertTrue(ownJob.tokenIsHolders(), "the holder's node knows its own token: " + ownJob);
     assertEquals(granted, ownJob.token());
 
     c.release(lock);
     c.release(permits);
-    assertTrue(named(c.listing(holder, "1:a/"), "1:a/job").isEmpty(), "the holder's node lists its cached lease");
-    assertTrue(named(c.listing(lister, "1:a/"), "1:a/pool").isEmpty(), "released permits still listed");
+    assertTrue(ScriptedCluster.named(c.listing(holder, "1:a/"), "1:a/job").isEmpty(), "the holder's node lists its cached lease");
+    assertTrue(ScriptedCluster.named(c.listing(lister, "1:a/"), "1:a/pool").isEmpty(), "released permits still listed");
     // the server hears of the cached lease at the node's inactive renewal, half a term on
     c.advance(T);
     assertTrue(c.listing(lister, "1:a/").isEmpty(), "a released lease listed a term on");
