@@ -33,6 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -391,16 +392,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
    */
   public CompletableFuture<Optional<String>> holder(String name) {
     Objects.requireNonNull(name, "name");
-    long id = nextQueryId.getAndIncrement();
-    CompletableFuture<Optional<String>> f = new CompletableFuture<>();
-    holderQueries.put(id, f);
-    f.whenComplete((v, e) -> holderQueries.remove(id, f));
-    if (closed.get()) {
-      f.completeExceptionally(closedException());
-      return f;
-    }
-    submit(new Input.HolderQuery<>(id, name));
-    return f;
+    return query(holderQueries, id -> new Input.HolderQuery<>(id, name));
   }
 
   /**
@@ -411,16 +403,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
    */
   public CompletableFuture<Integer> permits(String name, int limit) {
     Objects.requireNonNull(name, "name");
-    long id = nextQueryId.getAndIncrement();
-    CompletableFuture<Integer> f = new CompletableFuture<>();
-    permitQueries.put(id, f);
-    f.whenComplete((v, e) -> permitQueries.remove(id, f));
-    if (closed.get()) {
-      f.completeExceptionally(closedException());
-      return f;
-    }
-    submit(new Input.PermitsQuery<>(id, name, limit));
-    return f;
+    return query(permitQueries, id -> new Input.PermitsQuery<>(id, name, limit));
   }
 
   /**
@@ -430,15 +413,23 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
    * cancelling the future forgets the query.
    */
   public CompletableFuture<Optional<List<Output.Listed>>> listing(List<String> prefixes) {
+    return query(listQueries, id -> new Input.ListQuery<>(id, prefixes));
+  }
+
+  /**
+   * A query to the core under a new id, made by {@code input}: its future waits in {@code waiting} until the answer
+   * completes it, it is cancelled, or the node closes.
+   */
+  private <T> CompletableFuture<T> query(Map<Long, CompletableFuture<T>> waiting, LongFunction<Input<M>> input) {
     long id = nextQueryId.getAndIncrement();
-    CompletableFuture<Optional<List<Output.Listed>>> f = new CompletableFuture<>();
-    listQueries.put(id, f);
-    f.whenComplete((v, e) -> listQueries.remove(id, f));
+    CompletableFuture<T> f = new CompletableFuture<>();
+    waiting.put(id, f);
+    f.whenComplete((v, e) -> waiting.remove(id, f));
     if (closed.get()) {
       f.completeExceptionally(closedException());
       return f;
     }
-    submit(new Input.ListQuery<>(id, prefixes));
+    submit(input.apply(id));
     return f;
   }
 
