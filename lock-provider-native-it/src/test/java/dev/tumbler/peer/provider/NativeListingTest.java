@@ -15,6 +15,7 @@ import dev.tumbler.lock.ServiceUnavailableException;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -135,6 +136,62 @@ class NativeListingTest {
       assertTrue(failure.getCause() instanceof ServiceClosedException, "a listing under close ended with "
           + failure.getCause());
       assertTrue(System.nanoTime() - t0 < SLACK.toNanos(), "the close ended the listing's wait at once");
+    }
+  }
+
+  /**
+   * A listing whose answer is larger than the links' {@code maxFrameSize} (here 4 KiB, for 30 held names of 200
+   * characters) is not sent: a node that must hear it from the server gives up within its bound with
+   * ServiceUnavailableException that names the frame size, and the server's node carries on with the rest of its step:
+   * every node goes on granting, and listing once what is held fits again.
+   */
+  @Test
+  void aListingLargerThanAFrameIsNotSentAndTheClusterCarriesOn() throws Exception {
+    NativeTargets.Cluster c = NativeTargets.tcp("lease", PEER_TIMEOUT, u -> u + "&maxFrameSize=4096");
+    List<LockService> nodes = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        nodes.add(c.open(i));
+      }
+      List<Lease> held = new java.util.ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        held.add(nodes.get(0).lock("n".repeat(200) + i).tryAcquire(WAIT)
+            .orElseThrow(() -> new AssertionError("a free lock not granted")));
+      }
+      int refused = 0;
+      for (LockService n : nodes) {
+        try {
+          n.heldLocks(); // the server's own node hears its answer without a link
+        } catch (ServiceUnavailableException e) {
+          assertTrue(e.getMessage().contains("maxFrameSize"), e.getMessage());
+          refused++;
+        }
+      }
+      assertTrue(refused >= 2, "the two nodes that are not the server were sent a listing larger than a frame");
+      for (Lease l : held) {
+        l.release();
+      }
+      long end = System.nanoTime() + WAIT.toNanos();
+      for (LockService n : nodes) {
+        try (Lease l = n.lock("after").tryAcquire(WAIT).orElseThrow(() -> new AssertionError("no grant after"))) {
+          assertTrue(l.isValid());
+        }
+        while (true) {
+          try {
+            n.heldLocks().orElseThrow();
+            break;
+          } catch (ServiceUnavailableException e) {
+            if (System.nanoTime() > end) {
+              throw new AssertionError("a node still cannot list once the released names left the listing", e);
+            }
+          }
+        }
+      }
+    } finally {
+      for (LockService n : nodes) {
+        n.close();
+      }
+      c.close();
     }
   }
 

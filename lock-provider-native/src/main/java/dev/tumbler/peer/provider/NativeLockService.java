@@ -180,7 +180,8 @@ final class NativeLockService extends AbstractLockService {
       if (System.nanoTime() - deadline >= 0) {
         throw new ServiceUnavailableException("no " + settings.algorithm().name() + " server answered the listing of "
             + "held locks of " + info().url() + " within " + TimeUnit.NANOSECONDS.toMillis(waitNanos)
-            + " ms (none elected, or too few reachable from node " + shared.node.nodeId() + ")");
+            + " ms (none elected, too few reachable from node " + shared.node.nodeId() + ", or an answer larger than "
+            + "the links' maxFrameSize)");
       }
       try {
         Thread.sleep(Math.max(1, Math.min(LISTING_RETRY.toMillis(),

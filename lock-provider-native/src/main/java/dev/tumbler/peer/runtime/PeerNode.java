@@ -899,7 +899,20 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
       sentByType.computeIfAbsent(m.typeName(), k -> new LongAdder()).increment();
       payloads.add(codec.encode(m));
     }
-    transport.send(to, payloads);
+    try {
+      transport.send(to, payloads);
+    } catch (IllegalArgumentException e) {
+      // a payload above the transport's frame cap (a listing of many claims): the others go one by one and the
+      // oversized one is dropped as a lost message would be, so that the rest of the step is still carried out
+      for (int i = 0; i < payloads.size(); i++) {
+        try {
+          transport.send(to, List.of(payloads.get(i)));
+        } catch (IllegalArgumentException dropped) {
+          LOG.warn("native node {}: a {} message to {} was not sent: {}", core.self(),
+              ((Output.Send<M>) sends.get(i)).message().typeName(), to, dropped.getMessage());
+        }
+      }
+    }
   }
 
   @Override
