@@ -185,24 +185,10 @@ public final class ClientGateway {
       }
       case ClientMessage.Begin b -> begin(now, s, b.tx(), b.options(), work);
       case ClientMessage.End e -> end(s, e.tx(), work);
-      case ClientMessage.HolderQuery q -> {
-        long id = nextId++;
-        byQuery.put(id, s);
-        clientQuery.put(id, q.q());
-        work.inputs().add(new Input.HolderQuery<>(id, q.name()));
-      }
-      case ClientMessage.PermitsQuery q -> {
-        long id = nextId++;
-        byQuery.put(id, s);
-        clientQuery.put(id, q.q());
-        work.inputs().add(new Input.PermitsQuery<>(id, q.name(), q.limit()));
-      }
-      case ClientMessage.ListQuery q -> {
-        long id = nextId++;
-        byQuery.put(id, s);
-        clientQuery.put(id, q.q());
-        work.inputs().add(new Input.ListQuery<>(id, q.prefixes()));
-      }
+      case ClientMessage.HolderQuery q -> work.inputs().add(new Input.HolderQuery<>(query(s, q.q()), q.name()));
+      case ClientMessage.PermitsQuery q ->
+          work.inputs().add(new Input.PermitsQuery<>(query(s, q.q()), q.name(), q.limit()));
+      case ClientMessage.ListQuery q -> work.inputs().add(new Input.ListQuery<>(query(s, q.q()), q.prefixes()));
       case ClientMessage.Ping p -> work.replies().add(new Reply(from, new ClientMessage.Pong(s.key.session(), s.echo,
           sessionFor(now, s))));
       case ClientMessage.Bye b -> close(s, work);
@@ -492,27 +478,9 @@ public final class ClientGateway {
           }
         }
       }
-      case Output.Holder<M> h -> {
-        Session s = byQuery.remove(h.queryId());
-        Long q = clientQuery.remove(h.queryId());
-        if (s != null && q != null) {
-          work.replies().add(reply(now, s, new Holder(q, h.name(), h.tag())));
-        }
-      }
-      case Output.Permits<M> p -> {
-        Session s = byQuery.remove(p.queryId());
-        Long q = clientQuery.remove(p.queryId());
-        if (s != null && q != null) {
-          work.replies().add(reply(now, s, new Permits(q, p.name(), p.available())));
-        }
-      }
-      case Output.Listing<M> l -> {
-        Session s = byQuery.remove(l.queryId());
-        Long q = clientQuery.remove(l.queryId());
-        if (s != null && q != null) {
-          work.replies().add(reply(now, s, new Listing(q, l.known(), l.held())));
-        }
-      }
+      case Output.Holder<M> h -> answered(now, h.queryId(), q -> new Holder(q, h.name(), h.tag()), work);
+      case Output.Permits<M> p -> answered(now, p.queryId(), q -> new Permits(q, p.name(), p.available()), work);
+      case Output.Listing<M> l -> answered(now, l.queryId(), q -> new Listing(q, l.known(), l.held()), work);
       default -> { }
     }
   }
@@ -550,6 +518,24 @@ public final class ClientGateway {
   private record Holder(long q, String name, String tag) implements Body {}
 
   private record Permits(long q, String name, int available) implements Body {}
+
+  /** A client's query {@code clientQuery} of session {@code s}, under a new id of the member's core. */
+  private long query(Session s, long clientQuery) {
+    long id = nextId++;
+    byQuery.put(id, s);
+    this.clientQuery.put(id, clientQuery);
+    return id;
+  }
+
+  /** The core answered query {@code id}: the answer, made by {@code body} for the client's query id, goes back. */
+  private <M extends PeerMessage> void answered(long now, long id, java.util.function.LongFunction<Body> body,
+      Work<M> work) {
+    Session s = byQuery.remove(id);
+    Long q = clientQuery.remove(id);
+    if (s != null && q != null) {
+      work.replies().add(reply(now, s, body.apply(q)));
+    }
+  }
 
   private record Listing(long q, boolean known, List<Output.Listed> held) implements Body {}
 
