@@ -109,10 +109,11 @@ final class Invariants<M extends PeerMessage> {
   /**
    * Judges the listing {@code lister} answered, when it says it knows: LI-1, every grant valid when it was asked (and
    * made long enough before: {@link #validGrants}) and still valid (the same grant) when answered is listed under its
-   * name and its node, with its own token, or a token at least its own where the listing says the token is not the
-   * holder's, or none; except the transaction claims of other nodes (an {@code agent} listing may only know a
-   * transaction's claims from its node). LI-2, a token listed as a holder's own was not granted to another node (it
-   * may be one whose grant is still on its way to its client, or one its client gave up).
+   * name and its node (a thin client's: any holder, as its member holds it for it), with its own token, or a token at
+   * least its own where the listing says the token is not the holder's, or none; except the transaction claims of other
+   * nodes (an {@code agent} listing may only know a transaction's claims from its node). LI-2, a token listed as a
+   * holder's own was not granted to another node, a thin client's aside (it may be one whose grant is still on its way
+   * to its client, or one its client gave up).
    */
   void listed(SimNode<M> lister, Map<Long, Long> validWhenAsked, Output.Listing<M> l) {
     if (!l.known()) {
@@ -129,9 +130,10 @@ final class Invariants<M extends PeerMessage> {
         continue;
       }
       String node = nodes.get(r.node).id;
+      boolean client = nodes.get(r.node).client; // a thin client's grant is held for it by its member, and named so
       boolean found = false;
       for (Output.Listed x : l.held()) {
-        found |= x.name().equals(r.claim.name()) && node(x).equals(node)
+        found |= x.name().equals(r.claim.name()) && (client || node(x).equals(node))
             && (x.tokenIsHolders() ? x.token() == g.token() : x.token() == 0 || x.token() >= g.token());
       }
       if (!found) {
@@ -141,7 +143,7 @@ final class Invariants<M extends PeerMessage> {
     }
     for (Output.Listed x : l.held()) {
       Integer to = x.tokenIsHolders() ? grantedTo.get(tokenKey(x.name(), x.mode(), x.token())) : null;
-      if (to != null && !nodes.get(to).id.equals(node(x))) {
+      if (to != null && !nodes.get(to).client && !nodes.get(to).id.equals(node(x))) {
         throw new Violation("LI-2: " + lister.id + " listed " + x + ", whose token was granted to " + nodes.get(to).id);
       }
     }

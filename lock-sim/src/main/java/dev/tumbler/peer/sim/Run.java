@@ -83,7 +83,7 @@ final class Run<M extends PeerMessage> {
       scheduler.at(config.faultPhaseNanos(), this::healEverything);
       long every = setup.listEveryNanos();
       for (long at = every, k = 0; every > 0 && at < config.faultPhaseNanos() + config.probeDelayNanos(); at += every) {
-        SimNode<M> lister = nodes.get((int) (k++ % members));
+        SimNode<M> lister = nodes.get((int) (k++ % nodes.size())); // the thin clients too, after the members
         scheduler.at(at, () -> driver.list(lister, setup.listStaleNanos()));
       }
       long end = config.faultPhaseNanos() + config.settleNanos();

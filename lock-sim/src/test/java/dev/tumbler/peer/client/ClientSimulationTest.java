@@ -97,6 +97,29 @@ class ClientSimulationTest {
   }
 
   /**
+   * Listings under faults with thin clients ({@code ListingSimulationTest}'s rules LI-1 and LI-2): every node in turn,
+   * the clients too, asks every 50 ms; a client asks through its member. {@value #LISTING_SEEDS} seeds per algorithm.
+   */
+  @ParameterizedTest
+  @EnumSource(Case.class)
+  void listingsThroughThinClients(Case c) {
+    String only = System.getProperty("client.algorithm");
+    if (only != null && !only.equals(c.name())) {
+      return;
+    }
+    long[] seeds = Simulation.seeds(LISTING_SEEDS);
+    String label = "thin clients with listings, " + c.algorithm.name() + ", " + c.workload;
+    long stale = c == Case.LEASE ? SimulationConfig.LEASE_NANOS : 0; // a lease re-granted from its node's cache
+    Simulation.Totals t = simulation(c).withListings(50 * MS, stale).runAll(label, seeds,
+        seed -> replay(c, seed).replace("-Dtest=ClientSimulationTest", "-Dtest='ClientSimulationTest#listings*'"));
+    System.out.println(t.summary(label));
+    assertTrue(t.grants() > 0, "no grant in " + label);
+  }
+
+  /** Seeds per algorithm of the listing runs in CI. */
+  static final int LISTING_SEEDS = 100;
+
+  /**
    * The seeds that client runs longer than CI's found, replayed in every run: agent 49131 (a MAJORITY write surrendered
    * on one of four servers and granted again at once from the other three's older versions, below its own earlier
    * token: fencing) and 205576 (a transaction's write claim on a path granted again below the token of its own read
