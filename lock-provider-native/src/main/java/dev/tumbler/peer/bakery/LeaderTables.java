@@ -13,11 +13,15 @@ import dev.tumbler.peer.bakery.BakeryMessage.Ticket;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The leader table (§3.2 "Leader state"), which every acting leader keeps, whoever owns the requests: per name, the
@@ -78,7 +82,7 @@ final class LeaderTables {
   }
 
   void onLockExiting(BakeryMessage.LockExiting x) {
-    Table t = tables.get(x.name());
+    Table t = changing(x.name());
     if (t != null && t.entering.remove(x.reqKey()) != null) {
       dirty.add(x.name());
     }
@@ -91,7 +95,7 @@ final class LeaderTables {
   }
 
   void onTicketGone(String from, BakeryMessage.TicketGone g) {
-    Table table = tables.get(g.name());
+    Table table = changing(g.name());
     TableTicket t = table == null ? null : table.tickets.get(g.key());
     if (t != null && t.state != State.ACTIVE && t.owner.equals(from)) {
       table.tickets.remove(g.key());
@@ -109,7 +113,7 @@ final class LeaderTables {
   }
 
   void onActivateLock(String from, BakeryMessage.ActivateLock a) {
-    Table table = tables.get(a.name());
+    Table table = changing(a.name());
     TableTicket t = table == null ? null : table.tickets.get(a.key());
     if (t != null && (t.state == State.ACTIVE || mayActivate(table, t))) {
       markActive(table, t);
@@ -132,7 +136,7 @@ final class LeaderTables {
 
   /** Forgets every record of the request {@code k} on {@code name}: its entering record and its tickets. */
   void dropRecords(String name, ReqKey k) {
-    Table t = tables.get(name);
+    Table t = changing(name);
     if (t == null) {
       return;
     }
@@ -268,7 +272,7 @@ final class LeaderTables {
 
   /** Leaders that refused an activation re-check it when their table changes, and answer {@code true} then. */
   void recheckDeferred(String name) {
-    Table table = tables.get(name);
+    Table table = changing(name);
     if (table == null || table.deferred.isEmpty()) {
       return;
     }
@@ -283,19 +287,109 @@ final class LeaderTables {
 
   // ---------------------------------------------------------------- time
 
+  /*
+   * A node's tables hold every name locked in the term, and the time-driven work below (expiries, anti-entropy
+   * checks, quiet periods, tidying, the next wake-up) used to walk all of them on every step: its cost per grant grew
+   * with every name the node had seen. It now visits only the tables that may have something to do:
+   *
+   * - a table changes only through a name (table, find, ticket, changing) or a walk that says so (changedAll,
+   *   changed): each such name waits for the next tick (pendingTick) and for the end of the step (pendingSettle);
+   * - a table nobody changed has something to do only at a moment known in advance: its wake-up (the earliest
+   *   expiry, anti-entropy check or end of a quiet period: the same expression as before) or the moment its last
+   *   reader is old enough for it to be forgotten. Both are indexed by time, and computed again at the end of every
+   *   step for the tables the step changed or visited;
+   * - what changes every table's answer (a new term, this leader starting or stopping to act) makes one walk of all.
+   *
+   * The work done on a visited table is the one done before on every table, in the same name order, so a run goes
+   * exactly as before (the simulation digest of the bakery's members and clients is the same line for line); a table
+   * not visited would have been left unchanged.
+   */
+
+  /** Names changed since the last tick, whose time-driven work runs at the next one. */
+  private final Set<String> pendingTick = new HashSet<>();
+  /** Names changed or visited in this step, whose wake-up and tidiness are computed again at its end. */
+  private final Set<String> pendingSettle = new HashSet<>();
+  /** Whether every table may have changed since the last tick (a walk of all that changes some). */
+  private boolean allPendingTick = true;
+  /** Whether every table may have changed in this step. */
+  private boolean allPendingSettle = true;
+  /** The term and whether this leader acted, at the last tick and at the last tidy. */
+  private long tickTerm = -1;
+  private boolean tickActing;
+  private long tidyTerm = -1;
+  private boolean tidyActing;
+  /** Each table's next wake-up and the moment it may be forgotten, by name and in time order. */
+  private final Map<String, long[]> moments = new HashMap<>();
+  private final TreeSet<Moment> wakes = new TreeSet<>();
+  private final TreeSet<Moment> forgets = new TreeSet<>();
+
+  /** A table's moment: by time, then name. */
+  private record Moment(long at, String name) implements Comparable<Moment> {
+    @Override
+    public int compareTo(Moment o) {
+      int c = Long.compare(at, o.at);
+      return c != 0 ? c : name.compareTo(o.name);
+    }
+  }
+
+  /** {@code name}'s table, which the caller may change; null if there is none. */
+  private Table changing(String name) {
+    Table t = tables.get(name);
+    if (t != null) {
+      changed(name);
+    }
+    return t;
+  }
+
+  /** Marks {@code name}'s table as (possibly) changed: its time-driven work is looked at again. */
+  private void changed(String name) {
+    pendingTick.add(name);
+    pendingSettle.add(name);
+  }
+
+  /** Marks every table as (possibly) changed. */
+  private void changedAll() {
+    allPendingTick = true;
+    allPendingSettle = true;
+  }
+
   /** Time-driven table work: owners away for T, stale tickets, expiries, quiet periods that ended. */
   void tick(long settledAt) {
     forgetAbsentOwners();
-    checkStaleTickets();
-    for (Map.Entry<String, Table> e : tables.entrySet()) {
-      Table t = e.getValue();
+    Collection<String> names;
+    if (allPendingTick || tickTerm != node.term || tickActing != node.acting()) {
+      names = tables.keySet();
+      allPendingSettle = true;
+    } else {
+      TreeSet<String> due = new TreeSet<>();
+      for (String n : pendingTick) {
+        if (tables.containsKey(n)) {
+          due.add(n);
+        }
+      }
+      for (Moment m : wakes) {
+        if (m.at > node.now) {
+          break;
+        }
+        due.add(m.name);
+      }
+      pendingSettle.addAll(due);
+      names = due;
+    }
+    allPendingTick = false;
+    pendingTick.clear();
+    tickTerm = node.term;
+    tickActing = node.acting();
+    checkStaleTickets(names);
+    for (String name : names) {
+      Table t = tables.get(name);
       boolean expired = t.tickets.values().removeIf(x -> x.state == State.ACTIVE && x.deadline <= node.now);
       if (expired) {
-        dirty.add(e.getKey());
+        dirty.add(name);
       }
       long quiet = t.quietEndAfter(settledAt);
       if (quiet != NONE && quiet <= node.now) {
-        dirty.add(e.getKey()); // a timed-soft writer's quiet period ended since the last step
+        dirty.add(name); // a timed-soft writer's quiet period ended since the last step
       }
     }
   }
@@ -325,6 +419,7 @@ final class LeaderTables {
         if (changed) {
           t.deferred.keySet().removeIf(key -> !t.tickets.containsKey(key));
           dirty.add(te.getKey());
+          changed(te.getKey());
         }
       }
     }
@@ -336,13 +431,13 @@ final class LeaderTables {
    * (a link break the ends saw differently, a message kept while this leader did not act) otherwise left a
    * ticket here that held back every ticket behind it for ever. One check per ticket and lease.
    */
-  private void checkStaleTickets() {
+  private void checkStaleTickets(Collection<String> names) {
     if (!node.acting()) {
       return;
     }
     long now = node.now;
-    for (Map.Entry<String, Table> e : tables.entrySet()) {
-      for (TableTicket t : e.getValue().tickets.values()) {
+    for (String name : names) {
+      for (TableTicket t : tables.get(name).tickets.values()) {
         if (t.state == State.ACTIVE || t.owner.equals(node.self) || t.key.term() != node.term) {
           continue;
         }
@@ -351,27 +446,29 @@ final class LeaderTables {
         } else if (now - t.since >= node.leaseNanos) {
           t.since = now; // checked again a lease later, whether it could be asked now or not
           if (node.connected(t.owner) && node.links.get(t.owner).synced) {
-            node.send(t.owner, new BakeryMessage.TicketCheck(node.term, e.getKey(), t.key));
+            node.send(t.owner, new BakeryMessage.TicketCheck(node.term, name, t.key));
           }
         }
       }
     }
   }
 
-  /** When the tables next have something to do without an input, or {@link Node#NONE}. */
+  /** When the tables next have something to do without an input, or {@link Node#NONE}: after {@link #tidy}. */
   long nextWakeUp() {
+    return earliest(wakes.isEmpty() ? NONE : wakes.first().at, nextForget());
+  }
+
+  /** When {@code t} next has something to do without an input, or {@link Node#NONE}. */
+  private long wakeUp(Table t) {
     long next = NONE;
-    for (Table t : tables.values()) {
-      for (TableTicket k : t.tickets.values()) {
-        if (k.state == State.ACTIVE) {
-          next = earliest(next, k.deadline);
-        } else if (k.since != NONE && node.acting()) {
-          next = earliest(next, k.since + node.leaseNanos); // its anti-entropy check
-        }
+    for (TableTicket k : t.tickets.values()) {
+      if (k.state == State.ACTIVE) {
+        next = earliest(next, k.deadline);
+      } else if (k.since != NONE && node.acting()) {
+        next = earliest(next, k.since + node.leaseNanos); // its anti-entropy check
       }
-      next = earliest(next, t.quietEndAfter(node.now));
     }
-    return earliest(next, nextForget());
+    return earliest(next, t.quietEndAfter(node.now));
   }
 
   /** When {@link #forgetAbsentOwners} next has something to drop, or {@link Node#NONE}. */
@@ -394,13 +491,74 @@ final class LeaderTables {
     return next;
   }
 
-  /** Forgets the tables that hold nothing a later request could need. */
+  /**
+   * At the end of a step: forgets the tables that hold nothing a later request could need, and sets the moments of
+   * those the step changed or visited.
+   */
   void tidy() {
-    long now = node.now;
-    long term = node.term;
-    tables.values().removeIf(t -> t.tickets.isEmpty() && t.entering.isEmpty() && t.deferred.isEmpty()
-        && (t.lastRead == NONE || now - t.lastRead > BakerySettings.MAX_DURATION.toNanos())
-        && (t.highest == 0 || t.highestTerm != term)); // the high-water mark lives as long as its term
+    if (allPendingSettle || tidyTerm != node.term || tidyActing != node.acting()) {
+      moments.clear();
+      wakes.clear();
+      forgets.clear();
+      tables.entrySet().removeIf(e -> forgettable(e.getValue()));
+      for (Map.Entry<String, Table> e : tables.entrySet()) {
+        schedule(e.getKey(), e.getValue());
+      }
+    } else {
+      for (Moment m : forgets) {
+        if (m.at > node.now) {
+          break;
+        }
+        pendingSettle.add(m.name);
+      }
+      for (String name : pendingSettle) {
+        Table t = tables.get(name);
+        if (t != null && forgettable(t)) {
+          tables.remove(name);
+          unschedule(name);
+        } else if (t != null) {
+          schedule(name, t);
+        }
+      }
+    }
+    allPendingSettle = false;
+    pendingSettle.clear();
+    tidyTerm = node.term;
+    tidyActing = node.acting();
+  }
+
+  /** Whether {@code t} holds nothing a later request could need (the high-water mark lives as long as its term). */
+  private boolean forgettable(Table t) {
+    return t.tickets.isEmpty() && t.entering.isEmpty() && t.deferred.isEmpty()
+        && (t.lastRead == NONE || node.now - t.lastRead > BakerySettings.MAX_DURATION.toNanos())
+        && (t.highest == 0 || t.highestTerm != node.term);
+  }
+
+  private void schedule(String name, Table t) {
+    unschedule(name);
+    long wake = wakeUp(t);
+    // only the last reader's age can make a table forgettable without a change: the moment it is old enough
+    long forget = t.tickets.isEmpty() && t.entering.isEmpty() && t.deferred.isEmpty() && t.lastRead != NONE
+        && (t.highest == 0 || t.highestTerm != node.term) ? t.lastRead + BakerySettings.MAX_DURATION.toNanos() + 1 : NONE;
+    moments.put(name, new long[] {wake, forget});
+    if (wake != NONE) {
+      wakes.add(new Moment(wake, name));
+    }
+    if (forget != NONE) {
+      forgets.add(new Moment(forget, name));
+    }
+  }
+
+  private void unschedule(String name) {
+    long[] m = moments.remove(name);
+    if (m != null) {
+      if (m[0] != NONE) {
+        wakes.remove(new Moment(m[0], name));
+      }
+      if (m[1] != NONE) {
+        forgets.remove(new Moment(m[1], name));
+      }
+    }
   }
 
   // ---------------------------------------------------------------- restatements, incarnations, views
@@ -429,6 +587,7 @@ final class LeaderTables {
           && !keys.contains(Map.entry(e.getKey(), k.key)))
           | t.entering.entrySet().removeIf(en -> en.getValue().equals(from) && !entering.contains(en.getKey()))) {
         dirty.add(e.getKey());
+        changed(e.getKey());
       }
     }
     for (Ticket t : m.tickets()) {
@@ -449,12 +608,14 @@ final class LeaderTables {
       if (e.getValue().tickets.values().removeIf(t -> t.reqKey.client().equals(peer)
           && t.reqKey.incarnation() == old)) {
         dirty.add(e.getKey());
+        changed(e.getKey());
       }
     }
   }
 
   /** A new term: tickets that were not active are requested again in it; active ones stay until their deadline. */
   void newView() {
+    changedAll();
     for (Map.Entry<String, Table> e : tables.entrySet()) {
       Table table = e.getValue();
       table.entering.clear();
@@ -519,22 +680,24 @@ final class LeaderTables {
 
   // ---------------------------------------------------------------- access
 
-  /** Every name's table, in name order. */
+  /** Every name's table, in name order (the caller may change any of them). */
   Map<String, Table> all() {
+    changedAll();
     return tables;
   }
 
   Table table(String name) {
+    changed(name);
     return tables.computeIfAbsent(name, k -> new Table());
   }
 
   /** The table of {@code name}, or null if this leader keeps none. */
   Table find(String name) {
-    return tables.get(name);
+    return changing(name);
   }
 
   TableTicket ticket(String name, Key key) {
-    Table t = tables.get(name);
+    Table t = changing(name);
     return t == null ? null : t.tickets.get(key);
   }
 

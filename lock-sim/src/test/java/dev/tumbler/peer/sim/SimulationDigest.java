@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * Not a check of its own: a tool for refactorings that must not change behaviour. It runs the first seeds of the
  * simulations of the elected-server algorithms ({@code lease}, {@code buckets} with and without bucket sizes, and the
  * thin clients of all four leased algorithms), with and without each of their test-only mutations, and of the members
- * of {@code lamport}, {@code ricart-agrawala} and {@code agent}, and writes one line per run: its counts, its violation, its messages by type and a hash of its whole trace. Run it before and after a
+ * of {@code lamport}, {@code ricart-agrawala}, {@code bakery} and {@code agent}, and writes one line per run: its counts, its violation, its messages by type and a hash of its whole trace. Run it before and after a
  * change and compare the two files: a line that differs is a run that went otherwise.
  *
  * <pre>
@@ -97,6 +97,9 @@ class SimulationDigest {
         node -> { }));
     m.put("members ricart-agrawala", () -> Simulation.of(SimulationConfig.standard(),
         LamportAlgorithm.RICART_AGRAWALA, PEER_TIMEOUT, node -> { }));
+    for (Workload w : new Workload[] {Workload.READ_WRITE, Workload.MUTEX}) {
+      m.put("members bakery " + w, () -> Simulation.of(config(w), BakeryAlgorithm.BAKERY, PEER_TIMEOUT, node -> { }));
+    }
     m.put("members agent READ_WRITE", () -> Simulation.of(config(Workload.READ_WRITE), AgentAlgorithm.AGENT,
         PEER_TIMEOUT, node -> { }));
     m.put("members agent TRANSACTIONS", () -> Simulation.of(config(Workload.TRANSACTIONS), AgentAlgorithm.AGENT,
