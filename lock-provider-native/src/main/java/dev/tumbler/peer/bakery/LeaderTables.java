@@ -535,11 +535,15 @@ final class LeaderTables {
   }
 
   private void schedule(String name, Table t) {
-    unschedule(name);
     long wake = wakeUp(t);
     // only the last reader's age can make a table forgettable without a change: the moment it is old enough
     long forget = t.tickets.isEmpty() && t.entering.isEmpty() && t.deferred.isEmpty() && t.lastRead != NONE
         && (t.highest == 0 || t.highestTerm != node.term) ? t.lastRead + BakerySettings.MAX_DURATION.toNanos() + 1 : NONE;
+    long[] was = moments.get(name);
+    if (was != null && was[0] == wake && was[1] == forget) {
+      return;
+    }
+    unschedule(name);
     moments.put(name, new long[] {wake, forget});
     if (wake != NONE) {
       wakes.add(new Moment(wake, name));

@@ -17,6 +17,7 @@ import dev.tumbler.peer.transport.Transport;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -731,18 +732,19 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     // inputs the outputs call for (giving back a grant nobody waits for), run once every output of this
     // step is carried out, so that the messages leave in the order the core produced them
     List<Input<M>> followUps = List.of();
+    // the messages of this step to one peer leave together, in the order the core produced them, once the other
+    // outputs are carried out: one write and one wake-up of the peer instead of one per message (a step's sends
+    // alternate between peers when it answers several). Only the order on each link counts: links are
+    // independent, and no other output touches them
+    Map<String, List<Output<M>>> sends = null;
     for (int i = 0; i < outs.size(); i++) {
       Output<M> o = outs.get(i);
       switch (o) {
         case Output.Send<M> s -> {
-          // the messages to one peer that follow each other leave together (e.g. a release held back and
-          // the request after it), so that the peer reads them with one wake-up
-          int end = i + 1;
-          while (end < outs.size() && outs.get(end) instanceof Output.Send<M> next && next.to().equals(s.to())) {
-            end++;
+          if (sends == null) {
+            sends = new LinkedHashMap<>();
           }
-          send(s.to(), outs.subList(i, end));
-          i = end - 1;
+          sends.computeIfAbsent(s.to(), k -> new ArrayList<>(4)).add(s);
         }
         case Output.SetTimer<M> t -> {
           ScheduledFuture<?> old = timers.remove(t.timerId());
@@ -877,6 +879,11 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
       List<Runnable> tells = txTells;
       txTells = new ArrayList<>();
       afterLostListeners(() -> tells.forEach(Runnable::run)); // one task: in the core's order
+    }
+    if (sends != null) {
+      for (Map.Entry<String, List<Output<M>>> e : sends.entrySet()) {
+        send(e.getKey(), e.getValue());
+      }
     }
     for (Input<M> in : followUps) {
       step(in);
