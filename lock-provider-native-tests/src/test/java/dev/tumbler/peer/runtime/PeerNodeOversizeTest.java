@@ -5,9 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.lock.spi.Ticker;
 import dev.tumbler.peer.core.Claim;
-import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Output;
-import dev.tumbler.peer.core.ProtocolCore;
 import dev.tumbler.peer.lamport.LamportCodec;
 import dev.tumbler.peer.lamport.LamportMessage;
 import dev.tumbler.peer.transport.InMemoryNetwork;
@@ -26,31 +24,12 @@ import org.junit.jupiter.api.Test;
  */
 class PeerNodeOversizeTest {
 
-  /** A core that answers an acquire with a message too large to send, a small one, and the grant. */
-  private static final class Core implements ProtocolCore<LamportMessage> {
-    @Override
-    public List<Output<LamportMessage>> step(long now, Input<LamportMessage> input) {
-      if (input instanceof Input.Acquire<LamportMessage> a) {
-        return List.of(new Output.Send<>("n2", new LamportMessage.Request("x".repeat(500), 1, false)),
-            new Output.Send<>("n2", new LamportMessage.Request("y", 2, false)),
-            new Output.Granted<>(a.requestId(), a.claim().name(), 7));
-      }
-      return List.of();
-    }
-
-    @Override
-    public String self() {
-      return "n1";
-    }
-
-    @Override
-    public String algorithm() {
-      return "test";
-    }
-  }
-
   @Test
   void anOversizedMessageIsDroppedAndTheRestOfTheStepCarriedOut() throws Exception {
+    ScriptedCore core = new ScriptedCore(); // an acquire: a message too large to send, a small one, the grant
+    core.answers.add(a -> List.of(new Output.Send<>("n2", new LamportMessage.Request("x".repeat(500), 1, false)),
+        new Output.Send<>("n2", new LamportMessage.Request("y", 2, false)),
+        new Output.Granted<>(a.requestId(), a.claim().name(), 7)));
     InMemoryNetwork net = new InMemoryNetwork("oversize-" + System.nanoTime(), Set.of("n1", "n2"));
     Transport inner = net.transport("n1");
     Transport capped = new Transport() {
@@ -109,7 +88,7 @@ class PeerNodeOversizeTest {
       @Override
       public void peerDown(String peer) {}
     });
-    try (PeerNode<LamportMessage> node = new PeerNode<>(new Core(), codec, capped, Ticker.system())) {
+    try (PeerNode<LamportMessage> node = new PeerNode<>(core, codec, capped, Ticker.system())) {
       node.start();
       PeerNode.Outcome o = node.acquire("s", Claim.exclusive("x"), false).outcome().get(10, TimeUnit.SECONDS);
       assertTrue(o.granted(), "the grant after the oversized message: " + o);

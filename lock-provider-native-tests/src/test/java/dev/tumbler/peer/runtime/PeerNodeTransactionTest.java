@@ -6,16 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tumbler.lock.TransactionOptions.Quorum;
 import dev.tumbler.lock.spi.Ticker;
 import dev.tumbler.peer.core.Claim;
-import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Output;
-import dev.tumbler.peer.core.ProtocolCore;
 import dev.tumbler.peer.core.TxOptions;
 import dev.tumbler.peer.lamport.LamportCodec;
 import dev.tumbler.peer.lamport.LamportMessage;
 import dev.tumbler.peer.transport.InMemoryNetwork;
-import java.util.ArrayDeque;
 import java.util.List;
-import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -68,7 +64,7 @@ class PeerNodeTransactionTest {
       });
 
       long held = node.newRequestId();
-      core.answers.add(List.of(new Output.Granted<>(held, "t/x", 7)));
+      core.answer(List.of(new Output.Granted<>(held, "t/x", 7)));
       node.acquire(held, tx, Claim.tx(List.of("t", "x"), Claim.Mode.WRITE));
       assertTrue(granted.await(5, TimeUnit.SECONDS), "the first claim was not granted");
       CountDownLatch letListenerReturn = new CountDownLatch(1);
@@ -89,7 +85,7 @@ class PeerNodeTransactionTest {
           "chosen to break a deadlock");
       Output<LamportMessage> failed = new Output.Failed<>(waiting, "t/y", Output.Failure.DEADLOCK, Set.of(),
           "chosen to break a deadlock");
-      core.answers.add(List.of(waitingFirst ? failed : lost, waitingFirst ? lost : failed,
+      core.answer(List.of(waitingFirst ? failed : lost, waitingFirst ? lost : failed,
           new Output.TxAborted<>(tx, Output.Failure.DEADLOCK, Set.of(), "chosen to break a deadlock")));
       node.acquire(waiting, tx, Claim.tx(List.of("t", "y"), Claim.Mode.WRITE));
 
@@ -99,29 +95,6 @@ class PeerNodeTransactionTest {
           "the failed claim was told while the lost listener of the held claim had not returned");
       assertEquals(Boolean.TRUE, abortedAfterLost.get(),
           "the abort was told while the lost listener of the held claim had not returned");
-    }
-  }
-
-  /** A core that answers each acquire with the outputs queued for it, and everything else with nothing. */
-  private static final class ScriptedCore implements ProtocolCore<LamportMessage> {
-    final Queue<List<Output<LamportMessage>>> answers = new ArrayDeque<>();
-
-    @Override
-    public List<Output<LamportMessage>> step(long now, Input<LamportMessage> input) {
-      if (input instanceof Input.Acquire<LamportMessage> && !answers.isEmpty()) {
-        return answers.poll();
-      }
-      return List.of();
-    }
-
-    @Override
-    public String self() {
-      return "n1";
-    }
-
-    @Override
-    public String algorithm() {
-      return "scripted";
     }
   }
 }
