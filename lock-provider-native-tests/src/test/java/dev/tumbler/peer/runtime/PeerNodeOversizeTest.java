@@ -90,6 +90,13 @@ class PeerNodeOversizeTest {
     });
     try (PeerNode<LamportMessage> node = new PeerNode<>(core, codec, capped, Ticker.system())) {
       node.start();
+      // the node drops what a step sends on a link whose coming up the core has not yet taken (its Sync comes
+      // first); a busy machine took longer than the acquire below, and the small message was never sent
+      long up = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (!core.up.contains("n2") && System.nanoTime() < up) {
+        Thread.sleep(5);
+      }
+      assertTrue(core.up.contains("n2"), "the core was never told the link to n2 is up");
       PeerNode.Outcome o = node.acquire("s", Claim.exclusive("x"), false).outcome().get(10, TimeUnit.SECONDS);
       assertTrue(o.granted(), "the grant after the oversized message: " + o);
       long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
