@@ -3,13 +3,16 @@ package dev.tumbler.peer.lease;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.LostGrants;
+import dev.tumbler.peer.core.Moments;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.election.ElectedServer;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The client side of {@code lease} (§5.2 C-1 to C-10), on every node: a helper per name holding the node's lease,
@@ -32,6 +35,18 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   private long localGrants;
   /** The listings asked of the server and not yet answered: their prefixes, by query id. */
   private final Map<Long, List<String>> listings = new TreeMap<>();
+
+  /*
+   * The moments of the leases, kept as they change, as the server keeps its table's (LeaseServer): the names a step
+   * changed are indexed again before the side is next asked; the start of a step and a tick do the work of before on
+   * the leases that are due, in name order, and the timer is set to the same moment.
+   */
+  /** Names whose lease changed in this step, indexed again before the side is next asked. */
+  private final Set<String> changed = new HashSet<>();
+  /** By name, leases not kept lost: when the window closes (its request's, or the cached lease's trust). */
+  private final Moments<String> windows = new Moments<>();
+  /** By name, leases not kept lost: when a renewal is due (one unanswered again; a cached lease's at half term). */
+  private final Moments<String> renewals = new Moments<>();
 
   /** A node's lease of one name, shared by its sessions (the seed's helper, 001:8). */
   private static final class Helper {
@@ -122,6 +137,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
     if (r.held()) {
       if (h != null && h.active == r) {
         h.active = null;
+        changed.add(h.name);
         if (h.recallPending) {
           core.toServer(new LeaseMessage.RecallReply(core.inc(), h.name, h.leaseId, true)); // recalled: back at once
           clearLease(h);
@@ -154,6 +170,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
 
   private void sendRenew(Req r, Helper h) {
     r.renewSentAt = core.now();
+    changed.add(h.name);
     core.toServer(new LeaseMessage.Renew(core.inc(), h.name, h.leaseId, true, r.claim().tag(), core.now()));
   }
 
@@ -243,26 +260,36 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
    */
   @Override
   public void expire() {
-    for (Helper h : List.copyOf(helpers.values())) {
-      if (h.leased()) {
-        expireIfDue(h);
+    reindex();
+    long now = core.now();
+    Set<String> names = windows.due(now, new TreeSet<>());
+    for (Helper h : lost.grants()) {
+      if (!lost.over(h, now)) {
+        break; // in the order they were lost, each kept as long
       }
+      names.add(h.name);
+    }
+    for (String name : names) {
+      expireIfDue(helpers.get(name));
     }
   }
 
   /** Renewals: the seed's inactive renewal of a cached lease (C-6), and an active renewal left unanswered. */
   @Override
   public void tick(boolean reachable) {
+    if (!reachable) {
+      return; // the step began with expire: what is due now without a server has been done
+    }
+    reindex();
     long now = core.now();
-    for (Helper h : List.copyOf(helpers.values())) {
-      if (!h.leased()) {
-        continue;
-      }
+    for (String name : renewals.due(now, new TreeSet<>())) {
+      Helper h = helpers.get(name);
       Req r = h.active;
       if (expireIfDue(h)) {
         continue;
       } else if (r == null && h.inactiveRenewSentAt == NONE && now >= h.anchor + term / 2 && reachable) {
         h.inactiveRenewSentAt = now; // C-6: the seed's renewal of a lock nobody uses
+        changed.add(h.name);
         core.toServer(new LeaseMessage.Renew(core.inc(), h.name, h.leaseId, false, "", now));
       } else if (r != null && r.renewAsked && reachable && now >= core.renewAgainAt(r.renewSentAt)) {
         // unanswered: a server not yet active when it took this node's restatement, or one that is gone, answered
@@ -274,24 +301,27 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
 
   @Override
   public long next(long next, boolean reachable) {
-    next = Math.min(next, lost.next());
-    for (Helper h : helpers.values()) {
-      if (!h.leased() || lost.kept(h)) {
-        continue;
-      }
-      if (h.active != null) {
-        next = Math.min(next, h.active.validUntil);
-        if (h.active.renewAsked && reachable) {
-          next = Math.min(next, core.renewAgainAt(h.active.renewSentAt));
-        }
+    reindex();
+    next = Math.min(next, Math.min(lost.next(), windows.first()));
+    return reachable ? Math.min(next, renewals.first()) : next;
+  }
+
+  /** Indexes the leases changed since the last time again. */
+  private void reindex() {
+    for (String name : changed) {
+      Helper h = helpers.get(name);
+      if (h == null || !h.leased() || lost.kept(h)) {
+        windows.set(name, Moments.NONE);
+        renewals.set(name, Moments.NONE);
+      } else if (h.active != null) {
+        windows.set(name, h.active.validUntil);
+        renewals.set(name, h.active.renewAsked ? core.renewAgainAt(h.active.renewSentAt) : Moments.NONE);
       } else {
-        next = Math.min(next, h.anchor + trust());
-        if (h.inactiveRenewSentAt == NONE && reachable) {
-          next = Math.min(next, h.anchor + term / 2);
-        }
+        windows.set(name, h.anchor + trust());
+        renewals.set(name, h.inactiveRenewSentAt == NONE ? h.anchor + term / 2 : Moments.NONE);
       }
     }
-    return next;
+    changed.clear();
   }
 
   /** The leases this node holds (lost ones kept included) and the requests it waits for. */
@@ -386,6 +416,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
     if (expireIfDue(h)) {
       return; // the answer came after the window closed (a pause held it back): a lease lost is not brought back
     }
+    changed.add(h.name);
     if (msg.echo() == h.inactiveRenewSentAt) {
       h.inactiveRenewSentAt = NONE;
     }
@@ -454,6 +485,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   }
 
   private void hold(Helper h, Req r, long token) {
+    changed.add(h.name);
     r.hold();
     r.token = token;
     r.validUntil = h.anchor + trust();
@@ -477,6 +509,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
    * case the server still has it. Returns whether it did.
    */
   private boolean expireIfDue(Helper h) {
+    changed.add(h.name);
     Req r = h.active;
     long now = core.now();
     if (lost.kept(h)) {
@@ -518,6 +551,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   }
 
   private void clearLease(Helper h) {
+    changed.add(h.name);
     h.givenBack = Math.max(h.givenBack, h.leaseId);
     h.leaseId = NO_LEASE;
     h.active = null;
@@ -532,6 +566,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   private void forgetIfIdle(Helper h) {
     if (!h.leased() && core.requests().stream().noneMatch(r -> r.name.equals(h.name))) {
       helpers.remove(h.name);
+      changed.add(h.name);
     }
   }
 }
