@@ -481,6 +481,9 @@ final class ClientRole {
 
   /** Queries without a majority of answers within the peer timeout are answered unknown and forgotten. */
   private void expireAsks() {
+    if (asks.isEmpty()) {
+      return; // the common case, every step: an iterator of an empty map still looks at its every slot
+    }
     for (var i = asks.values().iterator(); i.hasNext(); ) {
       LeaderAsk a = i.next();
       if (node.now - a.sentAt >= node.peerTimeoutNanos) {

@@ -705,6 +705,12 @@ final class LeaderTables {
     return t == null ? null : t.tickets.get(key);
   }
 
+  /** The ticket {@code key} of {@code name}'s table, or null, for a caller that only reads it (the table is unmarked). */
+  TableTicket peek(String name, Key key) {
+    Table t = tables.get(name);
+    return t == null ? null : t.tickets.get(key);
+  }
+
   /** Marks {@code name}'s table changed: its owners re-evaluate it before the step ends. */
   void touch(String name) {
     dirty.add(name);

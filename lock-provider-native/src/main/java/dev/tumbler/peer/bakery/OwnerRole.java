@@ -171,7 +171,7 @@ final class OwnerRole {
   }
 
   void onActivated(String from, BakeryMessage.LockActivated a) {
-    TableTicket t = tables.ticket(a.name(), a.key());
+    TableTicket t = tables.peek(a.name(), a.key());
     Run r = t == null ? null : runs.get(t.reqKey);
     if (r == null || r.phase != Phase.ACTIVATING || !r.key.equals(a.key()) || !node.connected(from)) {
       return;
@@ -194,7 +194,7 @@ final class OwnerRole {
   }
 
   void onTicketRenewed(String from, BakeryMessage.TicketRenewed m) {
-    TableTicket t = tables.ticket(m.name(), m.key());
+    TableTicket t = tables.peek(m.name(), m.key());
     Run run = t == null ? null : runs.get(t.reqKey);
     if (run != null && run.renewAcks != null && node.connected(from) && run.renewAcks.add(m.term(), from)
         && run.renewAcks.reached()) {
@@ -423,7 +423,7 @@ final class OwnerRole {
         continue;
       }
       if (r.phase == Phase.GRANTED) {
-        TableTicket t = tables.ticket(r.name, r.key);
+        TableTicket t = tables.peek(r.name, r.key);
         if (t == null) {
           runs.remove(r.reqKey); // expired here: the client's window closed before
           fact(r, "DROPPED");
@@ -446,7 +446,7 @@ final class OwnerRole {
           startEntering(r);
         } else if (r.phase == Phase.ADOPT) {
           adopt(r);
-        } else if (r.waiting() && r.term == node.term && tables.ticket(r.name, r.key) == null) {
+        } else if (r.waiting() && r.term == node.term && tables.peek(r.name, r.key) == null) {
           // its ticket left this table (an activation that found no quorum for T expired here): a late
           // LockActivated would find nothing to count, so it draws a new number instead of waiting for ever
           redraw(r);
