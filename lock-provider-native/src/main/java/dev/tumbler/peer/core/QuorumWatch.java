@@ -47,10 +47,20 @@ public final class QuorumWatch {
   public void update(long now, Set<String> connectedPeers, boolean viewSeen) {
     started = true;
     elected |= viewSeen;
-    connected.clear();
+    int n = 0;
+    boolean same = true;
     for (String p : connectedPeers) {
       if (peers.contains(p)) {
-        connected.add(p);
+        n++;
+        same &= connected.contains(p);
+      }
+    }
+    if (!same || n != connected.size()) { // most steps change no link: the set is made again only when one did
+      connected.clear();
+      for (String p : connectedPeers) {
+        if (peers.contains(p)) {
+          connected.add(p);
+        }
       }
     }
     if (connected.size() + 1 >= needed()) {
