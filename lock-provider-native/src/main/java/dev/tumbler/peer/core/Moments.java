@@ -1,65 +1,81 @@
 package dev.tumbler.peer.core;
 
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.Comparator;
 import java.util.TreeSet;
 
 /**
  * Keys by the moment each is next due, in time order: what lets a core's timer find the work that is due, and the
- * earliest moment, without walking every name it knows. A key has at most one moment. Mutable; owned by one core.
+ * earliest moment, without walking every name it knows. Each key has a {@link Slot}, made once by what owns the key
+ * and kept with it, so that an index costs one tree entry per key that has a moment (no map, no boxed moment: a node
+ * holding 100,000 leases keeps two or three of these). Mutable; owned by one core.
  *
  * @param <K> the keys (names), ordered among those due at the same moment
  */
 public final class Moments<K extends Comparable<? super K>> {
 
-  /** No moment: a key set to it is taken out. */
+  /** No moment: a slot set to it leaves the index. */
   public static final long NONE = Long.MAX_VALUE;
 
-  private final Map<K, Long> at = new HashMap<>();
-  private final TreeSet<Entry<K>> order = new TreeSet<>();
+  /**
+   * A key's place in one index. A key whose owner is replaced (a name forgotten, then used again) gets a new slot; the
+   * old one is set to {@link #NONE} so that it leaves.
+   *
+   * @param <K> the key
+   */
+  public static final class Slot<K> {
+    final K key;
+    long at = NONE;
+    /** Tells apart two slots of one key at one moment (an owner replaced in the step that set the new one). */
+    long id;
 
-  private record Entry<K extends Comparable<? super K>>(long at, K key) implements Comparable<Entry<K>> {
-    @Override
-    public int compareTo(Entry<K> o) {
-      int c = Long.compare(at, o.at);
-      return c != 0 ? c : key.compareTo(o.key);
+    public Slot(K key) {
+      this.key = key;
     }
   }
 
-  /** Sets {@code key}'s moment; {@link #NONE} takes the key out. */
-  public void set(K key, long moment) {
-    Long was = moment == NONE ? at.remove(key) : at.put(key, moment);
-    if (was != null && was == moment) {
+  private final TreeSet<Slot<K>> order = new TreeSet<>(
+      Comparator.<Slot<K>>comparingLong(s -> s.at).thenComparing(s -> s.key).thenComparingLong(s -> s.id));
+  private long ids;
+
+  /** Sets {@code slot}'s moment; {@link #NONE} takes it out. */
+  public void set(Slot<K> slot, long moment) {
+    if (slot.at == moment) {
       return;
     }
-    if (was != null) {
-      order.remove(new Entry<>(was, key));
+    if (slot.at != NONE) {
+      order.remove(slot);
+    }
+    slot.at = moment;
+    if (slot.id == 0) {
+      slot.id = ++ids;
     }
     if (moment != NONE) {
-      order.add(new Entry<>(moment, key));
+      order.add(slot);
     }
   }
 
-  /** The earliest moment, or {@link #NONE} when no key has one. */
+  /** The earliest moment, or {@link #NONE} when no slot has one. */
   public long first() {
     return order.isEmpty() ? NONE : order.first().at;
   }
 
   /** Adds the keys due by {@code now} (their moment is {@code now} or earlier) to {@code into}, and returns it. */
   public <C extends Collection<? super K>> C due(long now, C into) {
-    for (Entry<K> e : order) {
-      if (e.at > now) {
+    for (Slot<K> s : order) {
+      if (s.at > now) {
         break;
       }
-      into.add(e.key);
+      into.add(s.key);
     }
     return into;
   }
 
-  /** Takes every key out. */
+  /** Takes every slot out. */
   public void clear() {
-    at.clear();
+    for (Slot<K> s : order) {
+      s.at = NONE;
+    }
     order.clear();
   }
 }

@@ -7,7 +7,6 @@ import dev.tumbler.peer.core.Moments;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.election.ElectedServer;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,8 +40,8 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
    * changed are indexed again before the side is next asked; the start of a step and a tick do the work of before on
    * the leases that are due, in name order, and the timer is set to the same moment.
    */
-  /** Names whose lease changed in this step, indexed again before the side is next asked. */
-  private final Set<String> changed = new HashSet<>();
+  /** Helpers whose lease changed in this step (once each), indexed again before the side is next asked. */
+  private final List<Helper> changed = new ArrayList<>();
   /** By name, leases not kept lost: when the window closes (its request's, or the cached lease's trust). */
   private final Moments<String> windows = new Moments<>();
   /** By name, leases not kept lost: when a renewal is due (one unanswered again; a cached lease's at half term). */
@@ -66,9 +65,15 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
      * arrives later is stale (a later grant to this node has a larger token), even for a request that waits.
      */
     long givenBack = NO_LEASE;
+    /** Its places in the client's indexes of moments, and whether it waits to be indexed again. */
+    final Moments.Slot<String> windowSlot;
+    final Moments.Slot<String> renewSlot;
+    boolean changed;
 
     Helper(String name) {
       this.name = name;
+      this.windowSlot = new Moments.Slot<>(name);
+      this.renewSlot = new Moments.Slot<>(name);
     }
 
     boolean leased() {
@@ -137,7 +142,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
     if (r.held()) {
       if (h != null && h.active == r) {
         h.active = null;
-        changed.add(h.name);
+        changed(h);
         if (h.recallPending) {
           core.toServer(new LeaseMessage.RecallReply(core.inc(), h.name, h.leaseId, true)); // recalled: back at once
           clearLease(h);
@@ -170,7 +175,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
 
   private void sendRenew(Req r, Helper h) {
     r.renewSentAt = core.now();
-    changed.add(h.name);
+    changed(h);
     core.toServer(new LeaseMessage.Renew(core.inc(), h.name, h.leaseId, true, r.claim().tag(), core.now()));
   }
 
@@ -289,7 +294,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
         continue;
       } else if (r == null && h.inactiveRenewSentAt == NONE && now >= h.anchor + term / 2 && reachable) {
         h.inactiveRenewSentAt = now; // C-6: the seed's renewal of a lock nobody uses
-        changed.add(h.name);
+        changed(h);
         core.toServer(new LeaseMessage.Renew(core.inc(), h.name, h.leaseId, false, "", now));
       } else if (r != null && r.renewAsked && reachable && now >= core.renewAgainAt(r.renewSentAt)) {
         // unanswered: a server not yet active when it took this node's restatement, or one that is gone, answered
@@ -308,20 +313,28 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
 
   /** Indexes the leases changed since the last time again. */
   private void reindex() {
-    for (String name : changed) {
-      Helper h = helpers.get(name);
-      if (h == null || !h.leased() || lost.kept(h)) {
-        windows.set(name, Moments.NONE);
-        renewals.set(name, Moments.NONE);
+    for (Helper h : changed) {
+      h.changed = false;
+      if (helpers.get(h.name) != h || !h.leased() || lost.kept(h)) {
+        windows.set(h.windowSlot, Moments.NONE);
+        renewals.set(h.renewSlot, Moments.NONE);
       } else if (h.active != null) {
-        windows.set(name, h.active.validUntil);
-        renewals.set(name, h.active.renewAsked ? core.renewAgainAt(h.active.renewSentAt) : Moments.NONE);
+        windows.set(h.windowSlot, h.active.validUntil);
+        renewals.set(h.renewSlot, h.active.renewAsked ? core.renewAgainAt(h.active.renewSentAt) : Moments.NONE);
       } else {
-        windows.set(name, h.anchor + trust());
-        renewals.set(name, h.inactiveRenewSentAt == NONE ? h.anchor + term / 2 : Moments.NONE);
+        windows.set(h.windowSlot, h.anchor + trust());
+        renewals.set(h.renewSlot, h.inactiveRenewSentAt == NONE ? h.anchor + term / 2 : Moments.NONE);
       }
     }
     changed.clear();
+  }
+
+  /** {@code h}'s lease changed: indexed again before the side is next asked. */
+  private void changed(Helper h) {
+    if (!h.changed) {
+      h.changed = true;
+      changed.add(h);
+    }
   }
 
   /** The leases this node holds (lost ones kept included) and the requests it waits for. */
@@ -416,7 +429,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
     if (expireIfDue(h)) {
       return; // the answer came after the window closed (a pause held it back): a lease lost is not brought back
     }
-    changed.add(h.name);
+    changed(h);
     if (msg.echo() == h.inactiveRenewSentAt) {
       h.inactiveRenewSentAt = NONE;
     }
@@ -485,7 +498,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   }
 
   private void hold(Helper h, Req r, long token) {
-    changed.add(h.name);
+    changed(h);
     r.hold();
     r.token = token;
     r.validUntil = h.anchor + trust();
@@ -509,7 +522,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
    * case the server still has it. Returns whether it did.
    */
   private boolean expireIfDue(Helper h) {
-    changed.add(h.name);
+    changed(h);
     Req r = h.active;
     long now = core.now();
     if (lost.kept(h)) {
@@ -551,7 +564,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   }
 
   private void clearLease(Helper h) {
-    changed.add(h.name);
+    changed(h);
     h.givenBack = Math.max(h.givenBack, h.leaseId);
     h.leaseId = NO_LEASE;
     h.active = null;
@@ -566,7 +579,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   private void forgetIfIdle(Helper h) {
     if (!h.leased() && core.requests().stream().noneMatch(r -> r.name.equals(h.name))) {
       helpers.remove(h.name);
-      changed.add(h.name);
+      changed(h);
     }
   }
 }

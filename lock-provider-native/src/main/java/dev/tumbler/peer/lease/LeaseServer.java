@@ -36,8 +36,8 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
    * or that wait with no holder, in name order, and a lock not visited would have been left unchanged; the timer is
    * set to the same moment. So a run goes exactly as before (the simulation digest of lease is the same line for line).
    */
-  /** Names changed in this step, indexed again before the table is next asked. */
-  private final Set<String> changed = new HashSet<>();
+  /** Locks changed in this step (once each), indexed again before the table is next asked. */
+  private final List<SLock> changed = new ArrayList<>();
   /** By name: when the holder's lease ends, or the first waiter is due (gone silent, its attempt unanswered). */
   private final Moments<String> due = new Moments<>();
   /** By name, for locks held while others wait: when the holder is recalled again (while the server decides). */
@@ -110,9 +110,15 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
     Holder holder;
     final Deque<SWait> queue = new ArrayDeque<>();
     long nextRecallAt = Long.MIN_VALUE;
+    /** Its places in the server's indexes of moments, and whether it waits to be indexed again. */
+    final Moments.Slot<String> dueSlot;
+    final Moments.Slot<String> recallSlot;
+    boolean changed;
 
     SLock(String name) {
       this.name = name;
+      this.dueSlot = new Moments.Slot<>(name);
+      this.recallSlot = new Moments.Slot<>(name);
     }
   }
 
@@ -133,6 +139,9 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
   @Override
   public void forget() {
     locks.clear();
+    for (SLock l : changed) {
+      l.changed = false;
+    }
     changed.clear();
     due.clear();
     recalls.clear();
@@ -193,27 +202,37 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
 
   /** Indexes the locks changed since the last time again: their moments, and whether someone waits. */
   private void reindex() {
-    for (String name : changed) {
-      SLock l = locks.get(name);
-      long at = Moments.NONE;
-      if (l != null && l.holder != null) {
-        at = l.holder.expiry;
-      }
-      if (l != null) {
-        for (SWait w : l.queue) {
-          at = Math.min(at, w.attempt ? w.deadline : w.lastHeard + term);
+    for (SLock l : changed) {
+      l.changed = false;
+      if (locks.get(l.name) != l) { // forgotten: another lock of the name, if any, is indexed on its own
+        due.set(l.dueSlot, Moments.NONE);
+        recalls.set(l.recallSlot, Moments.NONE);
+        if (!locks.containsKey(l.name)) {
+          waiting.remove(l.name);
         }
+        continue;
       }
-      boolean waits = l != null && !l.queue.isEmpty();
-      due.set(name, at);
-      recalls.set(name, waits && l.holder != null ? l.nextRecallAt : Moments.NONE);
-      if (waits) {
-        waiting.add(name);
+      long at = l.holder == null ? Moments.NONE : l.holder.expiry;
+      for (SWait w : l.queue) {
+        at = Math.min(at, w.attempt ? w.deadline : w.lastHeard + term);
+      }
+      due.set(l.dueSlot, at);
+      recalls.set(l.recallSlot, !l.queue.isEmpty() && l.holder != null ? l.nextRecallAt : Moments.NONE);
+      if (l.queue.isEmpty()) {
+        waiting.remove(l.name);
       } else {
-        waiting.remove(name);
+        waiting.add(l.name);
       }
     }
     changed.clear();
+  }
+
+  /** {@code l} changed: indexed again before the table is next asked. */
+  private void changed(SLock l) {
+    if (!l.changed) {
+      l.changed = true;
+      changed.add(l);
+    }
   }
 
   // ================================================================ the messages
@@ -268,7 +287,7 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
       if (w.is(from, inc, reqId)) {
         w.echo = Math.max(w.echo, echo);
         w.lastHeard = core.now();
-        changed.add(l.name);
+        changed(l);
         return true;
       }
     }
@@ -308,7 +327,7 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
       return;
     }
     h.expiry = core.now() + term;
-    changed.add(l.name);
+    changed(l);
     h.active = r.active();
     if (r.active()) {
       h.tag = r.tag();
@@ -442,7 +461,7 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
    * {@code recallInterval}, while someone waits.
    */
   private void serve(SLock l) {
-    changed.add(l.name);
+    changed(l);
     if (l.holder == null && !l.queue.isEmpty() && core.granting()) {
       if (!core.tokensLeft()) {
         return; // the term's tokens are used up: a new term (a new election) is needed
@@ -472,7 +491,7 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
   }
 
   private void free(SLock l) {
-    changed.add(l.name);
+    changed(l);
     l.holder = null;
     l.nextRecallAt = Long.MIN_VALUE;
   }
@@ -480,7 +499,7 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
   private void forgetIfIdle(SLock l) {
     if (l.holder == null && l.queue.isEmpty()) {
       locks.remove(l.name, l);
-      changed.add(l.name);
+      changed(l);
     }
   }
 }
