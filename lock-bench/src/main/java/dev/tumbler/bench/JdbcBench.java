@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -66,16 +67,8 @@ public final class JdbcBench {
     System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "error");
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 200;
     int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 20;
-    Path work = Files.createDirectories(Path.of("lock-bench", "target", "embedded-pg").toAbsolutePath());
     int port = freePort();
-    try (EmbeddedPostgres pg = EmbeddedPostgres.builder()
-        .setPort(port)
-        .setDataDirectory(Files.createTempDirectory(work, "data-"))
-        .setCleanDataDirectory(true)
-        .setOverrideWorkingDirectory(work.toFile())
-        .setServerConfig("listen_addresses", "127.0.0.1")
-        .setServerConfig("fsync", "off")
-        .start()) {
+    try (EmbeddedPostgres pg = startPostgres(port, Map.of())) {
       String jdbc = "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
       try (HikariDataSource shedPool = pool(jdbc, "shedlock"); HikariDataSource rawPool = pool(jdbc, "raw");
           LockService tumbler = LockProviders.connect("lock:jdbc:postgresql://127.0.0.1:" + port
@@ -207,6 +200,23 @@ public final class JdbcBench {
         ratio[ratio.length / 4], ratio[(3 * ratio.length) / 4]);
     System.out.printf(Locale.ROOT, "%-28s SELECT 1 %6.1f us: tumbler %.1f, shedlock %.1f round-trip times per op%n",
         "", mp, mt / mp, ms / mp);
+  }
+
+  /**
+   * An embedded PostgreSQL for a bench, on loopback at {@code port}, without fsync, in a fresh data directory under
+   * {@code lock-bench/target/embedded-pg}, with {@code settings} added to its configuration.
+   */
+  static EmbeddedPostgres startPostgres(int port, Map<String, String> settings) throws IOException {
+    Path work = Files.createDirectories(Path.of("lock-bench", "target", "embedded-pg").toAbsolutePath());
+    EmbeddedPostgres.Builder b = EmbeddedPostgres.builder()
+        .setPort(port)
+        .setDataDirectory(Files.createTempDirectory(work, "data-"))
+        .setCleanDataDirectory(true)
+        .setOverrideWorkingDirectory(work.toFile())
+        .setServerConfig("listen_addresses", "127.0.0.1")
+        .setServerConfig("fsync", "off");
+    settings.forEach(b::setServerConfig);
+    return b.start();
   }
 
   static int freePort() throws IOException {

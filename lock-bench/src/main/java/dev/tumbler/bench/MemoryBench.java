@@ -9,7 +9,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -96,17 +95,8 @@ public final class MemoryBench {
   }
 
   static Server postgres(String mode) throws Exception {
-    Path work = Files.createDirectories(Path.of("lock-bench", "target", "embedded-pg").toAbsolutePath());
     int port = JdbcBench.freePort();
-    EmbeddedPostgres pg = EmbeddedPostgres.builder()
-        .setPort(port)
-        .setDataDirectory(Files.createTempDirectory(work, "data-"))
-        .setCleanDataDirectory(true)
-        .setOverrideWorkingDirectory(work.toFile())
-        .setServerConfig("listen_addresses", "127.0.0.1")
-        .setServerConfig("fsync", "off")
-        .setServerConfig("max_locks_per_transaction", "2048")
-        .start();
+    EmbeddedPostgres pg = JdbcBench.startPostgres(port, Map.of("max_locks_per_transaction", "2048"));
     return new Server("lock:jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=postgres&createSchema=true"
         + (mode.equals("lease") ? "&leaseTime=" + LEASE_TIME : "&mode=" + mode), new Properties(), List.of(pg));
   }

@@ -506,17 +506,8 @@ public final class ThroughputBench {
   }
 
   static Target postgres(String mode) throws Exception {
-    Path work = Files.createDirectories(Path.of("lock-bench", "target", "embedded-pg").toAbsolutePath());
     int port = JdbcBench.freePort();
-    EmbeddedPostgres pg = EmbeddedPostgres.builder()
-        .setPort(port)
-        .setDataDirectory(Files.createTempDirectory(work, "data-"))
-        .setCleanDataDirectory(true)
-        .setOverrideWorkingDirectory(work.toFile())
-        .setServerConfig("listen_addresses", "127.0.0.1")
-        .setServerConfig("fsync", "off")
-        .setServerConfig("max_connections", "200")
-        .start();
+    EmbeddedPostgres pg = JdbcBench.startPostgres(port, Map.of("max_connections", "200"));
     List<AutoCloseable> resources = new ArrayList<>();
     resources.add(pg);
     List<LockService> services = new ArrayList<>();
