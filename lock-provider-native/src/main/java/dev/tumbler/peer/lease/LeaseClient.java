@@ -36,7 +36,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   private final Map<Long, List<String>> listings = new TreeMap<>();
 
   /*
-   * The moments of the leases, kept as they change, as the server keeps its table's (LeaseServer): the names a step
+   * The moments of the leases, kept as they change, as the server keeps its table's (LeaseServer): the leases a step
    * changed are indexed again before the side is next asked; the start of a step and a tick do the work of before on
    * the leases that are due, in name order, and the timer is set to the same moment.
    */

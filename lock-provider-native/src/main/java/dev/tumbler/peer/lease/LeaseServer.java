@@ -31,7 +31,7 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
 
   /*
    * What the timer needs, kept as the table changes, so that a step costs what it touches and not every lock the
-   * server knows (a timer walk of every lock was most of the CPU with 100,000 names): the names a step changed are
+   * server knows (a timer walk of every lock was most of the CPU with 100,000 names): the locks a step changed are
    * indexed again before the table is next asked (reindex). A tick does the work of before on the locks that are due
    * or that wait with no holder, in name order, and a lock not visited would have been left unchanged; the timer is
    * set to the same moment. So a run goes exactly as before (the simulation digest of lease is the same line for line).
