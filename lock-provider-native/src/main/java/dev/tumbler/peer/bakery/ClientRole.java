@@ -6,6 +6,7 @@ import static dev.tumbler.peer.bakery.Node.earliest;
 import dev.tumbler.peer.bakery.BakeryMessage.Key;
 import dev.tumbler.peer.bakery.BakeryMessage.Mode;
 import dev.tumbler.peer.bakery.BakeryMessage.ReqKey;
+import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Leader;
@@ -38,6 +39,15 @@ final class ClientRole {
   private long nextReqSeq;
 
   private final Map<Long, Request> requests = new LinkedHashMap<>();
+  /**
+   * The requests the timer looks at: every request not held (as many as are in flight), and a held one once it is due
+   * (its window ends, its renewal has waited long enough) or once something changed it (an answer, a renewal, a new
+   * view whose leaders may not include its owner). A node holding 100,000 locks no longer walks them all on every
+   * settle round; it visits the requests that can have something to do, in the order of before.
+   */
+  private final Agenda<Request> agenda = new Agenda<>();
+  /** The leaders the held requests were last looked at with: a new list may leave an owner out. */
+  private List<Leader> seenLeaders;
   private final Map<ReqKey, Request> byKey = new HashMap<>();
   /** Holder queries and listings waiting for the leaders' answers, by query id. */
   private final Map<Long, LeaderAsk> asks = new HashMap<>();
@@ -64,6 +74,7 @@ final class ClientRole {
     }
     Request q = new Request(a.requestId(), a.session(), c, a.attempt());
     requests.put(q.id, q);
+    agenda.add(q);
     dispatch(q, null);
   }
 
@@ -100,6 +111,7 @@ final class ClientRole {
       node.out.add(new Output.Lost<>(requestId, "", Output.LostReason.REVOKED, "not held"));
       return;
     }
+    agenda.watch(q);
     if (q.state != Request.State.HELD) {
       return; // not granted yet: nothing to renew
     }
@@ -156,7 +168,7 @@ final class ClientRole {
   // ---------------------------------------------------------------- the owner's answers
 
   void onLocked(String from, BakeryMessage.Locked m) {
-    Request q = byKey.get(m.reqKey());
+    Request q = byKey(m.reqKey());
     if (q == null || q.state != Request.State.PENDING || !from.equals(q.owner)) {
       if (q == null || q.state == Request.State.ENDED) {
         node.send(from, new BakeryMessage.Unlock(m.reqKey())); // superseded or ended: the owner must not keep it
@@ -187,7 +199,7 @@ final class ClientRole {
   }
 
   void onRenewed(String from, BakeryMessage.Renewed m) {
-    Request q = byKey.get(m.reqKey());
+    Request q = byKey(m.reqKey());
     if (q == null || q.state != Request.State.HELD || !from.equals(q.owner)) {
       return;
     }
@@ -203,14 +215,14 @@ final class ClientRole {
   }
 
   void onLockFailed(String from, BakeryMessage.LockFailed m) {
-    Request q = byKey.get(m.reqKey());
+    Request q = byKey(m.reqKey());
     if (q != null && q.state == Request.State.PENDING && from.equals(q.owner)) {
       fail(q, m.failure(), m.detail());
     }
   }
 
   void onUnlocked(String from, BakeryMessage.Unlocked m) {
-    Request q = byKey.get(m.reqKey());
+    Request q = byKey(m.reqKey());
     if (q != null && from.equals(q.owner)) {
       if (q.state == Request.State.HELD) {
         node.out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.REVOKED, m.detail()));
@@ -268,63 +280,86 @@ final class ClientRole {
    * had fewer members connected than a quorum needs for {@code peerTimeout} ({@link QuorumWatch}).
    */
   void tick() {
-    long now = node.now;
     expireAsks();
     watchQuorum();
-    for (Request q : List.copyOf(requests.values())) {
-      switch (q.state) {
-        case NEW -> {
-          if (!node.leaders.isEmpty() && node.connectedLeaders() >= node.quorum()) {
-            dispatch(q, q.supersedes);
-          } else if (quorumWatch.lost(now)) {
-            failNoQuorum(q);
-          }
-        }
-        case PENDING -> {
-          if (quorumWatch.lost(now)) {
-            toOwner(q, new BakeryMessage.Unlock(q.key));
-            failNoQuorum(q);
-            continue;
-          }
-          if (!node.isLeader(q.owner) || !node.connected(q.owner) && q.ownerLostSince != NONE
-              && now - q.ownerLostSince >= node.graceNanos - node.leaseNanos) {
-            relockPending(q);
-          } else if (!node.connected(q.owner)) {
-            if (q.ownerLostSince == NONE) {
-              q.ownerLostSince = now;
-            }
-          } else {
-            q.ownerLostSince = NONE;
-            if (now >= q.nextKeepAlive) {
-              q.nextKeepAlive = now + keepAliveNanos;
-              toOwner(q, new BakeryMessage.Waiting(q.key, q.nextSeq(now)));
-            }
-          }
-        }
-        case HELD -> {
-          if (now >= q.validUntil) {
-            node.out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.EXPIRED, "no renewal within the lease"));
-            // not given back: the leaders keep the ticket until their own expiry, up to T/4 later, and that is
-            // the time the holder's lost listeners have to run before anyone else is granted (an Unlock here
-            // let a client of another node in within milliseconds, before the holder's listeners had run)
-            forget(q);
-          } else if (!node.isLeader(q.owner)) {
-            relockHeld(q);
-          } else if (q.renewSentAt != NONE && now - q.renewSentAt >= renewPatienceNanos()) {
-            // its owner has not answered a renewal for a quarter of the lease while its link still looks up
-            // (a partition that drops bytes is found only by the idle timeout, which may end after the
-            // holder's window): another leader takes the active ticket over
-            String other = ownerFor(q.name(), q.owner);
-            q.renewSentAt = now; // patience again, with the new owner or (none other reachable) the same
-            if (other != null) {
-              q.owner = other;
-              toOwner(q, new BakeryMessage.Relock(q.key, q.name(), q.ticket, q.nextSeq(now)));
-            }
-          }
-        }
-        case ENDED -> { }
-      }
+    if (node.leaders != seenLeaders) {
+      seenLeaders = node.leaders;
+      requests.values().forEach(agenda::watch);
     }
+    agenda.visit(node.now, this::tick);
+  }
+
+  private void tick(Request q) {
+    long now = node.now;
+    switch (q.state) {
+      case NEW -> {
+        if (!node.leaders.isEmpty() && node.connectedLeaders() >= node.quorum()) {
+          dispatch(q, q.supersedes);
+        } else if (quorumWatch.lost(now)) {
+          failNoQuorum(q);
+        }
+      }
+      case PENDING -> {
+        if (quorumWatch.lost(now)) {
+          toOwner(q, new BakeryMessage.Unlock(q.key));
+          failNoQuorum(q);
+          return;
+        }
+        if (!node.isLeader(q.owner) || !node.connected(q.owner) && q.ownerLostSince != NONE
+            && now - q.ownerLostSince >= node.graceNanos - node.leaseNanos) {
+          relockPending(q);
+        } else if (!node.connected(q.owner)) {
+          if (q.ownerLostSince == NONE) {
+            q.ownerLostSince = now;
+          }
+        } else {
+          q.ownerLostSince = NONE;
+          if (now >= q.nextKeepAlive) {
+            q.nextKeepAlive = now + keepAliveNanos;
+            toOwner(q, new BakeryMessage.Waiting(q.key, q.nextSeq(now)));
+          }
+        }
+      }
+      case HELD -> {
+        if (now >= q.validUntil) {
+          node.out.add(new Output.Lost<>(q.id, q.name(), Output.LostReason.EXPIRED, "no renewal within the lease"));
+          // not given back: the leaders keep the ticket until their own expiry, up to T/4 later, and that is
+          // the time the holder's lost listeners have to run before anyone else is granted (an Unlock here
+          // let a client of another node in within milliseconds, before the holder's listeners had run)
+          forget(q);
+        } else if (!node.isLeader(q.owner)) {
+          relockHeld(q);
+        } else if (q.renewSentAt != NONE && now - q.renewSentAt >= renewPatienceNanos()) {
+          // its owner has not answered a renewal for a quarter of the lease while its link still looks up
+          // (a partition that drops bytes is found only by the idle timeout, which may end after the
+          // holder's window): another leader takes the active ticket over
+          String other = ownerFor(q.name(), q.owner);
+          q.renewSentAt = now; // patience again, with the new owner or (none other reachable) the same
+          if (other != null) {
+            q.owner = other;
+            toOwner(q, new BakeryMessage.Relock(q.key, q.name(), q.ticket, q.nextSeq(now)));
+          }
+        }
+      }
+      case ENDED -> { }
+    }
+    if (q.state == Request.State.HELD && node.isLeader(q.owner)) {
+      agenda.rest(q, heldWakeUp(q) == NONE ? Agenda.NONE : heldWakeUp(q)); // nothing to do before then, unless an answer, a renewal or a view comes
+    }
+  }
+
+  /** When a held request next has something to do on its own: its window ends, or its renewal waited enough. */
+  private long heldWakeUp(Request q) {
+    return earliest(q.validUntil, q.renewSentAt == NONE ? NONE : q.renewSentAt + renewPatienceNanos());
+  }
+
+  /** The request of {@code key}, watched: an answer of its owner may change what its tick does. */
+  private Request byKey(ReqKey key) {
+    Request q = byKey.get(key);
+    if (q != null) {
+      agenda.watch(q);
+    }
+    return q;
   }
 
   /** What this node restates to {@code peer} as its client: its requests that {@code peer} owns. */
@@ -344,16 +379,13 @@ final class ClientRole {
     for (LeaderAsk a : asks.values()) {
       next = earliest(next, a.sentAt + node.peerTimeoutNanos);
     }
-    for (Request q : requests.values()) {
-      next = earliest(next, switch (q.state) {
-        case NEW -> noQuorumAt();
-        case PENDING -> earliest(noQuorumAt(),
-            q.ownerLostSince != NONE ? q.ownerLostSince + node.graceNanos - node.leaseNanos : q.nextKeepAlive);
-        case HELD -> earliest(q.validUntil, q.renewSentAt == NONE ? NONE : q.renewSentAt + renewPatienceNanos());
-        case ENDED -> NONE;
-      });
-    }
-    return next;
+    return earliest(next, agenda.earliest(q -> switch (q.state) {
+      case NEW -> noQuorumAt();
+      case PENDING -> earliest(noQuorumAt(),
+          q.ownerLostSince != NONE ? q.ownerLostSince + node.graceNanos - node.leaseNanos : q.nextKeepAlive);
+      case HELD -> heldWakeUp(q);
+      case ENDED -> NONE;
+    }, NONE));
   }
 
   // ---------------------------------------------------------------- owners and dispatch
@@ -449,6 +481,7 @@ final class ClientRole {
   /** Ends {@code q} here only: its ticket, if any, ends at the leaders by their own drop or expiry. */
   private void forget(Request q) {
     requests.remove(q.id);
+    agenda.remove(q);
     if (q.key != null) {
       byKey.remove(q.key);
     }

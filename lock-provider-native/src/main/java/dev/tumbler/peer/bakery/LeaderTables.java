@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * The leader table (§3.2 "Leader state"), which every acting leader keeps, whoever owns the requests: per name, the
@@ -39,8 +40,16 @@ final class LeaderTables {
   private final Map<String, Table> tables = new TreeMap<>();
   private final Set<String> dirty = new LinkedHashSet<>();
 
+  /** Told of every name whose tickets may have changed (null: every name's). */
+  private Consumer<String> ticketsChanged = name -> { };
+
   LeaderTables(Node node) {
     this.node = node;
+  }
+
+  /** Whom to tell of every name whose tickets may have changed (null: every name's): the owner's granted runs. */
+  void onTicketsChanged(Consumer<String> listener) {
+    this.ticketsChanged = listener;
   }
 
   // ---------------------------------------------------------------- the owners' phase messages
@@ -345,12 +354,14 @@ final class LeaderTables {
   private void changed(String name) {
     pendingTick.add(name);
     pendingSettle.add(name);
+    ticketsChanged.accept(name);
   }
 
   /** Marks every table as (possibly) changed. */
   private void changedAll() {
     allPendingTick = true;
     allPendingSettle = true;
+    ticketsChanged.accept(null);
   }
 
   /** Time-driven table work: owners away for T, stale tickets, expiries, quiet periods that ended. */
@@ -386,6 +397,7 @@ final class LeaderTables {
       boolean expired = t.tickets.values().removeIf(x -> x.state == State.ACTIVE && x.deadline <= node.now);
       if (expired) {
         dirty.add(name);
+        ticketsChanged.accept(name);
       }
       long quiet = t.quietEndAfter(settledAt);
       if (quiet != NONE && quiet <= node.now) {

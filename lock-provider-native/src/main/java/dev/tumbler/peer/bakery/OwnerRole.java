@@ -9,9 +9,12 @@ import dev.tumbler.peer.bakery.BakeryMessage.ReqKey;
 import dev.tumbler.peer.bakery.BakeryMessage.State;
 import dev.tumbler.peer.bakery.BakeryMessage.Ticket;
 import dev.tumbler.peer.bakery.Run.Phase;
+import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,6 +37,16 @@ final class OwnerRole {
   private final long attemptPatienceNanos;
 
   private final Map<ReqKey, Run> runs = new LinkedHashMap<>();
+  /**
+   * The runs the timer looks at: every run not granted (there are as many as requests in flight), and a granted one
+   * only once something could have changed what its tick does (its name's table changed, a renewal waits for this
+   * leader to act). A granted run's tick looks for its ticket and for a renewal held back, nothing else, and a
+   * granted run never goes back to an earlier phase: so a node holding 100,000 grants no longer walks them all on
+   * every settle round, and the runs it visits it visits in the order of before.
+   */
+  private final Agenda<Run> agenda = new Agenda<>();
+  /** Each name's runs, the last added first; the others follow through {@link Run#sameName}. */
+  private final Map<String, Run> byName = new HashMap<>();
   /** The largest {@code H} this owner assigned per name in this term, so that it never repeats one. */
   private final Map<String, Long> ownerFloor = new HashMap<>();
 
@@ -41,6 +54,7 @@ final class OwnerRole {
     this.node = node;
     this.tables = tables;
     this.attemptPatienceNanos = attemptPatienceNanos;
+    tables.onTicketsChanged(this::ticketsChanged);
   }
 
   // ---------------------------------------------------------------- the client's messages
@@ -69,7 +83,7 @@ final class OwnerRole {
     r.supersedes = m.supersedes();
     r.heard(m.seq(), node.now);
     r.progressAt = node.now;
-    runs.put(r.reqKey, r);
+    addRun(r);
     // an attempt at an owner that cannot act right now (its leader lease lapsed for a moment, a view being
     // taken over) waits up to leaderTimeout for it to act again, then fails UNAVAILABLE (tick): failing
     // it at once turned a busy moment of a healthy cluster into ServiceUnavailable
@@ -128,7 +142,7 @@ final class OwnerRole {
     r.key = m.key();
     r.heard(m.seq(), node.now);
     r.progressAt = node.now;
-    runs.put(r.reqKey, r);
+    addRun(r);
   }
 
   void onUnlock(String from, BakeryMessage.Unlock u) {
@@ -263,8 +277,8 @@ final class OwnerRole {
 
   /** The table of {@code name} changed: its runs waiting for entering requests check again, then P6. */
   void tableChanged(String name) {
-    for (Run r : List.copyOf(runs.values())) {
-      if (r.name.equals(name) && r.phase == Phase.WAIT_READY && runs.containsKey(r.reqKey)) {
+    for (Run r : runsOf(name)) {
+      if (r.phase == Phase.WAIT_READY && runs.get(r.reqKey) == r) {
         checkReady(r);
       }
     }
@@ -345,6 +359,7 @@ final class OwnerRole {
   private void startRenewal(Run r, long echo) {
     if (!node.acting()) {
       r.renewWanted = echo;
+      agenda.watch(r);
       return;
     }
     TableTicket t = tables.ticket(r.name, r.key);
@@ -369,7 +384,7 @@ final class OwnerRole {
   private void adopt(Run r) {
     TableTicket t = tables.ticket(r.name, r.key);
     if (t == null || t.state != State.ACTIVE || !t.reqKey.equals(r.reqKey)) {
-      runs.remove(r.reqKey);
+      removeRun(r);
       toClient(r, new BakeryMessage.Unlocked(r.reqKey, "the leaders of term " + node.term
           + " do not know the grant"));
       return;
@@ -402,7 +417,7 @@ final class OwnerRole {
 
   /** Forgets a run and every record of its request; tells the other leaders when {@code tell}. */
   private void dropRun(Run r, boolean tell) {
-    runs.remove(r.reqKey);
+    removeRun(r);
     if (r.key != null) {
       fact(r, "DROPPED");
     }
@@ -417,41 +432,43 @@ final class OwnerRole {
 
   /** Time-driven owner work: silent clients, runs waiting to start, renewals held back, attempts out of patience. */
   void tick() {
+    agenda.visit(node.now, this::tick);
+  }
+
+  private void tick(Run r) {
     long now = node.now;
-    for (Run r : List.copyOf(runs.values())) {
-      if (!runs.containsKey(r.reqKey)) {
-        continue;
+    if (r.phase == Phase.GRANTED) {
+      TableTicket t = tables.peek(r.name, r.key);
+      if (t == null) {
+        removeRun(r); // expired here: the client's window closed before
+        fact(r, "DROPPED");
+      } else if (r.renewWanted > 0 && node.acting()) {
+        startRenewal(r, r.renewWanted);
       }
-      if (r.phase == Phase.GRANTED) {
-        TableTicket t = tables.peek(r.name, r.key);
-        if (t == null) {
-          runs.remove(r.reqKey); // expired here: the client's window closed before
-          fact(r, "DROPPED");
-        } else if (r.renewWanted > 0 && node.acting()) {
-          startRenewal(r, r.renewWanted);
-        }
-      } else if (r.attempt && r.phase == Phase.NEW && !node.acting() && now - r.progressAt >= attemptPatienceNanos) {
-        failRun(r, Output.Failure.UNAVAILABLE, notActing()); // not back within leaderTimeout: not a busy moment
-      } else if (now - r.lastHeard >= node.leaseNanos) {
-        dropRun(r, true); // the client went silent for T: it died
-      } else if (r.attempt && r.needsLeaders() && now - r.progressAt >= node.peerTimeoutNanos) {
-        failRun(r, Output.Failure.UNAVAILABLE, !node.acting() ? notActing() : "no quorum of the leaders of term "
-            + node.term + " answered within peerTimeout" + (r.acks == null ? "" : ", missing " + r.acks.missing()));
-      } else if (r.asksLeaders() && now - r.progressAt >= node.peerTimeoutNanos && node.acting()) {
-        // a wait is not failed here: it waits out a hand-over or an election, and its client ends it at its deadline
-        // or once its own node can tell that no quorum can form (ClientRole.tick); the leaders are asked again
-        askAgain(r);
-      } else if (node.acting()) {
-        if (r.phase == Phase.NEW) {
-          startEntering(r);
-        } else if (r.phase == Phase.ADOPT) {
-          adopt(r);
-        } else if (r.waiting() && r.term == node.term && tables.peek(r.name, r.key) == null) {
-          // its ticket left this table (an activation that found no quorum for T expired here): a late
-          // LockActivated would find nothing to count, so it draws a new number instead of waiting for ever
-          redraw(r);
-        }
+    } else if (r.attempt && r.phase == Phase.NEW && !node.acting() && now - r.progressAt >= attemptPatienceNanos) {
+      failRun(r, Output.Failure.UNAVAILABLE, notActing()); // not back within leaderTimeout: not a busy moment
+    } else if (now - r.lastHeard >= node.leaseNanos) {
+      dropRun(r, true); // the client went silent for T: it died
+    } else if (r.attempt && r.needsLeaders() && now - r.progressAt >= node.peerTimeoutNanos) {
+      failRun(r, Output.Failure.UNAVAILABLE, !node.acting() ? notActing() : "no quorum of the leaders of term "
+          + node.term + " answered within peerTimeout" + (r.acks == null ? "" : ", missing " + r.acks.missing()));
+    } else if (r.asksLeaders() && now - r.progressAt >= node.peerTimeoutNanos && node.acting()) {
+      // a wait is not failed here: it waits out a hand-over or an election, and its client ends it at its deadline
+      // or once its own node can tell that no quorum can form (ClientRole.tick); the leaders are asked again
+      askAgain(r);
+    } else if (node.acting()) {
+      if (r.phase == Phase.NEW) {
+        startEntering(r);
+      } else if (r.phase == Phase.ADOPT) {
+        adopt(r);
+      } else if (r.waiting() && r.term == node.term && tables.peek(r.name, r.key) == null) {
+        // its ticket left this table (an activation that found no quorum for T expired here): a late
+        // LockActivated would find nothing to count, so it draws a new number instead of waiting for ever
+        redraw(r);
       }
+    }
+    if (r.phase == Phase.GRANTED && r.renewWanted == 0 && runs.get(r.reqKey) == r) {
+      agenda.rest(r, Agenda.NONE); // until its table changes or a renewal waits
     }
   }
 
@@ -475,8 +492,8 @@ final class OwnerRole {
 
   /** When the owner next has something to do without an input, or {@link Node#NONE}. */
   long nextWakeUp() {
-    long next = NONE;
-    for (Run r : runs.values()) {
+    return agenda.earliest(r -> {
+      long next = NONE;
       if (r.phase != Phase.GRANTED) {
         next = earliest(next, r.lastHeard + node.leaseNanos);
       }
@@ -486,8 +503,8 @@ final class OwnerRole {
       if (r.attempt ? r.needsLeaders() : r.asksLeaders() && node.acting()) {
         next = earliest(next, r.progressAt + node.peerTimeoutNanos);
       }
-    }
-    return next;
+      return next;
+    }, NONE);
   }
 
   // ---------------------------------------------------------------- links, restatements, views
@@ -571,7 +588,7 @@ final class OwnerRole {
           // every table until it expires or its new owner renews it; dropping it everywhere here once let a
           // reader in while the writer still held the lock through its new owner (sim seed 128), and so did
           // dropping a relock not adopted yet, which the client had moved on to another owner meanwhile (39176)
-          runs.remove(r.reqKey);
+          removeRun(r);
         } else {
           dropRun(r, true);
         }
@@ -601,7 +618,7 @@ final class OwnerRole {
     boolean leader = node.isLeader(node.self);
     for (Run r : List.copyOf(runs.values())) {
       if (!leader) {
-        runs.remove(r.reqKey);
+        removeRun(r);
       } else if (r.phase != Phase.GRANTED && r.phase != Phase.ADOPT) {
         if (r.key != null || r.phase != Phase.NEW) {
           r.supersedes = r.reqKey;
@@ -619,6 +636,59 @@ final class OwnerRole {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  private void addRun(Run r) {
+    runs.put(r.reqKey, r);
+    r.sameName = byName.put(r.name, r);
+    agenda.add(r);
+  }
+
+  private void removeRun(Run r) {
+    if (runs.get(r.reqKey) != r) {
+      return;
+    }
+    runs.remove(r.reqKey);
+    agenda.remove(r);
+    Run first = byName.get(r.name);
+    if (first == r) {
+      if (r.sameName == null) {
+        byName.remove(r.name);
+      } else {
+        byName.put(r.name, r.sameName);
+      }
+    } else {
+      for (Run p = first; p != null; p = p.sameName) {
+        if (p.sameName == r) {
+          p.sameName = r.sameName;
+          break;
+        }
+      }
+    }
+    r.sameName = null;
+  }
+
+  /** The runs of {@code name}, in the order they came. */
+  private List<Run> runsOf(String name) {
+    List<Run> of = new ArrayList<>(2);
+    for (Run r = byName.get(name); r != null; r = r.sameName) {
+      of.add(r);
+    }
+    if (of.size() > 1) {
+      of.sort(Comparator.comparingLong(Run::order));
+    }
+    return of;
+  }
+
+  /** The tickets of {@code name} changed (null: of every name): its granted runs look for theirs again. */
+  private void ticketsChanged(String name) {
+    if (name == null) {
+      runs.values().forEach(agenda::watch);
+    } else {
+      for (Run r = byName.get(name); r != null; r = r.sameName) {
+        agenda.watch(r);
+      }
+    }
+  }
 
   private String notActing() {
     return "the owner leader " + node.self + " is not an active bakery leader now ("

@@ -4,11 +4,12 @@ import static dev.tumbler.peer.bakery.Node.NONE;
 
 import dev.tumbler.peer.bakery.BakeryMessage.Key;
 import dev.tumbler.peer.bakery.BakeryMessage.ReqKey;
+import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
 import java.util.TreeMap;
 
 /** A request of this node's client ({@link ClientRole}), from its {@code Acquire} to its end. */
-final class Request {
+final class Request extends Agenda.Item {
 
   enum State { NEW, PENDING, HELD, ENDED }
 

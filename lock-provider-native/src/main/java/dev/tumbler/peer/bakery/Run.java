@@ -4,11 +4,12 @@ import dev.tumbler.peer.bakery.BakeryMessage.Key;
 import dev.tumbler.peer.bakery.BakeryMessage.Mode;
 import dev.tumbler.peer.bakery.BakeryMessage.ReqKey;
 import dev.tumbler.peer.core.Acks;
+import dev.tumbler.peer.core.Agenda;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
 /** A request this node owns as a leader ({@link OwnerRole}): where its run of phases stands. */
-final class Run {
+final class Run extends Agenda.Item {
 
   /**
    * P1 entering, P2 max ticket, P3 adding, P4–P5 waiting for the requests that were entering, P6 activating;
@@ -41,6 +42,8 @@ final class Run {
   long renewWanted;
   /** When the run last made progress through a phase that needs the leaders. */
   long progressAt;
+  /** The next run of this name at its owner ({@code OwnerRole}'s index by name). */
+  Run sameName;
 
   Run(ReqKey reqKey, String client, String name, Mode mode, boolean attempt) {
     this.reqKey = reqKey;
