@@ -1,5 +1,6 @@
 package dev.tumbler.peer.buckets;
 
+import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.LostGrants;
@@ -29,6 +30,11 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
   private final long term;
 
   private final Map<String, CSession> sessions = new LinkedHashMap<>();
+  /**
+   * The requests by the end of their window (held ones; the others rest with no moment), in the order they were
+   * made: what a step's expiry and the wake-up look at, instead of every request the node has.
+   */
+  private final Agenda<Req> windows = new Agenda<>();
   /**
    * Grants lost when their windows closed: each is kept at the server (restated with the rest) a quarter term more, as
    * the server's own term would keep it, and released then, so that the holder's lost listeners run before another
@@ -106,11 +112,19 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
     CSession s = sessions.computeIfAbsent(in.session(), CSession::new);
     Req r = new Req(in.requestId(), s, claim, name, in.attempt());
     core.add(r);
+    windows.add(r);
+    windows.rest(r, Agenda.NONE); // no window until granted
     core.ask(r);
   }
 
   @Override
+  public void forgot(Req r) {
+    windows.remove(r);
+  }
+
+  @Override
   public void release(Req r) {
+    windows.remove(r);
     if (r.held()) {
       r.session.renewWaiting.remove(r.id());
       lastTotal.computeIfPresent(r.name, (k, v) -> Math.max(0, v - r.claim().permits()));
@@ -145,6 +159,7 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
     for (Req r : List.copyOf(core.requests())) {
       if (r.session == s) {
         core.remove(r.id());
+        windows.remove(r);
         if (r.held()) {
           core.toServer(new BucketsMessage.Release(core.inc(), s.name, r.name, r.grantId));
         } else {
@@ -228,11 +243,13 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
    */
   @Override
   public void expire() {
-    for (Req r : List.copyOf(core.requests())) {
+    windows.visit(core.now(), r -> {
       if (r.held() && r.validUntil <= core.now()) {
         lose(r, Output.LostReason.EXPIRED, "");
+      } else {
+        windows.rest(r, r.held() ? r.validUntil : Agenda.NONE);
       }
-    }
+    });
     for (Req r : lost.due(core.now())) {
       core.toServer(new BucketsMessage.Release(core.inc(), r.session.name, r.name, r.grantId));
     }
@@ -264,12 +281,7 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
         }
       }
     }
-    for (Req r : core.requests()) {
-      if (r.held()) {
-        next = Math.min(next, r.validUntil);
-      }
-    }
-    return next;
+    return Math.min(next, windows.earliest(r -> r.held() ? r.validUntil : Agenda.NONE, Agenda.NONE));
   }
 
   /** The node's sessions, the grants they hold (lost ones kept included) and the requests they wait for. */
@@ -346,6 +358,7 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
     r.grantId = g.grantId();
     r.token = g.token();
     r.validUntil = s.window;
+    windows.rest(r, r.validUntil);
     lastTotal.put(r.name, g.total());
     core.emit(new Output.Granted<>(r.id(), r.claim().name(), r.token, r.claim().permits(), s.window - core.trust(),
         s.window));
@@ -380,6 +393,7 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
       Req q = core.request(id);
       if (q != null && q.held() && q.validUntil > core.now() && s.window > q.validUntil) {
         q.validUntil = s.window;
+        windows.rest(q, q.validUntil);
         core.emit(new Output.Renewed<>(id, s.window - core.trust(), s.window));
       }
     }
@@ -406,6 +420,7 @@ final class BucketsClient implements ElectedServer.Client<BucketsMessage, Bucket
   /** A held grant is lost; one whose window closed is kept a quarter term before it goes back ({@link LostGrants}). */
   private void lose(Req r, Output.LostReason reason, String detail) {
     core.remove(r.id());
+    windows.remove(r);
     r.session.renewWaiting.remove(r.id());
     core.emit(new Output.Lost<>(r.id(), r.claim().name(), reason, detail));
     if (reason == Output.LostReason.EXPIRED && core.mutationGiveBackOnLoss) {

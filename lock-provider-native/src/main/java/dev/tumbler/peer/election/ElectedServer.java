@@ -1,5 +1,6 @@
 package dev.tumbler.peer.election;
 
+import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Leader;
@@ -157,7 +158,7 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
   }
 
   /** A request of this node's clients: it waits at the server until held. Mutable; owned by the machine's core. */
-  public static class Request {
+  public static class Request extends Agenda.Item {
     private final long id;
     private final Claim claim;
     private final boolean attempt;
@@ -243,6 +244,12 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
   private ServerView view;
   private long counter;
   private final Map<Long, R> reqs = new LinkedHashMap<>();
+  /**
+   * The requests not held yet, in the order they were made: what the keep-alives, the end of waits and the wake-up
+   * look at (a walk of every request on every step grew with the grants held). A request leaves once it is held
+   * (at the next walk: it is never unheld) or forgotten.
+   */
+  private final Map<Long, R> waiting = new LinkedHashMap<>();
   private final Map<Long, Ask<M>> asks = new LinkedHashMap<>();
 
   /**
@@ -398,10 +405,8 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
     }
     view.restatementSent(now);
     M m = client.restatement(view.term());
-    for (R r : reqs.values()) {
-      if (!r.held()) {
-        r.lastSent = now; // restated: as good as asked again
-      }
+    for (R r : waiting()) {
+      r.lastSent = now; // restated: as good as asked again
     }
     toServer(m);
   }
@@ -451,10 +456,7 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
         out.add(e.getValue().byNode().get());
       }
     }
-    for (R r : List.copyOf(reqs.values())) {
-      if (r.held()) {
-        continue;
-      }
+    for (R r : List.copyOf(waiting())) {
       if (quorum.lost(now)) {
         failNoQuorum(r);
       } else if (reachable && now >= r.lastSent + term / 3) {
@@ -468,10 +470,8 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
     watchQuorum();
     boolean reachable = view.reachable(up);
     long next = Math.min(view.restateDue(up), client.next(NONE, reachable));
-    for (R r : reqs.values()) {
-      if (!r.held()) {
-        next = Math.min(next, reachable ? Math.min(r.lastSent + term / 3, quorum.lostAt()) : quorum.lostAt());
-      }
+    for (R r : waiting()) {
+      next = Math.min(next, reachable ? Math.min(r.lastSent + term / 3, quorum.lostAt()) : quorum.lostAt());
     }
     for (Ask<M> a : asks.values()) {
       next = Math.min(next, a.askedAt() + peerTimeout);
@@ -649,6 +649,13 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
   /** A new request of this node's clients; its {@link Client#acquire} then asks for it ({@link #ask}) or holds it. */
   public final void add(R r) {
     reqs.put(r.id(), r);
+    waiting.put(r.id(), r);
+  }
+
+  /** The requests not held yet, in the order they were made. */
+  private Collection<R> waiting() {
+    waiting.values().removeIf(Request::held);
+    return waiting.values();
   }
 
   /** The request {@code id}, or null. */
@@ -664,11 +671,13 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
   /** Forgets request {@code id} (lost). */
   public final void remove(long id) {
     reqs.remove(id);
+    waiting.remove(id);
   }
 
   /** Request {@code id} is released or given up, held or waiting ({@link Client#release}). */
   public final void release(long id) {
     R r = reqs.remove(id);
+    waiting.remove(id);
     if (r != null) {
       client.release(r);
     }
@@ -702,6 +711,7 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
 
   private void fail(R r, Output.Failure failure, Set<String> missing, String detail) {
     reqs.remove(r.id());
+    waiting.remove(r.id());
     out.add(new Output.Failed<>(r.id(), r.claim().name(), failure, missing, detail));
     client.forgot(r);
   }
