@@ -3,6 +3,7 @@ package dev.tumbler.bench;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
+import dev.tumbler.lock.ServiceUnavailableException;
 import dev.tumbler.peer.provider.LoopbackCluster;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.BufferedReader;
@@ -38,7 +39,8 @@ import redis.embedded.RedisServer;
  * up (100 leases taken and given back), then its live objects are counted by a class histogram after a full
  * collection (the heap's "used" figure also counts what a collection left behind, and swung by hundreds of bytes a
  * lease); it takes the leases with 8 threads, keeps every one, and is counted again. Bytes per lease is the growth of
- * the live bytes over the leases held; the histogram's difference by class says what the bytes are. A lease that is no longer valid when the
+ * the live bytes over the leases held; the histogram's difference by class says what the bytes are (every class that grew by 8 bytes a lease or more,
+ * with its instances a lease in brackets). A lease that is no longer valid when the
  * second measurement is taken is counted (a client that cannot keep 100,000 leases renewed shows here).
  *
  * <h2>The targets</h2>
@@ -230,8 +232,20 @@ public final class MemoryBench {
       props.setProperty("clientSecret", secret);
     }
     LockService service = LockProviders.connect(url, props);
-    for (int i = 0; i < 100; i++) {
-      service.lock("mem-warm-" + i).acquire().release();
+    // a cluster that is still forming (a member that takes clients joins a lease term after it starts) answers
+    // ServiceUnavailable at first: the warm-up waits for it, up to three minutes, and says so
+    long formingUntil = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+    for (int i = 0; i < 100; ) {
+      try {
+        service.lock("mem-warm-" + i).acquire().release();
+        i++;
+      } catch (ServiceUnavailableException e) {
+        if (System.nanoTime() > formingUntil) {
+          throw e;
+        }
+        System.out.println("warm-up: " + e.getMessage() + "; trying again in a second");
+        Thread.sleep(1_000);
+      }
     }
     Thread.sleep(1_000); // what the warm-up set going settles
     Map<String, long[]> before = histogram();
@@ -282,32 +296,21 @@ public final class MemoryBench {
     double perLease = count == 0 ? 0 : (double) (total(after) - total(before)) / count;
     System.out.printf(Locale.ROOT, "RESULT bytesPerLease=%.1f held=%d valid=%d seconds=%.1f%n", perLease, count, valid,
         seconds);
-    List<Map.Entry<String, Long>> grew = new ArrayList<>();
+    // every class that grew by 8 bytes a lease or more, largest first, with its instances a lease: what the bytes are
+    List<Map.Entry<String, long[]>> grew = new ArrayList<>();
     for (Map.Entry<String, long[]> e : after.entrySet()) {
-      long was = before.getOrDefault(e.getKey(), new long[2])[1];
-      grew.add(Map.entry(e.getKey(), e.getValue()[1] - was));
+      long[] was = before.getOrDefault(e.getKey(), new long[2]);
+      grew.add(Map.entry(e.getKey(), new long[] {e.getValue()[0] - was[0], e.getValue()[1] - was[1]}));
     }
-    grew.sort((a, b) -> Long.compare(b.getValue(), a.getValue()));
-    for (int i = 0; i < Math.min(6, grew.size()); i++) {
-      if (count > 0 && grew.get(i).getValue() / count >= 8) {
-        System.out.printf(Locale.ROOT, "CLASS %s %d%n", shortName(grew.get(i).getKey()), grew.get(i).getValue() / count);
+    grew.sort((a, b) -> Long.compare(b.getValue()[1], a.getValue()[1]));
+    for (Map.Entry<String, long[]> g : grew) {
+      if (count == 0 || g.getValue()[1] / count < 8) {
+        break;
       }
+      System.out.printf(Locale.ROOT, "CLASS %s %d (%.1f)%n", shortName(g.getKey()), g.getValue()[1] / count,
+          (double) g.getValue()[0] / count);
     }
-    ExecutorService releasers = Executors.newFixedThreadPool(THREADS);
-    for (Lease l : held) {
-      if (l != null) {
-        releasers.execute(() -> {
-          try {
-            l.release();
-          } catch (RuntimeException e) {
-            // a lease lost meanwhile: nothing to give back
-          }
-        });
-      }
-    }
-    releasers.shutdown();
-    releasers.awaitTermination(5, java.util.concurrent.TimeUnit.MINUTES);
-    service.close();
+    service.close(); // gives every lease back at once (one by one took PostgreSQL's advisory locks 15 minutes)
     System.exit(0);
   }
 
