@@ -653,7 +653,7 @@ public abstract class ElectedServer<M extends PeerMessage, R extends ElectedServ
   }
 
   /** The requests not held yet, in the order they were made. */
-  private Collection<R> waiting() {
+  public final Collection<R> waiting() {
     waiting.values().removeIf(Request::held);
     return waiting.values();
   }

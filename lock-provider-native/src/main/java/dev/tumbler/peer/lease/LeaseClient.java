@@ -65,6 +65,8 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
      * arrives later is stale (a later grant to this node has a larger token), even for a request that waits.
      */
     long givenBack = NO_LEASE;
+    /** This node's requests of the name, waiting or held: the helper is kept while there are any. */
+    int requests;
     /** Its places in the client's indexes of moments, and whether it waits to be indexed again. */
     final Moments.Slot<String> windowSlot;
     final Moments.Slot<String> renewSlot;
@@ -122,8 +124,9 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
     }
     Req r = new Req(in.requestId(), in.session(), c, in.attempt());
     Helper h = helpers.computeIfAbsent(r.name, Helper::new);
-    boolean othersWait = core.requests().stream().anyMatch(q -> !q.held() && q.name.equals(r.name));
+    boolean othersWait = core.waiting().stream().anyMatch(q -> q.name.equals(r.name));
     core.add(r);
+    h.requests++;
     if (!othersWait && grantsLocally(h)) {
       h.localGen++;
       localGrants++;
@@ -139,6 +142,9 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   @Override
   public void release(Req r) {
     Helper h = helpers.get(r.name);
+    if (h != null) {
+      h.requests--;
+    }
     if (r.held()) {
       if (h != null && h.active == r) {
         h.active = null;
@@ -255,6 +261,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   public void forgot(Req r) {
     Helper h = helpers.get(r.name);
     if (h != null) {
+      h.requests--;
       forgetIfIdle(h);
     }
   }
@@ -533,6 +540,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
     }
     if (r != null && now >= r.validUntil) {
       core.remove(r.id());
+      h.requests--;
       core.emit(new Output.Lost<>(r.id(), r.name, Output.LostReason.EXPIRED, ""));
       h.active = null;
       if (!core.mutationGiveBackOnLoss) {
@@ -556,9 +564,10 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   /** The lease is gone at the server: its request, if one holds it, lost it. */
   private void dropLease(Helper h, String why) {
     Req r = h.active;
-    clearLease(h);
+    clearLease(h); // r still counts while the lease is cleared: the helper is kept until it is next looked at
     if (r != null) {
       core.remove(r.id());
+      h.requests--;
       core.emit(new Output.Lost<>(r.id(), r.name, Output.LostReason.REVOKED, why));
     }
   }
@@ -577,7 +586,7 @@ final class LeaseClient implements ElectedServer.Client<LeaseMessage, LeaseClien
   }
 
   private void forgetIfIdle(Helper h) {
-    if (!h.leased() && core.requests().stream().noneMatch(r -> r.name.equals(h.name))) {
+    if (!h.leased() && h.requests == 0) {
       helpers.remove(h.name);
       changed(h);
     }
