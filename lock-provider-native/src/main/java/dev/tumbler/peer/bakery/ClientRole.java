@@ -175,8 +175,8 @@ final class ClientRole {
       }
       return;
     }
-    Long sentAt = q.sentAt.get(m.echo());
-    if (sentAt == null) {
+    long sentAt = q.sentAt(m.echo());
+    if (sentAt == NONE) {
       return; // not an echo of ours: a peer's bug, never a grant
     }
     q.pruneSentAt(m.echo());
@@ -203,8 +203,8 @@ final class ClientRole {
     if (q == null || q.state != Request.State.HELD || !from.equals(q.owner)) {
       return;
     }
-    Long sentAt = q.sentAt.get(m.echo());
-    if (sentAt == null || sentAt <= q.reported || node.now >= q.validUntil || node.now >= sentAt + trustNanos) {
+    long sentAt = q.sentAt(m.echo());
+    if (sentAt == NONE || sentAt <= q.reported || node.now >= q.validUntil || node.now >= sentAt + trustNanos) {
       return; // never earlier than reported (L-5); never revives a grant whose window closed (L-6)
     }
     q.reported = sentAt;

@@ -177,7 +177,7 @@ final class OwnerRole {
     if (r != null && r.phase == Phase.ADDING && !a.added() && node.connected(from)) {
       redraw(r);
     } else if (r != null && r.phase == Phase.ADDING && node.connected(from) && r.acks.add(a.term(), from)) {
-      r.stillEntering.addAll(a.stillEntering());
+      a.stillEntering().forEach(r::stillEntering);
       if (r.acks.reached()) {
         exit(r);
       }
@@ -191,12 +191,12 @@ final class OwnerRole {
       return;
     }
     if (a.granted()) {
-      r.refusals.remove(from);
+      r.notRefused(from);
       if (r.acks.add(a.term(), from) && r.acks.reached()) {
         grant(r);
       }
     } else {
-      r.refusals.add(from);
+      r.refused(from);
       if (r.refusals.size() > node.leaders.size() - node.quorum()) {
         if (r.attempt) {
           failRun(r, Output.Failure.CONTENDED, "");
@@ -255,7 +255,7 @@ final class OwnerRole {
     r.phase = Phase.ADDING;
     r.progressAt = node.now;
     r.acks = node.newAcks();
-    r.stillEntering.clear();
+    r.stillEntering = Set.of();
     fact(r, "ADDED");
     node.broadcast(new BakeryMessage.AddTicket(node.term, ticketOf(r, State.ADDED)));
   }
@@ -265,10 +265,10 @@ final class OwnerRole {
     Table t = tables.table(r.name);
     for (ReqKey k : t.entering.keySet()) {
       if (!k.equals(r.reqKey)) {
-        r.stillEntering.add(k);
+        r.stillEntering(k);
       }
     }
-    r.stillEntering.remove(r.reqKey);
+    r.notEntering(r.reqKey);
     r.phase = Phase.WAIT_READY;
     r.acks = null;
     node.broadcast(new BakeryMessage.LockExiting(node.term, r.reqKey, r.name));
@@ -327,7 +327,7 @@ final class OwnerRole {
         r.activationEcho = r.echo;
         r.acks = node.newAcks();
         r.acks.add(term, node.self);
-        r.refusals.clear();
+        r.refusals = Set.of();
         if (node.mutations.activateOnOwnTable) {
           grant(r);
           node.broadcastOthers(new BakeryMessage.ActivateLock(term, name, t.key));
@@ -405,8 +405,8 @@ final class OwnerRole {
     r.phase = Phase.NEW;
     r.key = null;
     r.acks = null;
-    r.refusals.clear();
-    r.stillEntering.clear();
+    r.refusals = Set.of();
+    r.stillEntering = Set.of();
     startEntering(r);
   }
 
@@ -627,8 +627,8 @@ final class OwnerRole {
         r.progressAt = node.now;
         r.key = null;
         r.acks = null;
-        r.refusals.clear();
-        r.stillEntering.clear();
+        r.refusals = Set.of();
+        r.stillEntering = Set.of();
       } else if (r.phase == Phase.GRANTED) {
         r.renewAcks = null;
       }

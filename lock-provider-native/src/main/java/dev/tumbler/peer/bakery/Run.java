@@ -26,8 +26,10 @@ final class Run extends Agenda.Item {
   long term;
   Acks acks;
   long maxSeen;
-  final Set<ReqKey> stillEntering = new LinkedHashSet<>();
-  final Set<String> refusals = new LinkedHashSet<>();
+  /** The requests entering when its ticket was added (P5 waits for them to exit); shared and empty until one is. */
+  Set<ReqKey> stillEntering = Set.of();
+  /** The leaders that refused its activation; shared and empty until one does (a held lock keeps none). */
+  Set<String> refusals = Set.of();
   Key key;
   ReqKey supersedes;
   /** The claim's tag, put on the ticket. */
@@ -51,6 +53,32 @@ final class Run extends Agenda.Item {
     this.name = name;
     this.mode = mode;
     this.attempt = attempt;
+  }
+
+  void stillEntering(ReqKey k) {
+    if (stillEntering.isEmpty()) {
+      stillEntering = new LinkedHashSet<>();
+    }
+    stillEntering.add(k);
+  }
+
+  void notEntering(ReqKey k) {
+    if (!stillEntering.isEmpty()) {
+      stillEntering.remove(k);
+    }
+  }
+
+  void refused(String leader) {
+    if (refusals.isEmpty()) {
+      refusals = new LinkedHashSet<>();
+    }
+    refusals.add(leader);
+  }
+
+  void notRefused(String leader) {
+    if (!refusals.isEmpty()) {
+      refusals.remove(leader);
+    }
   }
 
   void heard(long seq, long now) {

@@ -13,10 +13,10 @@ import java.util.TreeMap;
 
 /** One name's records at a leader ({@link LeaderTables}): entering requests, tickets in key order, high-water marks. */
 final class Table {
-  final Map<ReqKey, String> entering = new LinkedHashMap<>();
+  final Map<ReqKey, String> entering = new LinkedHashMap<>(2); // a table for every name held: small until it grows
   final TreeMap<Key, TableTicket> tickets = new TreeMap<>();
   /** Activations this leader refused, by ticket key, and who asked. */
-  final Map<Key, String> deferred = new LinkedHashMap<>();
+  final Map<Key, String> deferred = new LinkedHashMap<>(2);
   long highestTerm;
   long highest;
   long lastRead = NONE;

@@ -72,8 +72,8 @@ final class BucketsServer implements ElectedServer.Server<BucketsMessage> {
   private final class Sem {
     final String name;
     final Buckets buckets;
-    final Map<Long, SGrant> grants = new LinkedHashMap<>();
-    final Deque<SWait> queue = new ArrayDeque<>();
+    final Map<Long, SGrant> grants = new LinkedHashMap<>(2);
+    final Deque<SWait> queue = new ArrayDeque<>(0); // one per name held: small until someone waits
     /** The token of this server's latest grant of the name (0 before the first). */
     long lastToken;
 

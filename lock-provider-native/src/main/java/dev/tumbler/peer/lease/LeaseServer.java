@@ -108,7 +108,7 @@ final class LeaseServer implements ElectedServer.Server<LeaseMessage> {
   private static final class SLock {
     final String name;
     Holder holder;
-    final Deque<SWait> queue = new ArrayDeque<>();
+    final Deque<SWait> queue = new ArrayDeque<>(0); // one per name held: small until someone waits
     long nextRecallAt = Long.MIN_VALUE;
     /** Its places in the server's indexes of moments, and whether it waits to be indexed again. */
     final Moments.Slot<String> dueSlot;
