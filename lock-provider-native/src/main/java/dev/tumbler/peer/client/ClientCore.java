@@ -2,6 +2,7 @@ package dev.tumbler.peer.client;
 
 import dev.tumbler.peer.composite.Channel;
 import dev.tumbler.peer.composite.Envelope;
+import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.LostGrants;
@@ -46,7 +47,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
 
   private enum State { WAITING, HELD }
 
-  private static final class Req {
+  private static final class Req extends Agenda.Item {
     final long id;
     final String localSession;
     final Claim claim;
@@ -114,6 +115,11 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   /** Members that said they are stopping, until their link goes down: no home is sought there. */
   private final Set<String> stopping = new HashSet<>();
   private final Map<Long, Req> reqs = new LinkedHashMap<>();
+  /**
+   * The requests by the end of their reported window (held ones; waiting ones rest with no moment), in the order they
+   * were made: what a step's expiry and its timer look at, instead of every request the client has.
+   */
+  private final Agenda<Req> windows = new Agenda<>();
   private final Map<Long, Tx> txs = new LinkedHashMap<>();
   private final Map<Long, Query> queries = new LinkedHashMap<>();
   /** Send times of this session's messages not yet echoed, and of the latest echoed one. */
@@ -359,7 +365,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   private void giveUp() {
     for (Req r : List.copyOf(reqs.values())) {
       if (r.state == State.WAITING && r.giveUpAt <= now) {
-        reqs.remove(r.id);
+        drop(r.id);
         out.add(new Output.Failed<>(r.id, r.claim.name(), Output.Failure.UNAVAILABLE, Set.copyOf(members),
             "thin client " + self + ": no member reachable at the attempt"));
       }
@@ -398,7 +404,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
         : "; session moved to " + next);
     for (Req r : List.copyOf(reqs.values())) {
       if (r.state == State.HELD && r.tx == 0) {
-        reqs.remove(r.id);
+        drop(r.id);
         out.add(new Output.Lost<>(r.id, r.claim.name(), Output.LostReason.CONNECTION_LOST, detail));
       }
     }
@@ -424,7 +430,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     }
     for (Req r : List.copyOf(reqs.values())) {
       if (r.state == State.WAITING) {
-        reqs.remove(r.id);
+        drop(r.id);
         out.add(new Output.Failed<>(r.id, r.claim.name(), Output.Failure.UNAVAILABLE, missing, detail));
       }
     }
@@ -441,13 +447,13 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     // step's lost listeners either way)
     for (Req r : List.copyOf(reqs.values())) {
       if (r.tx == tx && r.state == State.HELD) {
-        reqs.remove(r.id);
+        drop(r.id);
         out.add(new Output.Lost<>(r.id, r.claim.name(), lost, detail));
       }
     }
     for (Req r : List.copyOf(reqs.values())) {
       if (r.tx == tx) {
-        reqs.remove(r.id);
+        drop(r.id);
         out.add(new Output.Failed<>(r.id, r.claim.name(), failure, missing, detail));
       }
     }
@@ -461,17 +467,19 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     if (!started) {
       return;
     }
-    for (Req r : List.copyOf(reqs.values())) {
+    windows.visit(now, r -> {
       if (r.state == State.HELD && r.reportedUntil <= now) {
         lose(r, linked() ? Output.LostReason.EXPIRED : Output.LostReason.CONNECTION_LOST,
             "thin client " + self + ": the grant was not renewed in time" + (linked() ? "" : " (member " + home
                 + " unreachable)"));
+      } else {
+        windows.rest(r, r.state == State.HELD ? r.reportedUntil : Agenda.NONE);
       }
-    }
+    });
   }
 
   private void lose(Req r, Output.LostReason reason, String detail) {
-    reqs.remove(r.id);
+    drop(r.id);
     out.add(new Output.Lost<>(r.id, r.claim.name(), reason, detail));
     if (r.tx != 0) {
       return; // a transaction's claims go with its end
@@ -485,12 +493,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   }
 
   private void armExpiry() {
-    long at = Long.MAX_VALUE;
-    for (Req r : reqs.values()) {
-      if (r.state == State.HELD) {
-        at = Math.min(at, r.reportedUntil);
-      }
-    }
+    long at = windows.earliest(r -> r.state == State.HELD ? r.reportedUntil : Agenda.NONE, Agenda.NONE);
     out.add(at == Long.MAX_VALUE ? new Output.CancelTimer<>(EXPIRY) : new Output.SetTimer<>(EXPIRY, at));
   }
 
@@ -519,7 +522,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
           abortTx(tx, Output.Failure.REFUSED, Set.of(), refused);
         }
         for (Req q : List.copyOf(reqs.values())) {
-          reqs.remove(q.id);
+          drop(q.id);
           if (q.state == State.HELD) {
             out.add(new Output.Lost<>(q.id, q.claim.name(), Output.LostReason.REVOKED, refused));
           } else {
@@ -542,11 +545,12 @@ public final class ClientCore implements ProtocolCore<Envelope> {
           q.renewAsked = false;
           // a window never shrinks (nor does its sentAt go back): an answer that vouches for less says so much
           q.reportedUntil = Math.max(q.reportedUntil, Math.min(q.grantUntil, sessionUntil));
+          windows.rest(q, q.reportedUntil);
           out.add(new Output.Renewed<>(q.id, q.reportedUntil - trustNanos, q.reportedUntil));
         }
       }
       case ClientMessage.Failed f -> {
-        Req q = reqs.remove(f.req());
+        Req q = drop(f.req());
         if (q != null) {
           out.add(new Output.Failed<>(q.id, q.claim.name(), f.failure(), f.missing(), f.detail()));
         }
@@ -559,17 +563,18 @@ public final class ClientCore implements ProtocolCore<Envelope> {
           if (q.tx == 0) {
             ask(q);
           } else {
-            reqs.remove(q.id);
+            drop(q.id);
             out.add(new Output.Failed<>(q.id, q.claim.name(), Output.Failure.UNAVAILABLE, Set.of(),
                 "thin client " + self + ": " + l.reason() + " at member " + home + " before it was told: " + l.detail()));
           }
         } else if (q != null && q.state == State.HELD) {
           if (l.reason() == Output.LostReason.DEADLOCK && q.tx != 0) {
             q.state = State.WAITING; // surrendered: the member asks for it again
+            windows.rest(q, Agenda.NONE);
             q.renewAsked = false;
             out.add(new Output.Lost<>(q.id, q.claim.name(), l.reason(), l.detail()));
           } else {
-            reqs.remove(q.id);
+            drop(q.id);
             out.add(new Output.Lost<>(q.id, q.claim.name(), l.reason(), l.detail()));
           }
         }
@@ -625,7 +630,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
         send(new ClientMessage.Release(session, ++seq, q.id));
         ask(q);
       } else {
-        reqs.remove(q.id);
+        drop(q.id);
         out.add(new Output.Failed<>(q.id, q.claim.name(), Output.Failure.UNAVAILABLE, Set.of(home),
             "thin client " + self + ": granted by member " + home + " too late to trust"));
       }
@@ -633,6 +638,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     }
     q.state = State.HELD;
     q.reportedUntil = until;
+    windows.rest(q, until);
     out.add(new Output.Granted<>(q.id, q.claim.name(), q.token, q.permits, until - trustNanos, until));
   }
 
@@ -656,7 +662,18 @@ public final class ClientCore implements ProtocolCore<Envelope> {
       r.giveUpAt = now + leaseNanos / 4;
     }
     reqs.put(r.id, r);
+    windows.add(r);
+    windows.rest(r, Agenda.NONE); // no window until granted
     ask(r);
+  }
+
+  /** Forgets request {@code id}; returns it, or null if there was none. */
+  private Req drop(long id) {
+    Req r = reqs.remove(id);
+    if (r != null) {
+      windows.remove(r);
+    }
+    return r;
   }
 
   /** Asks the home for {@code r} (again). */
@@ -666,14 +683,14 @@ public final class ClientCore implements ProtocolCore<Envelope> {
   }
 
   private void release(long id) {
-    if (reqs.remove(id) != null) {
+    if (drop(id) != null) {
       send(new ClientMessage.Release(session, ++seq, id));
     }
   }
 
   /** A waiting request fails {@code CANCELLED}; one granted meanwhile is released, and nothing more is said. */
   private void cancel(long id) {
-    Req r = reqs.remove(id);
+    Req r = drop(id);
     if (r == null) {
       return;
     }
@@ -705,7 +722,11 @@ public final class ClientCore implements ProtocolCore<Envelope> {
 
   private void end(long tx) {
     if (txs.remove(tx) != null) {
-      reqs.values().removeIf(r -> r.tx == tx);
+      for (Req r : List.copyOf(reqs.values())) {
+        if (r.tx == tx) {
+          drop(r.id);
+        }
+      }
       send(new ClientMessage.End(session, ++seq, tx));
     }
   }
@@ -731,7 +752,7 @@ public final class ClientCore implements ProtocolCore<Envelope> {
     }
     for (Req r : List.copyOf(reqs.values())) {
       if (r.localSession.equals(local)) {
-        reqs.remove(r.id);
+        drop(r.id);
         send(new ClientMessage.Release(session, ++seq, r.id));
       }
     }
