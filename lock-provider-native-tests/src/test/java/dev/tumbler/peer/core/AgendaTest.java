@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** What the bakery's owner and client timers visit instead of every run and request they keep. */
@@ -27,15 +28,20 @@ class AgendaTest {
     }
   }
 
-  @Test
-  void visitsWatchedAndDueItemsInTheOrderTheyWereAdded() {
-    Agenda<Item> agenda = new Agenda<>();
-    Item a = new Item(1);
-    Item b = new Item(2);
-    Item c = new Item(3);
+  private final Agenda<Item> agenda = new Agenda<>();
+  private final Item a = new Item(1);
+  private final Item b = new Item(2);
+  private final Item c = new Item(3);
+
+  @BeforeEach
+  void addThreeItems() {
     agenda.add(a);
     agenda.add(b);
     agenda.add(c);
+  }
+
+  @Test
+  void visitsWatchedAndDueItemsInTheOrderTheyWereAdded() {
     agenda.rest(a, 50);
     agenda.rest(b, Agenda.NONE);
     assertEquals(List.of(c), visit(agenda, 0));
@@ -54,13 +60,6 @@ class AgendaTest {
 
   @Test
   void anItemWatchedDuringAVisitIsVisitedInItOnlyIfItComesLater() {
-    Agenda<Item> agenda = new Agenda<>();
-    Item a = new Item(1);
-    Item b = new Item(2);
-    Item c = new Item(3);
-    for (Item i : List.of(a, b, c)) {
-      agenda.add(i);
-    }
     agenda.rest(a, Agenda.NONE);
     agenda.rest(c, Agenda.NONE);
     List<Item> seen = new ArrayList<>();
@@ -77,7 +76,7 @@ class AgendaTest {
   @Test
   void agreesWithAWalkOfEveryItemUnderRandomChanges() {
     Random random = new Random(11);
-    Agenda<Item> agenda = new Agenda<>();
+    Agenda<Item> agenda = new Agenda<>(); // its own: none of the three above
     List<Item> all = new ArrayList<>();
     int ids = 0;
     long now = 0;

@@ -11,6 +11,7 @@ import dev.tumbler.peer.bakery.BakeryMessage.Ticket;
 import dev.tumbler.peer.bakery.Run.Phase;
 import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
+import dev.tumbler.peer.core.Lazy;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import java.util.ArrayList;
@@ -177,7 +178,9 @@ final class OwnerRole {
     if (r != null && r.phase == Phase.ADDING && !a.added() && node.connected(from)) {
       redraw(r);
     } else if (r != null && r.phase == Phase.ADDING && node.connected(from) && r.acks.add(a.term(), from)) {
-      a.stillEntering().forEach(r::stillEntering);
+      for (ReqKey k : a.stillEntering()) {
+        r.stillEntering = Lazy.add(r.stillEntering, k);
+      }
       if (r.acks.reached()) {
         exit(r);
       }
@@ -191,12 +194,12 @@ final class OwnerRole {
       return;
     }
     if (a.granted()) {
-      r.notRefused(from);
+      r.refusals = Lazy.remove(r.refusals, from);
       if (r.acks.add(a.term(), from) && r.acks.reached()) {
         grant(r);
       }
     } else {
-      r.refused(from);
+      r.refusals = Lazy.add(r.refusals, from);
       if (r.refusals.size() > node.leaders.size() - node.quorum()) {
         if (r.attempt) {
           failRun(r, Output.Failure.CONTENDED, "");
@@ -265,10 +268,10 @@ final class OwnerRole {
     Table t = tables.table(r.name);
     for (ReqKey k : t.entering.keySet()) {
       if (!k.equals(r.reqKey)) {
-        r.stillEntering(k);
+        r.stillEntering = Lazy.add(r.stillEntering, k);
       }
     }
-    r.notEntering(r.reqKey);
+    r.stillEntering = Lazy.remove(r.stillEntering, r.reqKey);
     r.phase = Phase.WAIT_READY;
     r.acks = null;
     node.broadcast(new BakeryMessage.LockExiting(node.term, r.reqKey, r.name));

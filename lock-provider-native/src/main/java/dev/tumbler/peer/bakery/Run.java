@@ -5,7 +5,6 @@ import dev.tumbler.peer.bakery.BakeryMessage.Mode;
 import dev.tumbler.peer.bakery.BakeryMessage.ReqKey;
 import dev.tumbler.peer.core.Acks;
 import dev.tumbler.peer.core.Agenda;
-import java.util.LinkedHashSet;
 import java.util.Set;
 
 /** A request this node owns as a leader ({@link OwnerRole}): where its run of phases stands. */
@@ -53,32 +52,6 @@ final class Run extends Agenda.Item {
     this.name = name;
     this.mode = mode;
     this.attempt = attempt;
-  }
-
-  void stillEntering(ReqKey k) {
-    if (stillEntering.isEmpty()) {
-      stillEntering = new LinkedHashSet<>();
-    }
-    stillEntering.add(k);
-  }
-
-  void notEntering(ReqKey k) {
-    if (!stillEntering.isEmpty()) {
-      stillEntering.remove(k);
-    }
-  }
-
-  void refused(String leader) {
-    if (refusals.isEmpty()) {
-      refusals = new LinkedHashSet<>();
-    }
-    refusals.add(leader);
-  }
-
-  void notRefused(String leader) {
-    if (!refusals.isEmpty()) {
-      refusals.remove(leader);
-    }
   }
 
   void heard(long seq, long now) {

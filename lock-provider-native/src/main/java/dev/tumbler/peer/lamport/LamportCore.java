@@ -1,6 +1,7 @@
 package dev.tumbler.peer.lamport;
 
 import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Lazy;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
 import java.util.ArrayList;
@@ -321,10 +322,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       case LamportMessage.Reply r -> {
         Own o = pendingOwn(r.name(), r.requestTs());
         if (o != null) {
-          if (o.replies.isEmpty()) {
-            o.replies = new LinkedHashSet<>();
-          }
-          o.replies.add(p.id);
+          o.replies = Lazy.add(o.replies, p.id);
         }
       }
       case LamportMessage.Busy b -> {
@@ -377,9 +375,8 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     p.synced = false;
     p.heldBack.clear(); // the Sync after the link is up again restates what is still live
     for (Own o : own.values()) {
-      if (!o.replies.isEmpty()) {
-        o.replies.remove(id); // a restarted peer's permission is not its predecessor's; it restates it after Sync
-      }
+      // a restarted peer's permission is not its predecessor's; it restates it after Sync
+      o.replies = Lazy.remove(o.replies, id);
     }
   }
 
@@ -607,7 +604,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
       if (!p.up) {
         // A transport may deliver a peer's messages before it reports the link to that peer up (TCP: the
         // two directions connect separately). No answer can go out yet: keep the request, answer on up.
-        name(name).defer(new Deferred(p.id, ts), attempt);
+        defer(name(name), new Deferred(p.id, ts), attempt);
         return;
       }
       if (defers(name, ts, p.index)) {
@@ -615,7 +612,7 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
           send(p, new LamportMessage.Busy(name, ts, tick()));
           tidy(name);
         } else {
-          name(name).defer(new Deferred(p.id, ts), false);
+          defer(name(name), new Deferred(p.id, ts), false);
         }
       } else {
         send(p, new LamportMessage.Reply(name, ts, tick()));
@@ -836,13 +833,10 @@ public final class LamportCore implements ProtocolCore<LamportMessage> {
     final Set<Own> own = new LinkedHashSet<>(2); // one for every name held: small until it grows
     /** Requests of peers not answered yet, and whether each is a single attempt; shared and empty until one is. */
     Map<Deferred, Boolean> deferred = Map.of();
+  }
 
-    void defer(Deferred d, boolean attempt) {
-      if (deferred.isEmpty()) {
-        deferred = new LinkedHashMap<>();
-      }
-      deferred.put(d, attempt);
-    }
+  private static void defer(NameState n, Deferred d, boolean attempt) {
+    n.deferred = Lazy.put(n.deferred, d, attempt);
   }
 
   /** A request's place in the total order. */
