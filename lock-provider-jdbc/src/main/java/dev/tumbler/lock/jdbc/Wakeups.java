@@ -53,7 +53,13 @@ final class Wakeups {
 
   Waiter register(String key) {
     Waiter w = new Waiter();
-    waiters.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(w);
+    // added inside compute: a set taken out of the map (computeIfAbsent, then add) could meanwhile be emptied and
+    // dropped by the unregister of the key's last other waiter, and a waiter added to it was never woken
+    waiters.compute(key, (k, s) -> {
+      Set<Waiter> set = s == null ? ConcurrentHashMap.newKeySet() : s;
+      set.add(w);
+      return set;
+    });
     return w;
   }
 

@@ -1,0 +1,60 @@
+package dev.tumbler.lock.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/** The waiters' registry: a waiter registered is woken by every release of its key until it unregisters. */
+class WakeupsTest {
+
+  /**
+   * A wait that registers while the key's last other waiter unregisters is still woken. Registering took the key's set
+   * out of the map and then added to it; the other's unregister could empty and drop that set in between, and the new
+   * waiter, in a set nobody looked at, slept through every release (a hot lock stood free with four waiters asleep in
+   * line until their deadlines).
+   */
+  @Test
+  void aWaiterRegisteredWhileTheLastOtherLeavesIsWoken() throws Exception {
+    Wakeups wakeups = new Wakeups("wakeups-test-" + UUID.randomUUID());
+    try {
+      AtomicBoolean stop = new AtomicBoolean();
+      List<Thread> churn = new ArrayList<>();
+      for (int t = 0; t < 2; t++) {
+        churn.add(Thread.ofPlatform().start(() -> {
+          while (!stop.get()) {
+            wakeups.unregister("k", wakeups.register("k"));
+          }
+        }));
+      }
+      int lost = 0;
+      int rounds = 0;
+      long end = System.nanoTime() + 2_000_000_000L;
+      try {
+        while (System.nanoTime() - end < 0 && lost == 0) {
+          rounds++;
+          Wakeups.Waiter w = wakeups.register("k");
+          long seen = w.version();
+          wakeups.local("k");
+          if (w.version() == seen) {
+            lost++;
+          }
+          wakeups.unregister("k", w);
+        }
+      } finally {
+        stop.set(true);
+        for (Thread t : churn) {
+          t.join();
+        }
+      }
+      assertEquals(0, lost, "a registered waiter was not woken by a release of its key (in " + rounds + " rounds)");
+      assertTrue(rounds > 1000, "too few rounds to say anything: " + rounds);
+    } finally {
+      wakeups.close();
+    }
+  }
+}
