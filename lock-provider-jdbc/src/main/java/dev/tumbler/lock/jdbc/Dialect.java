@@ -131,9 +131,14 @@ interface Dialect {
    * {@link #canNotify()}, it also publishes the key on {@code channel} when it deleted a row and a live
    * waiter is in the name's line in {@code queue} (a refused acquire joins the line in the transaction that
    * refused it, so a waiter that saw this holder is in line unless its refusal was still committing while
-   * this statement ran; it then looks again within {@code recheck}).
+   * this statement ran; it then looks again within {@code recheck}). When the first live waiter in line is
+   * exclusive, the statement names it: the payload is {@code >waiter key} instead of {@code key}, and the
+   * statement's second column is that waiter (null otherwise, and no row when nothing was published), so that
+   * only that waiter is woken ({@link Wakeups}). A statement that returns nothing wakes every waiter of the key.
+   * Nothing is published when the waiter named is one of this JVM's on the same database (its id starts with
+   * {@code local}): the release wakes it here.
    */
-  String release(String table, String queue, String channel);
+  String release(String table, String queue, String channel, String local);
 
   /**
    * The statement by which a waiter leaves the line: deletes {@code WHERE lock_key = ? AND waiter = ?} from

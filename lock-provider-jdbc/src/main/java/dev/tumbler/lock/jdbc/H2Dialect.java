@@ -100,7 +100,7 @@ final class H2Dialect implements Dialect {
   }
 
   @Override
-  public String release(String table, String queue, String channel) {
+  public String release(String table, String queue, String channel, String local) {
     return "DELETE FROM " + table + " WHERE lock_key = ? AND holder = ?";
   }
 }

@@ -157,6 +157,8 @@ final class JdbcLockService extends AbstractLockService {
   private final long leaseNanos;
   /** Acquires in progress (guarded by itself). */
   private final int[] inFlight = new int[1];
+  /** The calls waits made to the database: attempts and looks at the line ({@link #waitCalls}). */
+  private final AtomicLong waitCalls = new AtomicLong();
 
   private final String lockKeySql;
   private final String insertKeySql;
@@ -217,7 +219,7 @@ final class JdbcLockService extends AbstractLockService {
         + d.nextValue(t.sequence()) + ", ?, " + d.now() + ", " + d.nowPlusMillis(termMs) + ")", "token");
     this.renewSql = "UPDATE " + t.holders() + " SET expires_at = " + d.nowPlusMillis(termMs)
         + " WHERE lock_key = ? AND holder = ? AND expires_at > " + d.now();
-    this.releaseSql = d.release(t.holders(), t.queue(), t.channel());
+    this.releaseSql = d.release(t.holders(), t.queue(), t.channel(), wakeups.localId());
     this.availableSql = "SELECT COALESCE(SUM(permits), 0) FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > "
         + d.now();
     this.leaderSql = "SELECT owner FROM " + t.holders() + " WHERE lock_key = ? AND expires_at > " + d.now();
@@ -301,6 +303,11 @@ final class JdbcLockService extends AbstractLockService {
   /** How many acquires of this service are asleep waiting for a release (for tests). */
   int waitersAsleep() {
     return wakeups.asleep();
+  }
+
+  /** How many calls this service's acquires made to the database: attempts and looks at the line (for tests). */
+  long waitCalls() {
+    return waitCalls.get();
   }
 
   // ---- handles
@@ -450,16 +457,23 @@ final class JdbcLockService extends AbstractLockService {
     long outageStart = 0;
     long backoff = TimeUnit.MILLISECONDS.toNanos(FIRST_BACKOFF_MILLIS);
     // this acquire's place in the name's line (lease mode): joined by its first attempt that is not granted
-    String waiterId = advisory == null ? serviceId + ":w" + sequence.incrementAndGet() : null;
+    String waiterId = advisory == null ? wakeups.localId() + serviceId + ":w" + sequence.incrementAndGet() : null;
     boolean inLine = false;
     long placeKeptAt = Long.MIN_VALUE; // when a look at the line last kept this waiter's place
     boolean unreachable = false;
+    boolean listening = false;
     AbstractLease granted = null;
     // counted until it has undone what it must (an uncertain grant, its place in line): close() waits for it
     synchronized (inFlight) {
       inFlight[0]++;
     }
     try {
+      if (!deadline.isExpired()) {
+        // registered before the first attempt, so that a release after it wakes this wait, whoever it names: a
+        // wait whose attempt was refused goes to sleep without looking again (one statement less a refusal)
+        waiter = wakeups.register(p.key(), waiterId);
+      }
+      boolean tried = false;
       while (true) {
         long seen = waiter == null ? 0 : waiter.version();
         Attempt a;
@@ -470,13 +484,19 @@ final class JdbcLockService extends AbstractLockService {
         try {
           long now = ticker().read();
           boolean keep = placeKeptAt == Long.MIN_VALUE || now - placeKeptAt >= leaseNanos / 3;
-          if (waiter != null && join && behindInLine(p, waiterId, keep, deadline)) {
+          // a release that named this waiter the first in line: it tries at once (the try keeps its place)
+          boolean first = waiter != null && waiter.takeFirst();
+          if (tried && join && !first && behindInLine(p, waiterId, keep, deadline)) {
             a = new Attempt(null, -1);
             if (keep) {
               placeKeptAt = now;
             }
           } else {
             a = attempt(p, owner, waiterId, join, permits, maxPermits, deadline);
+            tried = true;
+            if (join && a.lease() == null) {
+              placeKeptAt = now; // the refusal joined the line, or kept its place there
+            }
           }
           outageStart = 0;
         } catch (ServiceUnavailableException e) {
@@ -499,12 +519,9 @@ final class JdbcLockService extends AbstractLockService {
         if (deadline.isExpired()) {
           return null;
         }
-        if (waiter == null) {
-          waiter = wakeups.register(p.key());
-          if (notifications != null) {
-            notifications.start();
-          }
-          continue; // a release may have come before we were registered: look again at once
+        if (notifications != null && !listening) {
+          notifications.start(); // (it wakes every waiter once it listens: a release may have come before)
+          listening = true;
         }
         long wait;
         if (notifications != null) {
@@ -555,6 +572,7 @@ final class JdbcLockService extends AbstractLockService {
    */
   private boolean behindInLine(Primitive p, String waiterId, boolean keep, Deadline deadline)
       throws InterruptedException {
+    waitCalls.incrementAndGet();
     try (Connection c = borrow(deadline, "looking at the line of " + p.describe(), true)) {
       if (keep) {
         try (PreparedStatement s = c.prepareStatement(keepPlaceSql)) {
@@ -600,7 +618,7 @@ final class JdbcLockService extends AbstractLockService {
     } catch (SQLException | RuntimeException | InterruptedException e) {
       LOG.debug("leaving the line of {} failed; the place expires in the database: {}", p.describe(), e.toString());
     } finally {
-      wakeups.local(p.key());
+      wakeups.local(p.key(), null);
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
@@ -636,6 +654,7 @@ final class JdbcLockService extends AbstractLockService {
   private Attempt attempt(Primitive p, String owner, String waiterId, boolean join, int permits, int maxPermits,
       Deadline deadline) throws InterruptedException {
     String holder = serviceId + ":" + sequence.incrementAndGet();
+    waitCalls.incrementAndGet();
     long sent = ticker().read();
     if (advisory != null) {
       AdvisoryLease l;
@@ -959,19 +978,25 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   void release(Primitive p, String holder) {
+    String first = null; // the waiter the release named first in line, if any: it alone is woken
     try {
       Connection c = borrow("releasing " + p.describe());
-      uncut(() -> {
+      first = uncut(() -> {
         try (c; PreparedStatement s = c.prepareStatement(releaseSql)) {
           s.setString(1, p.key());
           s.setString(2, holder);
-          return s.execute();
+          if (!s.execute()) {
+            return null;
+          }
+          try (ResultSet rs = s.getResultSet()) {
+            return rs.next() ? rs.getString(2) : null;
+          }
         }
       });
     } catch (SQLException | RuntimeException e) {
       throw translate("releasing " + p.describe(), e);
     } finally {
-      wakeups.local(p.key());
+      wakeups.local(p.key(), first);
     }
   }
 

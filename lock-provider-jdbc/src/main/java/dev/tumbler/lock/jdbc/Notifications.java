@@ -89,7 +89,7 @@ final class Notifications {
           PGNotification[] ns = pg.getNotifications(POLL_MILLIS);
           if (ns != null) {
             for (PGNotification n : ns) {
-              wakeups.wake(n.getParameter());
+              wakeups.notified(n.getParameter());
             }
           }
         }

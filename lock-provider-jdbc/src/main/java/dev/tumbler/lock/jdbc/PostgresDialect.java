@@ -166,10 +166,15 @@ final class PostgresDialect implements Dialect {
   }
 
   @Override
-  public String release(String table, String queue, String channel) {
-    // NOTIFY costs every commit a turn on the server's notification queue: only when someone waits
-    return "WITH d AS (DELETE FROM " + table + " WHERE lock_key = ? AND holder = ? RETURNING lock_key) "
-        + "SELECT pg_notify('" + channel + "', lock_key) FROM d WHERE EXISTS (SELECT 1 FROM " + queue
-        + " q WHERE q.lock_key = d.lock_key AND q.expires_at > " + now() + ")";
+  public String release(String table, String queue, String channel, String local) {
+    // NOTIFY costs every commit a turn on the server's notification queue: only when someone waits, and not when the
+    // first in line is exclusive (">waiter key": it alone can be granted next, so it alone is woken) and waits in this
+    // JVM (the release wakes it here). (local: letters, digits, '-', '_' and '.', as written into the statement)
+    String first = "CASE WHEN h.mode = 'X' THEN h.waiter END";
+    return "WITH d AS (DELETE FROM " + table + " WHERE lock_key = ? AND holder = ? RETURNING lock_key),\n"
+        + " h AS (SELECT q.waiter, q.mode FROM " + queue + " q, d WHERE q.lock_key = d.lock_key AND q.expires_at > "
+        + now() + " ORDER BY q.ticket LIMIT 1)\n"
+        + "SELECT CASE WHEN h.mode <> 'X' OR left(h.waiter, " + local.length() + ") <> '" + local + "' THEN pg_notify('"
+        + channel + "', COALESCE('>' || " + first + " || ' ', '') || d.lock_key) END, " + first + " FROM d, h";
   }
 }

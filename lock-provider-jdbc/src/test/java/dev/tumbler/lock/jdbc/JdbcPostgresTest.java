@@ -282,6 +282,64 @@ class JdbcPostgresTest {
     }
   }
 
+  /**
+   * A release names the first waiter in line, and only that one wakes: the others could only look and see that they
+   * are still behind it (with sixteen waiters on one name, every release cost sixteen looks, twice: once woken in
+   * this JVM, once by the notification). The line is still served in order.
+   */
+  @Test
+  void aReleaseWakesOnlyTheFirstInLine() throws Exception {
+    // a minute's recheck and term: a waiter that no release wakes sleeps past the end of the test
+    String slow = "/postgres?user=postgres&createSchema=true&timeout=1s&recheck=60s&leaseTime=60s&table=first_locks";
+    try (LockService holder = LockProviders.connect("lock:jdbc:postgresql://127.0.0.1:" + pg.port() + slow);
+        LockService waiting = LockProviders.connect("lock:jdbc:postgresql://127.0.0.1:" + pg.port() + slow)) {
+      JdbcLockService w = (JdbcLockService) waiting;
+      Lease held = holder.lock("job").acquire();
+      int n = 4;
+      List<AtomicReference<Object>> outcomes = new java.util.ArrayList<>();
+      List<Thread> threads = new java.util.ArrayList<>();
+      long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      for (int i = 0; i < n; i++) {
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        outcomes.add(outcome);
+        threads.add(Thread.ofPlatform().start(() -> {
+          try {
+            outcome.set(waiting.lock("job").tryAcquire(Duration.ofSeconds(50)).orElse(null));
+          } catch (Throwable t) {
+            outcome.set(t);
+          }
+        }));
+        // each waiter is in line and asleep before the next one comes: the line's order is the threads' order
+        while (w.waitersAsleep() < i + 1 || !listening("first_locks_released")) {
+          assertTrue(System.nanoTime() - until < 0, "waiter " + i + " never went to sleep: " + outcome.get());
+          Thread.sleep(10);
+        }
+      }
+      Thread.sleep(200); // (the listener wakes every waiter once it listens; let them go back to sleep)
+      while (w.waitersAsleep() < n) {
+        assertTrue(System.nanoTime() - until < 0, "the waiters never went back to sleep");
+        Thread.sleep(10);
+      }
+      Lease previous = held;
+      for (int i = 0; i < n; i++) {
+        long calls = w.waitCalls();
+        previous.release();
+        threads.get(i).join(Duration.ofSeconds(15));
+        assertTrue(outcomes.get(i).get() instanceof Lease, "waiter " + i + " (first in line) was not granted within 15 "
+            + "s of the release: " + outcomes.get(i).get());
+        Thread.sleep(300); // (a wake-up of the others, the notification's included, would show by now)
+        assertEquals(calls + 1, w.waitCalls(), "a release woke more waiters than the first in line (" + (n - i - 1)
+            + " still waiting)");
+        assertEquals(n - i - 1, w.waitersAsleep(), "the waiters behind the first did not sleep on");
+        for (int k = i + 1; k < n; k++) {
+          assertEquals(null, outcomes.get(k).get(), "waiter " + k + " was served before waiter " + i);
+        }
+        previous = (Lease) outcomes.get(i).get();
+      }
+      previous.release();
+    }
+  }
+
   private static boolean listening(String channel) throws Exception {
     try (Connection c = pg.admin(); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE query = 'LISTEN " + channel + "'")) {

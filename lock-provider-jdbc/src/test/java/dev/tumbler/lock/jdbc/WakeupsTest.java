@@ -27,7 +27,7 @@ class WakeupsTest {
       for (int t = 0; t < 2; t++) {
         churn.add(Thread.ofPlatform().start(() -> {
           while (!stop.get()) {
-            wakeups.unregister("k", wakeups.register("k"));
+            wakeups.unregister("k", wakeups.register("k", "other"));
           }
         }));
       }
@@ -37,9 +37,9 @@ class WakeupsTest {
       try {
         while (System.nanoTime() - end < 0 && lost == 0) {
           rounds++;
-          Wakeups.Waiter w = wakeups.register("k");
+          Wakeups.Waiter w = wakeups.register("k", "me");
           long seen = w.version();
-          wakeups.local("k");
+          wakeups.local("k", "me");
           if (w.version() == seen) {
             lost++;
           }
@@ -53,6 +53,32 @@ class WakeupsTest {
       }
       assertEquals(0, lost, "a registered waiter was not woken by a release of its key (in " + rounds + " rounds)");
       assertTrue(rounds > 1000, "too few rounds to say anything: " + rounds);
+    } finally {
+      wakeups.close();
+    }
+  }
+
+  /** A release that names the first in line wakes that waiter only; one that names nobody wakes every waiter of the key. */
+  @Test
+  void aReleaseNamingTheFirstWakesOnlyIt() {
+    Wakeups wakeups = new Wakeups("wakeups-test-" + UUID.randomUUID());
+    try {
+      Wakeups.Waiter a = wakeups.register("k", "a");
+      Wakeups.Waiter b = wakeups.register("k", "b");
+      Wakeups.Waiter other = wakeups.register("other", "c");
+      wakeups.local("k", "b");
+      assertEquals(0, a.version(), "a waiter the release did not name was woken");
+      assertEquals(1, b.version());
+      assertTrue(b.takeFirst(), "the waiter named first was not told so");
+      assertTrue(!b.takeFirst(), "being named first is told once");
+      wakeups.notified(">a k");
+      assertEquals(1, a.version(), "a notification naming the first did not wake it");
+      assertEquals(1, b.version());
+      wakeups.notified("k");
+      assertEquals(2, a.version());
+      assertEquals(2, b.version());
+      assertTrue(!b.takeFirst(), "a release naming nobody told a waiter it was first");
+      assertEquals(0, other.version(), "a release woke a waiter of another key");
     } finally {
       wakeups.close();
     }
