@@ -27,7 +27,12 @@ final class Wakeups {
   Wakeups(String database) {
     this.database = database;
     this.localId = LOCAL_IDS.computeIfAbsent(database, d -> JdbcLockService.randomId() + ".");
-    LOCAL.computeIfAbsent(database, d -> ConcurrentHashMap.newKeySet()).add(this);
+    // (added inside compute, as register does: the set of the database's last other service, closing, may go)
+    LOCAL.compute(database, (d, s) -> {
+      Set<Wakeups> all = s == null ? ConcurrentHashMap.newKeySet() : s;
+      all.add(this);
+      return all;
+    });
   }
 
   /**

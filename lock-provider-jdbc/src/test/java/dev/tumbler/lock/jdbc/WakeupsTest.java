@@ -58,6 +58,51 @@ class WakeupsTest {
     }
   }
 
+  /**
+   * A service that opens while the last other service on the same database closes is still woken by the releases of
+   * the services opened after it. It joined the database's set the way waiters joined a key's (take, then add): into a
+   * set the closing service could drop meanwhile, where no release of this JVM looked, and a release that names one of
+   * its waiters sends no notification either.
+   */
+  @Test
+  void aServiceOpenedWhileTheLastOtherClosesIsWokenByTheOthers() throws Exception {
+    String database = "wakeups-test-" + UUID.randomUUID();
+    AtomicBoolean stop = new AtomicBoolean();
+    List<Thread> churn = new ArrayList<>();
+    for (int t = 0; t < 2; t++) {
+      churn.add(Thread.ofPlatform().start(() -> {
+        while (!stop.get()) {
+          new Wakeups(database).close();
+        }
+      }));
+    }
+    int lost = 0;
+    int rounds = 0;
+    long end = System.nanoTime() + 2_000_000_000L;
+    try {
+      while (System.nanoTime() - end < 0 && lost == 0) {
+        rounds++;
+        Wakeups mine = new Wakeups(database);
+        Wakeups.Waiter w = mine.register("k", "me");
+        Wakeups releaser = new Wakeups(database);
+        releaser.local("k", null);
+        if (w.version() == 0) {
+          lost++;
+        }
+        releaser.close();
+        mine.close();
+      }
+    } finally {
+      stop.set(true);
+      for (Thread t : churn) {
+        t.join();
+      }
+    }
+    assertEquals(0, lost, "a waiter of a service opened beside a closing one was not woken by another service's "
+        + "release (in " + rounds + " rounds)");
+    assertTrue(rounds > 1000, "too few rounds to say anything: " + rounds);
+  }
+
   /** A release that names the first in line wakes that waiter only; one that names nobody wakes every waiter of the key. */
   @Test
   void aReleaseNamingTheFirstWakesOnlyIt() {
