@@ -66,11 +66,16 @@ final class Waiter {
     }
   }
 
-  /** A hub confirmed the subscription this waiter needs. */
+  /**
+   * A hub confirmed the subscription this waiter needs. It also wakes the waiter: a hub that reconnects wakes its
+   * waiters when the old connection ends, and they look again before the new subscription is active; a release
+   * published in between reached nobody, so they look once more now that they would hear one.
+   */
   void confirmed() {
     lock.lock();
     try {
       confirmations++;
+      version++;
       changed.signalAll();
     } finally {
       lock.unlock();
