@@ -169,9 +169,11 @@ final class Scripts {
       return 1
       """);
 
-  static final Script READ_RELEASE = Script.of("read-release", """
+  // (readers whose term ended count as gone: one that crashed stays listed until an acquire cleans the set, and the
+  // last live reader's release must still be published)
+  static final Script READ_RELEASE = Script.of("read-release", NOW_MS + """
       local removed = redis.call('ZREM', KEYS[2], ARGV[1])
-      if removed == 1 and ARGV[2] ~= '' and redis.call('ZCARD', KEYS[2]) == 0 then
+      if removed == 1 and ARGV[2] ~= '' and redis.call('ZCOUNT', KEYS[2], '(' .. nowms(), '+inf') == 0 then
         redis.call('PUBLISH', ARGV[2], ARGV[1])
       end
       return removed

@@ -50,6 +50,48 @@ class RedlockTest {
         + masters.get(2).address() + "?mode=redlock&leaseTime=1500ms&timeout=300ms");
   }
 
+  /**
+   * The last live reader's release is published though a reader that lapsed without releasing (it crashed) is still
+   * listed: the release counted every listed reader, so it published nothing, and a writer refused while that reader
+   * was alive slept until the live reader's term or its {@code recheck} (here 30 s and a minute).
+   */
+  @Test
+  void theLastLiveReadersReleaseWakesAWriterThoughALapsedReaderIsListed() throws Exception {
+    String url = "lock:redis://" + masters.get(0).address() + "," + masters.get(1).address() + ","
+        + masters.get(2).address() + "?mode=redlock&leaseTime=30s&recheck=60s";
+    String readers = new RedisKeys("").readWrite("lapsed").get(1);
+    try (LockService b = LockProviders.connect(url); LockService c = LockProviders.connect(url)) {
+      Lease reader = b.readWriteLock("lapsed").readLock().acquire();
+      // a reader that crashed: listed on every master, its term ending in 700 ms
+      for (EmbeddedRedis m : masters) {
+        try (Jedis j = m.client()) {
+          List<String> time = j.time();
+          long nowMs = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+          j.zadd(readers, nowMs + 700, "crashed-reader");
+        }
+      }
+      java.util.concurrent.CompletableFuture<Optional<Lease>> writer = java.util.concurrent.CompletableFuture.supplyAsync(
+          () -> {
+            try {
+              return c.readWriteLock("lapsed").writeLock().tryAcquire(Duration.ofSeconds(50));
+            } catch (InterruptedException e) {
+              throw new IllegalStateException(e);
+            }
+          });
+      Thread.sleep(1500); // the writer was refused and waits; the crashed reader's term has ended, still listed
+      assertFalse(writer.isDone(), "the writer was granted while a reader held the lock: " + writer.getNow(null));
+      reader.release();
+      Optional<Lease> w;
+      try {
+        w = writer.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        throw new AssertionError("the writer was not granted within 10 s of the last live reader's release");
+      }
+      assertTrue(w.isPresent(), "the writer was not granted");
+      w.get().release();
+    }
+  }
+
   @Test
   void grantsOnAMajorityWithOneMasterDownAndRefusesWithTwoDown() throws Exception {
     try (LockService a = open(); LockService b = open()) {
