@@ -1,12 +1,14 @@
 package dev.tumbler.lock.jdbc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
 /** The waiters' registry: a waiter registered is woken by every release of its key until it unregisters. */
@@ -22,37 +24,14 @@ class WakeupsTest {
   void aWaiterRegisteredWhileTheLastOtherLeavesIsWoken() throws Exception {
     Wakeups wakeups = new Wakeups("wakeups-test-" + UUID.randomUUID());
     try {
-      AtomicBoolean stop = new AtomicBoolean();
-      List<Thread> churn = new ArrayList<>();
-      for (int t = 0; t < 2; t++) {
-        churn.add(Thread.ofPlatform().start(() -> {
-          while (!stop.get()) {
-            wakeups.unregister("k", wakeups.register("k", "other"));
-          }
-        }));
-      }
-      int lost = 0;
-      int rounds = 0;
-      long end = System.nanoTime() + 2_000_000_000L;
-      try {
-        while (System.nanoTime() - end < 0 && lost == 0) {
-          rounds++;
-          Wakeups.Waiter w = wakeups.register("k", "me");
-          long seen = w.version();
-          wakeups.local("k", "me");
-          if (w.version() == seen) {
-            lost++;
-          }
-          wakeups.unregister("k", w);
-        }
-      } finally {
-        stop.set(true);
-        for (Thread t : churn) {
-          t.join();
-        }
-      }
-      assertEquals(0, lost, "a registered waiter was not woken by a release of its key (in " + rounds + " rounds)");
-      assertTrue(rounds > 1000, "too few rounds to say anything: " + rounds);
+      assertNoWakeUpLost("a registered waiter was not woken by a release of its key",
+          () -> wakeups.unregister("k", wakeups.register("k", "other")), () -> {
+            Wakeups.Waiter w = wakeups.register("k", "me");
+            long seen = w.version();
+            wakeups.local("k", "me");
+            wakeups.unregister("k", w);
+            return w.version() != seen;
+          });
     } finally {
       wakeups.close();
     }
@@ -67,40 +46,17 @@ class WakeupsTest {
   @Test
   void aServiceOpenedWhileTheLastOtherClosesIsWokenByTheOthers() throws Exception {
     String database = "wakeups-test-" + UUID.randomUUID();
-    AtomicBoolean stop = new AtomicBoolean();
-    List<Thread> churn = new ArrayList<>();
-    for (int t = 0; t < 2; t++) {
-      churn.add(Thread.ofPlatform().start(() -> {
-        while (!stop.get()) {
-          new Wakeups(database).close();
-        }
-      }));
-    }
-    int lost = 0;
-    int rounds = 0;
-    long end = System.nanoTime() + 2_000_000_000L;
-    try {
-      while (System.nanoTime() - end < 0 && lost == 0) {
-        rounds++;
-        Wakeups mine = new Wakeups(database);
-        Wakeups.Waiter w = mine.register("k", "me");
-        Wakeups releaser = new Wakeups(database);
-        releaser.local("k", null);
-        if (w.version() == 0) {
-          lost++;
-        }
-        releaser.close();
-        mine.close();
-      }
-    } finally {
-      stop.set(true);
-      for (Thread t : churn) {
-        t.join();
-      }
-    }
-    assertEquals(0, lost, "a waiter of a service opened beside a closing one was not woken by another service's "
-        + "release (in " + rounds + " rounds)");
-    assertTrue(rounds > 1000, "too few rounds to say anything: " + rounds);
+    assertNoWakeUpLost("a waiter of a service opened beside a closing one was not woken by another service's release",
+        () -> new Wakeups(database).close(), () -> {
+          Wakeups mine = new Wakeups(database);
+          Wakeups.Waiter w = mine.register("k", "me");
+          Wakeups releaser = new Wakeups(database);
+          releaser.local("k", null);
+          boolean woken = w.version() != 0;
+          releaser.close();
+          mine.close();
+          return woken;
+        });
   }
 
   /** A release that names the first in line wakes that waiter only; one that names nobody wakes every waiter of the key. */
@@ -127,5 +83,37 @@ class WakeupsTest {
     } finally {
       wakeups.close();
     }
+  }
+
+  /**
+   * Runs {@code round} for two seconds while two threads run {@code churn} over and over, and fails with {@code what}
+   * when a round says its waiter was not woken.
+   */
+  private static void assertNoWakeUpLost(String what, Runnable churn, BooleanSupplier round) throws Exception {
+    AtomicBoolean stop = new AtomicBoolean();
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 2; t++) {
+      threads.add(Thread.ofPlatform().start(() -> {
+        while (!stop.get()) {
+          churn.run();
+        }
+      }));
+    }
+    int rounds = 0;
+    boolean lost = false;
+    long end = System.nanoTime() + 2_000_000_000L;
+    try {
+      while (System.nanoTime() - end < 0 && !lost) {
+        rounds++;
+        lost = !round.getAsBoolean();
+      }
+    } finally {
+      stop.set(true);
+      for (Thread t : threads) {
+        t.join();
+      }
+    }
+    assertFalse(lost, what + " (in round " + rounds + ")");
+    assertTrue(rounds > 1000, "too few rounds to say anything: " + rounds);
   }
 }
