@@ -39,13 +39,20 @@ abstract sealed class Backend implements AutoCloseable {
    * @param waitMs when refused: in how many ms the obstacle expires by itself, -1 if unknown
    * @param fence when refused by a fair script: the last token drawn for the primitive then (0: none), else -1
    */
-  record Grant(boolean granted, long token, long waitMs, long fence) {
+  /**
+   * @param holder on a Redlock refusal, who holds what refused it (an owner value, or {@code " readers"}); null where
+   *     the script does not say (semaphores, and the fair scripts, whose third value is {@code fence})
+   */
+  /** A Redlock refusal's holder when the script does not say (never an owner value, which has no NUL). */
+  private static final String UNKNOWN_HOLDER = "\0unknown";
+
+  record Grant(boolean granted, long token, long waitMs, long fence, String holder) {
     static Grant granted(long token) {
-      return new Grant(true, token, 0, -1);
+      return new Grant(true, token, 0, -1, null);
     }
 
     static Grant refused(long waitMs) {
-      return new Grant(false, 0, waitMs, -1);
+      return new Grant(false, 0, waitMs, -1, null);
     }
   }
 
@@ -105,7 +112,8 @@ abstract sealed class Backend implements AutoCloseable {
     if (granted == 1) {
       return Grant.granted(value);
     }
-    return new Grant(false, 0, value, r.size() > 2 ? (Long) r.get(2) : -1);
+    Object third = r.size() > 2 ? r.get(2) : null;
+    return new Grant(false, 0, value, third instanceof Long fence ? fence : -1, third instanceof String h ? h : null);
   }
 
   /** One server: every operation is one script call, one round trip. */
@@ -339,6 +347,8 @@ abstract sealed class Backend implements AutoCloseable {
       int answered = 0;
       long token = 0;
       long wait = -1;
+      // who refused: the masters each holder holds (UNKNOWN_HOLDER: a refusal that does not say)
+      Map<String, Integer> refusedBy = new HashMap<>();
       Throwable error = null;
       for (int i = 0; i < nodes.size(); i++) {
         Object r = replies.get(i);
@@ -353,8 +363,11 @@ abstract sealed class Backend implements AutoCloseable {
           granted.add(nodes.get(i));
           uncertain.add(nodes.get(i));
           token = Math.max(token, g.token());
-        } else if (g.waitMs() >= 0) {
-          wait = wait < 0 ? g.waitMs() : Math.min(wait, g.waitMs());
+        } else {
+          refusedBy.merge(g.holder() == null ? UNKNOWN_HOLDER : g.holder(), 1, Integer::sum);
+          if (g.waitMs() >= 0) {
+            wait = wait < 0 ? g.waitMs() : Math.min(wait, g.waitMs());
+          }
         }
       }
       if (granted.size() >= majority) {
@@ -366,12 +379,15 @@ abstract sealed class Backend implements AutoCloseable {
           return Grant.granted(token);
         }
       }
-      // Refused by a majority: the lock is held (or the contenders split the masters so that each was
-      // refused by a majority; they look again at `recheck` at the latest). The undo then wakes nobody:
-      // its release message would wake every waiter, this one too, to a lock still held, and each retry
-      // takes the masters outside the holder's majority and undoes them again, so the waiters would wake
-      // each other in a loop of round trips to every master for as long as the holder holds.
-      boolean heldElsewhere = answered - granted.size() >= majority;
+      // Refused by a majority held by one holder: the lock is held. The undo then wakes nobody: its release
+      // message would wake every waiter, this one too, to a lock still held, and each retry takes the masters
+      // outside the holder's majority and undoes them again, so the waiters would wake each other in a loop of
+      // round trips to every master for as long as the holder holds. Refused by a majority split among several
+      // holders (contenders that each won some masters, all undoing now), the lock is about to be free: the undo
+      // wakes the others, who would otherwise sleep until `recheck` with nobody holding it. A refusal that does
+      // not say who holds (a semaphore) counts as one holder.
+      boolean heldElsewhere = answered - granted.size() >= majority
+          && (refusedBy.containsKey(UNKNOWN_HOLDER) || refusedBy.values().stream().anyMatch(n -> n >= majority));
       undo(uncertain, p, args.getFirst(), !heldElsewhere);
       if (granted.size() < majority && answered < majority) {
         throw new ServiceUnavailableException("only " + answered + " of " + nodes.size()

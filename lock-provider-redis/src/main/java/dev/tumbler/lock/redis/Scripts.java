@@ -115,7 +115,7 @@ final class Scripts {
       if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
         return {1, fence(KEYS[2])}
       end
-      return {0, redis.call('PTTL', KEYS[1])}
+      return {0, redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1])}
       """);
 
   static final Script MUTEX_RENEW = Script.of("mutex-renew", """
@@ -140,7 +140,7 @@ final class Scripts {
 
   static final Script READ_ACQUIRE = Script.of("read-acquire", FENCE + NOW_MS + """
       local pttl = redis.call('PTTL', KEYS[1])
-      if pttl ~= -2 then return {0, pttl} end
+      if pttl ~= -2 then return {0, pttl, redis.call('GET', KEYS[1])} end
       local now = nowms()
       redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
       redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
@@ -150,11 +150,11 @@ final class Scripts {
 
   static final Script WRITE_ACQUIRE = Script.of("write-acquire", FENCE + NOW_MS + """
       local pttl = redis.call('PTTL', KEYS[1])
-      if pttl ~= -2 then return {0, pttl} end
+      if pttl ~= -2 then return {0, pttl, redis.call('GET', KEYS[1])} end
       local now = nowms()
       redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
       local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-      if last[2] then return {0, tonumber(last[2]) - now} end
+      if last[2] then return {0, tonumber(last[2]) - now, ' readers'} end
       redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
       return {1, fence(KEYS[3])}
       """);

@@ -92,6 +92,54 @@ class RedlockTest {
     }
   }
 
+  /**
+   * An acquire refused by a majority split among holders (contenders that each won some masters, all undoing) wakes the
+   * other waiters when it undoes its own grant: nobody holds the lock then, and they slept until {@code recheck}. One
+   * refused by a majority that one holder holds undoes silently (waking them would only send them to a held lock,
+   * over and over).
+   */
+  @Test
+  void anUndoWakesTheOthersOnlyWhenNoHolderHasAMajority() throws Exception {
+    String key = new RedisKeys("").mutex(RedisKeys.Kind.MUTEX, "split").getFirst();
+    String channel = new RedisKeys("").channel(RedisKeys.Kind.MUTEX, "split");
+    java.util.concurrent.LinkedBlockingQueue<String> published = new java.util.concurrent.LinkedBlockingQueue<>();
+    redis.clients.jedis.JedisPubSub listener = new redis.clients.jedis.JedisPubSub() {
+      @Override
+      public void onMessage(String ch, String message) {
+        published.add(message);
+      }
+    };
+    Thread subscriber = Thread.ofPlatform().start(() -> {
+      try (Jedis m2 = masters.get(2).client()) {
+        m2.subscribe(listener, channel);
+      }
+    });
+    try (LockService a = open(); Jedis m0 = masters.get(0).client(); Jedis m1 = masters.get(1).client();
+        Jedis m2 = masters.get(2).client()) {
+      long until = System.nanoTime() + 10_000_000_000L;
+      while (m2.pubsubNumSub(channel).getOrDefault(channel, 0L) < 1) {
+        assertTrue(System.nanoTime() - until < 0, "the test's subscriber never subscribed");
+        Thread.sleep(10);
+      }
+      // one holder on two masters: a's grant on the third is undone without a word
+      m0.set(key, "holder", SetParams.setParams().px(10_000));
+      m1.set(key, "holder", SetParams.setParams().px(10_000));
+      assertTrue(a.lock("split").tryAcquire(Duration.ZERO).isEmpty());
+      assertEquals(null, published.poll(500, java.util.concurrent.TimeUnit.MILLISECONDS),
+          "an undo behind a holder with a majority woke the waiters");
+      // two contenders, one master each: a's undo is published, on the master where it was granted
+      m1.set(key, "another-contender", SetParams.setParams().px(10_000));
+      assertTrue(a.lock("split").tryAcquire(Duration.ZERO).isEmpty());
+      assertTrue(published.poll(5, java.util.concurrent.TimeUnit.SECONDS) != null,
+          "an undo after a split vote (nobody holds a majority) woke nobody");
+      m0.del(key);
+      m1.del(key);
+    } finally {
+      listener.unsubscribe();
+      subscriber.join(5_000);
+    }
+  }
+
   @Test
   void grantsOnAMajorityWithOneMasterDownAndRefusesWithTwoDown() throws Exception {
     try (LockService a = open(); LockService b = open()) {
