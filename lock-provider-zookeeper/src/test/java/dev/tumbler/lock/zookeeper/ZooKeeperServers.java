@@ -1,5 +1,6 @@
 package dev.tumbler.lock.zookeeper;
 
+import dev.tumbler.lock.tck.LoopbackPorts;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,15 +32,21 @@ final class ZooKeeperServers {
 
   /** A started standalone server. */
   static TestingServer server() throws Exception {
-    InstanceSpec spec = new InstanceSpec(null, -1, -1, -1, true, -1, TICK_MS, -1, props(), "127.0.0.1");
+    InstanceSpec spec = new InstanceSpec(null, LoopbackPorts.freePort(), LoopbackPorts.freePort(),
+        LoopbackPorts.freePort(), true, -1, TICK_MS, -1, props(), "127.0.0.1");
     return new TestingServer(spec, true);
   }
 
-  /** A started ensemble of {@code n}. */
+  /**
+   * A started ensemble of {@code n}. Its ports come from {@link LoopbackPorts}, like every test server's: Curator's own
+   * (port -1) probe the ephemeral range one at a time, and twice gave two servers of one ensemble the same client port
+   * ("Multiple entries with same key: InstanceSpec{...}" from {@code TestingCluster}, a loaded soak run).
+   */
   static TestingCluster cluster(int n) throws Exception {
     List<InstanceSpec> specs = new ArrayList<>();
     for (int i = 1; i <= n; i++) {
-      specs.add(new InstanceSpec((File) null, -1, -1, -1, true, i, TICK_MS, -1, props(), "127.0.0.1"));
+      specs.add(new InstanceSpec((File) null, LoopbackPorts.freePort(), LoopbackPorts.freePort(),
+          LoopbackPorts.freePort(), true, i, TICK_MS, -1, props(), "127.0.0.1"));
     }
     TestingCluster c = new TestingCluster(specs);
     c.start();
