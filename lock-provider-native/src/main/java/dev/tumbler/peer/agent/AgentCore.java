@@ -6,6 +6,7 @@ import dev.tumbler.peer.agent.LockTable.Mode;
 import dev.tumbler.peer.agent.WaitFor.LockRef;
 import dev.tumbler.peer.agent.WaitFor.Node;
 import dev.tumbler.peer.algorithm.CoreContext;
+import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Observation;
@@ -130,6 +131,15 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
 
   // ---- the agents
   private final TreeMap<AgentId, Agent> agents = new TreeMap<>();
+  /**
+   * What the timer visits: the agents that wait for a claim or may have something to do at the next step (watched),
+   * and the others each resting until its next moment (a renewal, the end of a told claim's trust or window, a
+   * node's time to come back); any input or message that concerns an agent watches it again. The agents are added in
+   * the order of their ids, so a visit goes through them in the order of the map above.
+   */
+  private final Agenda<Agent> agenda = new Agenda<>();
+  /** The agents watched in this step: those that wait for nothing rest once it is done. */
+  private final List<Agent> woken = new ArrayList<>();
   private final Map<Long, Agent> txs = new HashMap<>();
   private final Map<Long, Req> requests = new HashMap<>();
   /**
@@ -166,7 +176,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     }
   }
 
-  private final class Agent {
+  private final class Agent extends Agenda.Item {
     final AgentId id;
     final long txId;
     final String session;
@@ -188,6 +198,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     String tag = "";
     /** Whether its view changed since its last deadlock analysis. */
     boolean dirty;
+    /** Whether it is among the agents watched in this step. */
+    boolean woken;
     /** The lock being surrendered in this step, so that the claims it takes away are lost for that reason. */
     LockRef surrendering;
     /**
@@ -808,6 +820,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     clock++;
     Agent a = new Agent(new AgentId(clock, selfIndex, ++txSeq), txId, session, options);
     agents.put(a.id, a);
+    agenda.add(a);
+    wake(a);
     renewAt(a);
     return a;
   }
@@ -865,6 +879,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     } else {
       r.done = true; // its entries stay until the transaction ends: a transaction has no unlock
       requests.remove(r.id);
+      wake(r.agent);
     }
   }
 
@@ -961,6 +976,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
    * for a deadlock among the queues it knows.
    */
   private void evaluate(Agent a) {
+    if (agents.containsKey(a.id)) {
+      wake(a);
+    }
     for (Req r : List.copyOf(a.reqs)) {
       if (r.done || !agents.containsKey(a.id)) {
         continue;
@@ -1385,6 +1403,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     if (agents.remove(a.id) == null) {
       return false;
     }
+    agenda.remove(a);
     if (!a.plain()) {
       txs.remove(a.txId);
     }
@@ -1439,6 +1458,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     // first on the new link: what this node's agents asked of p, and the versions seen here
     List<AgentMessage.Claimed> entries = new ArrayList<>();
     for (Agent a : agents.values()) {
+      wake(a); // its moment may have been p's time to come back
       if (a.nodes.contains(p)) {
         // what it holds there and still trusts: a server that restarted gives it back before anything else
         boolean trusted = trusted(a, p);
@@ -1476,6 +1496,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     for (Agent a : agents.values()) {
       a.view.linkLost(p);
       a.dirty = true;
+      wake(a);
     }
     // a listing's question or answer went with the link: it waits no more for p
     for (Map.Entry<Long, Gathering> l : List.copyOf(listings.entrySet())) {
@@ -1520,53 +1541,114 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         }
       }
     }
-    for (Agent a : List.copyOf(agents.values())) {
-      if (!agents.containsKey(a.id)) {
-        continue;
-      }
-      if (a.deferred != null && now >= a.deferredUntil) {
-        LockRef lock = a.deferred;
-        List<Node> cycle = a.deferredCycle;
-        a.deferred = null;
-        a.deferredCycle = null;
-        a.dirty = true;
-        if (!a.view.awaitingAck(lock)) {
-          surrender(a, lock, cycle, true);
-          if (!agents.containsKey(a.id)) {
-            continue;
-          }
+    agenda.visit(now, this::visit);
+  }
+
+  /**
+   * The timer's look at agent {@code a}: its deferred surrender, its renewal, its nodes down too long, what changed for
+   * its claims; then, unless it waits for a claim, it rests until its next moment.
+   */
+  private void visit(Agent a) {
+    if (a.deferred != null && now >= a.deferredUntil) {
+      LockRef lock = a.deferred;
+      List<Node> cycle = a.deferredCycle;
+      a.deferred = null;
+      a.deferredCycle = null;
+      a.dirty = true;
+      if (!a.view.awaitingAck(lock)) {
+        surrender(a, lock, cycle, true);
+        if (!agents.containsKey(a.id)) {
+          return;
         }
       }
-      if (now >= a.nextRenewAt) {
-        renewAt(a);
-        // while it waits: forwarded queues past their time are forgotten, and it analyses and forwards again, so
-        // that what it knows, and what the larger agents know of it, never stays stale
-        a.view.expire(now);
-        if (a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
-          a.forwarded.clear();
-          a.dirty = true;
-        }
-      }
-      if (a.reqs.stream().anyMatch(r -> !r.done)) {
-        Set<String> down = new TreeSet<>();
-        for (String s : a.nodes) {
-          Long since = downSince.get(s);
-          if (since != null && now >= since + peerTimeout) {
-            down.add(s);
-          }
-        }
-        if (!AgentView.met(a.quorum, a.nodes.size() - down.size(), a.nodes.size())) {
-          abort(a, Output.Failure.UNAVAILABLE, down, down.size() + " of " + a.nodes.size()
-              + " nodes unreachable for " + peerTimeout / 1_000_000 + " ms, quorum " + a.quorum);
-          continue;
-        }
-      }
-      evaluate(a);
     }
+    if (now >= a.nextRenewAt) {
+      renewAt(a);
+      // while it waits: forwarded queues past their time are forgotten, and it analyses and forwards again, so
+      // that what it knows, and what the larger agents know of it, never stays stale
+      a.view.expire(now);
+      if (a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
+        a.forwarded.clear();
+        a.dirty = true;
+      }
+    }
+    if (a.reqs.stream().anyMatch(r -> !r.done)) {
+      Set<String> down = new TreeSet<>();
+      for (String s : a.nodes) {
+        Long since = downSince.get(s);
+        if (since != null && now >= since + peerTimeout) {
+          down.add(s);
+        }
+      }
+      if (!AgentView.met(a.quorum, a.nodes.size() - down.size(), a.nodes.size())) {
+        abort(a, Output.Failure.UNAVAILABLE, down, down.size() + " of " + a.nodes.size()
+            + " nodes unreachable for " + peerTimeout / 1_000_000 + " ms, quorum " + a.quorum);
+        return;
+      }
+    }
+    evaluate(a);
+  }
+
+  /** {@code a} may have something to do at the next visit: watched until the step is done. */
+  private void wake(Agent a) {
+    agenda.watch(a);
+    if (!a.woken) {
+      a.woken = true;
+      woken.add(a);
+    }
+  }
+
+  /**
+   * The agents watched in this step that wait for nothing rest until their next moment: nothing changes for them
+   * before it unless a message or an input concerns them, which watches them again. (A local agent that holds renews
+   * at its servers only when it is visited: it has none to tell.)
+   */
+  private void restIdle() {
+    for (Agent a : woken) {
+      a.woken = false;
+      if (agents.containsKey(a.id) && a.deferred == null && a.reqs.stream().allMatch(r -> r.done || r.told)) {
+        agenda.rest(a, wakeUp(a));
+      }
+    }
+    woken.clear();
+  }
+
+  /**
+   * The next moment agent {@code a} has something to do by itself: a renewal (for a remote agent, or one that waits),
+   * a deferred surrender, the end of a told claim's window or trust, a node's time to come back; {@link #NONE} for
+   * none.
+   */
+  private long wakeUp(Agent a) {
+    long next = NONE;
+    if (a.remote() || a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
+      next = Math.min(next, a.nextRenewAt);
+    }
+    if (a.deferred != null) {
+      next = Math.min(next, a.deferredUntil);
+    }
+    boolean live = false;
+    for (Req r : a.reqs) {
+      if (!r.done) {
+        live = true;
+        if (r.told) {
+          next = Math.min(next, Math.min(r.validUntil, trustedUntil(r)));
+        }
+      }
+    }
+    if (live) {
+      for (String s : a.nodes) {
+        Long since = downSince.get(s);
+        if (since != null && since + peerTimeout > now) { // once past, nothing more happens at that time
+          next = Math.min(next, since + peerTimeout);
+        }
+      }
+    }
+    return next;
   }
 
   private void settle() {
     drain();
+    restIdle();
     long next = NONE;
     if (!ready) {
       next = startNow + readyWait();
@@ -1580,31 +1662,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     for (Gathering g : listings.values()) {
       next = Math.min(next, g.deadline);
     }
-    for (Agent a : agents.values()) {
-      if (a.remote() || a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
-        next = Math.min(next, a.nextRenewAt);
-      }
-      if (a.deferred != null) {
-        next = Math.min(next, a.deferredUntil);
-      }
-      boolean live = false;
-      for (Req r : a.reqs) {
-        if (!r.done) {
-          live = true;
-          if (r.told) {
-            next = Math.min(next, Math.min(r.validUntil, trustedUntil(r)));
-          }
-        }
-      }
-      if (live) {
-        for (String s : a.nodes) {
-          Long since = downSince.get(s);
-          if (since != null && since + peerTimeout > now) { // once past, nothing more happens at that time
-            next = Math.min(next, since + peerTimeout);
-          }
-        }
-      }
-    }
+    next = Math.min(next, agenda.earliest(this::wakeUp, NONE));
     next = Math.max(next, now + 1);
     if (next == NONE || next >= NONE - 1) {
       if (timerAt != NONE) {

@@ -1,6 +1,8 @@
 package dev.tumbler.peer.agent;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -131,15 +133,35 @@ public final class LockTable {
     }
   }
 
-  private record Key(AgentId agent, List<String> path) {}
+  /** An entry's key: its agent, then its path; the entries of one agent are neighbours. */
+  private record Key(AgentId agent, List<String> path) implements Comparable<Key> {
+    @Override
+    public int compareTo(Key o) {
+      int c = agent.compareTo(o.agent);
+      return c != 0 ? c : comparePaths(path, o.path);
+    }
+  }
+
+  private static final Comparator<Slot> BY_SEQ = Comparator.comparingLong(s -> s.seq);
 
   /** Test-only mutation: a request does not see the entries held on its path's descendants. */
   boolean mutationAncestorsOnly;
   /** Test-only mutation: an upgrade to write is granted although other agents hold read on the path. */
   boolean mutationUpgradeWithOthers;
 
-  private final Map<Key, Slot> slots = new HashMap<>();
-  private final TreeMap<Long, Slot> bySeq = new TreeMap<>();
+  /*
+   * Every entry is in slots (by agent and path), in bySeq (the server's order), under its path's first element in
+   * byRoot (related paths share it, so the grant rule, a queue and the notifications of a change look only there),
+   * and, while it holds nothing, in idle (where a new entry's place is found). A place made for an entry moves the
+   * entries from there on back by one, in place: their order among themselves, and so every set above, stays valid.
+   * Nothing here walks every entry on a grant, a release or a queue: a server holding 100,000 names costs what one
+   * name costs, and a set of names under one first element costs what they are.
+   */
+  private final TreeMap<Key, Slot> slots = new TreeMap<>();
+  private final TreeSet<Slot> bySeq = new TreeSet<>(BY_SEQ);
+  private final TreeSet<Slot> idle = new TreeSet<>(BY_SEQ);
+  /** By first path element: the one entry there, or a {@code List<Slot>} of them in seq order. */
+  private final Map<String, Object> byRoot = new HashMap<>();
   private long nextSeq = 1;
   private long version;
 
@@ -168,7 +190,7 @@ public final class LockTable {
     if (s == null) {
       s = new Slot(agent, p, mode, placeFor(agent));
       slots.put(k, s);
-      bySeq.put(s.seq, s);
+      index(s);
     } else {
       s.wants = mode;
     }
@@ -187,8 +209,8 @@ public final class LockTable {
    */
   private long placeFor(AgentId agent) {
     Slot before = null;
-    for (Slot w : bySeq.values()) {
-      if (w.holds == null && w.agent.compareTo(agent) > 0) {
+    for (Slot w : idle) {
+      if (w.agent.compareTo(agent) > 0) {
         before = w;
         break;
       }
@@ -197,11 +219,8 @@ public final class LockTable {
       return nextSeq++;
     }
     long place = before.seq;
-    List<Slot> tail = new java.util.ArrayList<>(bySeq.tailMap(place, true).values());
-    bySeq.tailMap(place, true).clear();
-    for (Slot t : tail) {
-      t.seq++;
-      bySeq.put(t.seq, t);
+    for (Slot t : bySeq.tailSet(before, true)) {
+      t.seq++; // all of them: their order, in every set, stays
     }
     nextSeq++;
     return place;
@@ -223,9 +242,9 @@ public final class LockTable {
     Set<List<String>> changed = new LinkedHashSet<>();
     changed.add(p);
     List<Slot> moved = new ArrayList<>();
-    for (Slot s : List.copyOf(bySeq.values())) {
-      if (s.agent.equals(agent) && related(s.path, p)) {
-        bySeq.remove(s.seq);
+    for (Slot s : of(agent)) {
+      if (related(s.path, p)) {
+        unindex(s);
         s.holds = null;
         s.grantedAt = 0;
         s.surrendered = true;
@@ -235,7 +254,7 @@ public final class LockTable {
     }
     for (Slot s : moved) {
       s.seq = placeFor(agent);
-      bySeq.put(s.seq, s);
+      index(s);
     }
     change(wall, changed);
     return changed;
@@ -269,7 +288,7 @@ public final class LockTable {
       }
       Mode want = h.held().covers(h.wants()) ? h.held() : h.wants();
       boolean conflict = false;
-      for (Slot o : bySeq.values()) {
+      for (Slot o : rooted(p.get(0))) {
         if (!o.agent.equals(h.agent()) && o.holds != null && related(o.path, p) && Mode.conflict(o.holds, h.held())) {
           conflict = true;
           break;
@@ -280,11 +299,11 @@ public final class LockTable {
         continue;
       }
       Slot s = new Slot(h.agent(), p, want, nextSeq++);
-      slots.put(new Key(h.agent(), p), s);
-      bySeq.put(s.seq, s);
       version = Math.max(version + 1, wall);
       s.holds = h.held();
       s.grantedAt = version;
+      slots.put(new Key(h.agent(), p), s);
+      index(s);
       changed.add(p);
       placed = true;
     }
@@ -301,12 +320,10 @@ public final class LockTable {
   Set<List<String>> end(AgentId agent, long wall) {
     Objects.requireNonNull(agent, "agent");
     Set<List<String>> changed = new LinkedHashSet<>();
-    for (Slot s : List.copyOf(bySeq.values())) {
-      if (s.agent.equals(agent)) {
-        bySeq.remove(s.seq);
-        slots.remove(new Key(s.agent, s.path));
-        changed.add(s.path);
-      }
+    for (Slot s : of(agent)) {
+      unindex(s);
+      slots.remove(new Key(s.agent, s.path));
+      changed.add(s.path);
     }
     if (!changed.isEmpty()) {
       change(wall, changed);
@@ -331,8 +348,8 @@ public final class LockTable {
   /** The agents that have an entry here, in id order. */
   SortedSet<AgentId> agents() {
     TreeSet<AgentId> agents = new TreeSet<>();
-    for (Slot s : bySeq.values()) {
-      agents.add(s.agent);
+    for (Key k : slots.keySet()) {
+      agents.add(k.agent);
     }
     return agents;
   }
@@ -340,7 +357,7 @@ public final class LockTable {
   /** The entries on paths related to {@code path}, in {@code seq} order. */
   List<Entry> queue(List<String> path) {
     List<Entry> q = new ArrayList<>();
-    for (Slot s : bySeq.values()) {
+    for (Slot s : rooted(path.get(0))) {
       if (related(s.path, path)) {
         q.add(s.view());
       }
@@ -350,7 +367,7 @@ public final class LockTable {
 
   /** Every entry, in {@code seq} order. */
   List<Entry> entries() {
-    return bySeq.values().stream().map(Slot::view).toList();
+    return bySeq.stream().map(Slot::view).toList();
   }
 
   /**
@@ -360,7 +377,7 @@ public final class LockTable {
    */
   List<Info> notifications(Set<List<String>> changed, AgentId surrenderOf) {
     TreeSet<List<String>> asked = new TreeSet<>(LockTable::comparePaths);
-    for (Slot s : bySeq.values()) {
+    for (Slot s : scope(changed)) {
       for (List<String> c : changed) {
         if (related(s.path, c)) {
           asked.add(s.path);
@@ -370,7 +387,7 @@ public final class LockTable {
     // a changed path nobody asks for any more: the agents on related paths hear that its queue is gone (one
     // without an entry on the path), or they would keep its last queue, and its holders, for ever
     for (List<String> c : changed) {
-      if (bySeq.values().stream().noneMatch(s -> s.path.equals(c))) {
+      if (rooted(c.get(0)).stream().noneMatch(s -> s.path.equals(c))) {
         asked.add(c);
       }
     }
@@ -413,13 +430,15 @@ public final class LockTable {
 
   /** A conflict between two entries of different agents that both hold, if any: for checks (AG-1). */
   String conflictAmongHolders() {
-    List<Slot> holders = bySeq.values().stream().filter(s -> s.holds != null).toList();
-    for (int i = 0; i < holders.size(); i++) {
-      for (int j = i + 1; j < holders.size(); j++) {
-        Slot a = holders.get(i);
-        Slot b = holders.get(j);
-        if (!a.agent.equals(b.agent) && related(a.path, b.path) && Mode.conflict(a.holds, b.holds)) {
-          return a.view() + " and " + b.view();
+    for (String root : new TreeSet<>(byRoot.keySet())) {
+      List<Slot> holders = rooted(root).stream().filter(s -> s.holds != null).toList();
+      for (int i = 0; i < holders.size(); i++) {
+        for (int j = i + 1; j < holders.size(); j++) {
+          Slot a = holders.get(i);
+          Slot b = holders.get(j);
+          if (!a.agent.equals(b.agent) && related(a.path, b.path) && Mode.conflict(a.holds, b.holds)) {
+            return a.view() + " and " + b.view();
+          }
         }
       }
     }
@@ -429,16 +448,23 @@ public final class LockTable {
   /** A change: the version moves on, and the grant rule runs until nothing more can be granted. */
   private void change(long wall, Set<List<String>> changed) {
     version = Math.max(version + 1, wall);
+    // Before the change nothing could be granted (every change ends here), and the grant rule looks at related
+    // paths only: what can be granted now is under the first elements of the changed paths, and is visited in
+    // the same order as a walk of the whole table would.
+    List<Slot> scope = scope(changed);
     boolean granted = true;
     boolean versionUsed = false;
     while (granted) {
       granted = false;
-      for (Slot s : bySeq.values()) {
+      for (Slot s : scope) {
         if (s.waiting() && grantable(s)) {
           if (versionUsed) {
             version++; // each grant its own version: readers granted together get distinct tokens (F1)
           }
           versionUsed = true;
+          if (s.holds == null) {
+            idle.remove(s);
+          }
           s.holds = s.wants;
           s.grantedAt = version;
           s.surrendered = false;
@@ -450,7 +476,7 @@ public final class LockTable {
   }
 
   private boolean grantable(Slot s) {
-    for (Slot o : bySeq.values()) {
+    for (Slot o : rooted(s.path.get(0))) {
       if (o.agent.equals(s.agent) || !related(o.path, s.path)) {
         continue;
       }
@@ -467,6 +493,84 @@ public final class LockTable {
       }
     }
     return true;
+  }
+
+  /** The entries under first path element {@code root}, in seq order. */
+  @SuppressWarnings("unchecked")
+  private List<Slot> rooted(String root) {
+    Object o = byRoot.get(root);
+    return o == null ? List.of() : o instanceof Slot s ? List.of(s) : (List<Slot>) o;
+  }
+
+  /** The entries under the first elements of {@code paths}, in seq order. */
+  private List<Slot> scope(Set<List<String>> paths) {
+    Set<String> roots = new LinkedHashSet<>();
+    for (List<String> p : paths) {
+      roots.add(p.get(0));
+    }
+    if (roots.size() == 1) {
+      return rooted(roots.iterator().next());
+    }
+    List<Slot> all = new ArrayList<>();
+    for (String r : roots) {
+      all.addAll(rooted(r));
+    }
+    all.sort(BY_SEQ);
+    return all;
+  }
+
+  /** {@code agent}'s entries, in seq order. */
+  private List<Slot> of(AgentId agent) {
+    List<Slot> mine = new ArrayList<>();
+    for (Slot s : slots.tailMap(new Key(agent, List.of()), true).values()) {
+      if (!s.agent.equals(agent)) {
+        break;
+      }
+      mine.add(s);
+    }
+    mine.sort(BY_SEQ);
+    return mine;
+  }
+
+  /** Puts {@code s}, at its seq, in the server's order, under its first path element, and among the idle if it is. */
+  @SuppressWarnings("unchecked")
+  private void index(Slot s) {
+    bySeq.add(s);
+    if (s.holds == null) {
+      idle.add(s);
+    }
+    String root = s.path.get(0);
+    Object o = byRoot.get(root);
+    if (o == null) {
+      byRoot.put(root, s);
+      return;
+    }
+    List<Slot> list;
+    if (o instanceof Slot one) {
+      list = new ArrayList<>(2);
+      list.add(one);
+      byRoot.put(root, list);
+    } else {
+      list = (List<Slot>) o;
+    }
+    int i = Collections.binarySearch(list, s, BY_SEQ);
+    list.add(i < 0 ? -i - 1 : i, s);
+  }
+
+  /** Takes {@code s} out of what {@link #index} put it in; its seq is still the one it was put at. */
+  private void unindex(Slot s) {
+    bySeq.remove(s);
+    idle.remove(s);
+    String root = s.path.get(0);
+    Object o = byRoot.get(root);
+    if (o == s) {
+      byRoot.remove(root);
+    } else if (o instanceof List<?> list) {
+      list.remove(s);
+      if (list.size() == 1) {
+        byRoot.put(root, list.get(0));
+      }
+    }
   }
 
   private static List<String> checked(List<String> path) {

@@ -42,6 +42,9 @@ import org.junit.jupiter.api.Test;
  *     -Dsurefire.failIfNoSpecifiedTests=false
  * </pre>
  *
+ * To see where two digests part, {@code -Ddigest.traceSeed=N} also writes seed N's whole trace beside the file, one
+ * file per configuration ({@code /tmp/before.txt.clients-agent.N.trace}): {@code diff} those.
+ *
  * Its name does not end in {@code Test}: the build does not run it.
  */
 class SimulationDigest {
@@ -55,6 +58,7 @@ class SimulationDigest {
     int mutationSeeds = Integer.getInteger("digest.mutationSeeds", 50);
     Path file = Path.of(System.getProperty("digest.file", "target/simulation-digest.txt"));
     String only = System.getProperty("digest.only", "");
+    long traceSeed = Long.getLong("digest.traceSeed", 0); // that seed's whole trace, a file per configuration
     List<String> lines = new ArrayList<>();
     for (Map.Entry<String, Supplier<Simulation<Envelope>>> e : configurations().entrySet()) {
       if (!only.isEmpty() && !e.getKey().contains(only)) {
@@ -65,6 +69,10 @@ class SimulationDigest {
       long started = System.nanoTime();
       for (long seed = 1; seed <= n; seed++) {
         Simulation.Result r = sim.run(seed, sim.opsFor(seed), true);
+        if (seed == traceSeed) {
+          Files.write(Path.of(file + "." + e.getKey().replace(' ', '-') + "." + seed + ".trace"), r.trace(),
+              StandardCharsets.UTF_8);
+        }
         lines.add(e.getKey() + " seed " + seed + ": violation " + r.violation() + "; requests " + r.requests()
             + ", grants " + r.grants() + ", events " + r.events() + ", messages " + new TreeMap<>(r.messagesByType())
             + ", trace " + r.trace().size() + " lines " + sha256(r.trace()));
