@@ -9,6 +9,7 @@ import dev.tumbler.peer.algorithm.CoreContext;
 import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
+import dev.tumbler.peer.core.Lazy;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
@@ -188,11 +189,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     final AgentView view;
     /** The strongest mode asked for each path: what is restated. */
     final Map<List<String>, Mode> asked = new TreeMap<>(LockTable::comparePaths);
-    final List<Req> reqs = new ArrayList<>();
-    /** Per remote server, the send time of the latest renewal it answered. */
-    final Map<String, Long> windows = new HashMap<>();
+    final List<Req> reqs = new ArrayList<>(1); // a plain lock has one claim
+    /** Per remote server, the send time of the latest renewal it answered (a local agent has none). */
+    Map<String, Long> windows = Map.of();
     /** The queues it forwarded, each to whom and at which version, so that none goes twice. */
-    final Set<Forwarded> forwarded = new HashSet<>();
+    Set<Forwarded> forwarded = Set.of();
     long nextRenewAt = NONE;
     /** The tag its claims were asked with (an election's candidate), restated with them; empty for none. */
     String tag = "";
@@ -216,7 +217,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
      * three's older versions, below its own earlier token), and a read and a write claim of one transaction on one
      * path share their entries, so the one granted again must also go above the other's (seed 205576).
      */
-    final Map<List<String>, Long> surrenderedTokens = new HashMap<>();
+    Map<List<String>, Long> surrenderedTokens = Map.of();
     /** A thin client's (CLIENTS.md D10): what it was told it holds is taken from it only once its window closed. */
     final boolean remoteHolder;
     /** A surrender chosen while the thin client may still trust a told claim it takes: made at {@link #deferredUntil}. */
@@ -255,13 +256,17 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     final List<String> path;
     final Mode mode;
     final boolean attempt;
-    /** The servers that answered since it was asked (for an attempt). */
-    final Set<String> answered = new HashSet<>();
-    final Set<String> stampedBy = new HashSet<>();
+    /*
+     * The sets below are empty (shared) until used: most claims are not attempts, and a stamp round's sets go once
+     * the claim is granted (a claim lost to a deadlock starts its next round afresh).
+     */
+    /** The servers that answered since it was asked, for an attempt (only an attempt counts them). */
+    Set<String> answered = Set.of();
+    Set<String> stampedBy = Set.of();
     /** The servers the round under way was sent to. */
-    final Set<String> stampAsked = new HashSet<>();
+    Set<String> stampAsked = Set.of();
     /** The servers that answered the round under way that the claim's entry held nothing there. */
-    final Set<String> stampRefused = new HashSet<>();
+    Set<String> stampRefused = Set.of();
     /** The token of the stamp round under way, or -1. */
     long stampT = -1;
     /** Whether the round under way is a read claim's first, which asks for fresh versions. */
@@ -455,7 +460,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       case AgentMessage.Renewed r -> {
         Agent a = agentHere(r.agent());
         if (a != null && a.nodes.contains(from) && r.echo() <= now) {
-          a.windows.merge(from, r.echo(), Math::max);
+          a.windows = Lazy.put(a.windows, from, Math.max(a.windows.getOrDefault(from, Long.MIN_VALUE), r.echo()));
           evaluate(a);
         }
       }
@@ -465,10 +470,10 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
           for (Req r : a.reqs) {
             if (!r.done && r.path.equals(s.path()) && r.stampT == s.t() && !s.ok()) {
               // it held no more when the stamp came: asked again if it holds again while the round goes on
-              r.stampAsked.remove(from);
-              r.stampRefused.add(from);
+              r.stampAsked = Lazy.remove(r.stampAsked, from);
+              r.stampRefused = Lazy.add(r.stampRefused, from);
             } else if (!r.done && r.path.equals(s.path()) && r.stampT == s.t()) {
-              r.stampedBy.add(from);
+              r.stampedBy = Lazy.add(r.stampedBy, from);
               if (r.freshRound) {
                 r.freshest = Math.max(r.freshest, s.version() << TOKEN_NODE_BITS | members.indexOf(from));
               }
@@ -861,7 +866,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         sendTo(s, new AgentMessage.Lock(tick1(), a.id, r.path, mode, claim.tag()));
       }
     } else {
-      r.answered.addAll(a.nodes); // asked already: what is known of it is the answer
+      if (r.attempt) {
+        for (String s : a.nodes) {
+          r.answered = Lazy.add(r.answered, s); // asked already: what is known of it is the answer
+        }
+      }
     }
     evaluate(a);
   }
@@ -918,8 +927,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     }
     highestSeen = Math.max(highestSeen, i.version());
     for (Req r : a.reqs) {
-      if (r.path.equals(i.path())) {
-        r.answered.add(from);
+      if (r.attempt && r.path.equals(i.path())) {
+        r.answered = Lazy.add(r.answered, from);
       }
     }
     if (a.view.offer(new LockRef(i.path(), from), i.version(), i.queue(), i.surrenderOf())) {
@@ -1001,7 +1010,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       if (!met || a.lostForGood) {
         r.stampT = -1;
         r.freshSentAt = Long.MAX_VALUE;
-        r.stampedBy.clear();
+        r.stampedBy = Set.of();
         if (r.attempt && answeredAllReachable(r)) {
           out.add(new Output.Failed<>(r.id, r.claim.name(), Output.Failure.CONTENDED, Set.of()));
           endAgent(a);
@@ -1037,8 +1046,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
           boolean cutOff = r.stampAsked.stream()
               .anyMatch(s -> !r.stampedBy.contains(s) && !s.equals(self) && !up.contains(s));
           for (String s : held) {
-            if ((cutOff || r.stampRefused.contains(s)) && r.stampAsked.add(s)) {
-              r.stampRefused.remove(s);
+            if ((cutOff || r.stampRefused.contains(s)) && !r.stampAsked.contains(s)) {
+              r.stampAsked = Lazy.add(r.stampAsked, s);
+              r.stampRefused = Lazy.remove(r.stampRefused, s);
               sendTo(s, new AgentMessage.Stamp(tick1(), a.id, r.path, r.stampT, r.freshRound));
             }
           }
@@ -1066,6 +1076,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         }
       }
       r.told = true;
+      r.stampedBy = Set.of(); // its round is over: a loss to a deadlock starts the next one afresh
+      r.stampAsked = Set.of();
+      r.stampRefused = Set.of();
       r.token = t;
       r.sentAt = sentAt;
       r.validUntil = r.sentAt + a.trust;
@@ -1084,10 +1097,12 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     r.stampT = t;
     r.freshRound = fresh;
     r.freshest = 0;
-    r.stampedBy.clear();
-    r.stampRefused.clear();
-    r.stampAsked.clear();
-    r.stampAsked.addAll(servers);
+    r.stampedBy = Set.of();
+    r.stampRefused = Set.of();
+    r.stampAsked = Set.of();
+    for (String s : servers) {
+      r.stampAsked = Lazy.add(r.stampAsked, s);
+    }
     if (fresh) {
       r.freshSentAt = now;
     } else if (r.mode != Mode.READ) {
@@ -1158,10 +1173,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     r.told = false;
     r.renewAsked = NONE;
     if (again) {
-      r.agent.surrenderedTokens.merge(r.path, r.token, Math::max);
+      r.agent.surrenderedTokens = Lazy.put(r.agent.surrenderedTokens, r.path,
+          Math.max(r.agent.surrenderedTokens.getOrDefault(r.path, Long.MIN_VALUE), r.token));
     }
     r.stampT = -1;
-    r.stampedBy.clear();
+    r.stampedBy = Set.of();
     if (r.agent.plain() && reason == Output.LostReason.EXPIRED) {
       lapse(r.agent);
     } else if (r.agent.plain()) {
@@ -1198,9 +1214,10 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       long version = a.view.version(f.lock());
       Forwarded key = new Forwarded(f.to(), f.lock(), version);
       if (a.forwarded.size() > MAX_FORWARDS_REMEMBERED) {
-        a.forwarded.clear();
+        a.forwarded = Set.of();
       }
-      if (a.forwarded.add(key)) {
+      if (!a.forwarded.contains(key)) {
+        a.forwarded = Lazy.add(a.forwarded, key);
         toAgent(f.to(), new AgentMessage.Forward(tick1(), f.to(), f.lock().path(), f.lock().server(), version,
             a.view.known().get(f.lock())));
       }
@@ -1568,7 +1585,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       // that what it knows, and what the larger agents know of it, never stays stale
       a.view.expire(now);
       if (a.reqs.stream().anyMatch(r -> !r.done && !r.told)) {
-        a.forwarded.clear();
+        a.forwarded = Set.of();
         a.dirty = true;
       }
     }

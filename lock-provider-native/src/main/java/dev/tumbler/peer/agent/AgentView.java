@@ -4,11 +4,12 @@ import dev.tumbler.lock.TransactionOptions.Quorum;
 import dev.tumbler.peer.agent.LockTable.Entry;
 import dev.tumbler.peer.agent.LockTable.Mode;
 import dev.tumbler.peer.agent.WaitFor.LockRef;
+import dev.tumbler.peer.core.Lazy;
 import java.util.ArrayDeque;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -44,17 +45,18 @@ final class AgentView {
   private final Map<LockRef, Stored> stored = new HashMap<>();
   /** The queues of {@link #stored} that it holds, in order, for the deadlock analysis. */
   private final TreeMap<LockRef, List<Entry>> queues = new TreeMap<>();
-  private final SortedMap<LockRef, List<Entry>> queuesView = java.util.Collections.unmodifiableSortedMap(queues);
+  // the maps and the set below are empty (shared) until used: an agent that holds and never analyses or surrenders,
+  // as most do, keeps none of its own
   /** {@link WaitFor.Facts} of each stored queue, worked out once per queue stored. */
-  private final Map<LockRef, WaitFor.Facts> facts = new HashMap<>();
-  private final Set<LockRef> awaitingAck = new HashSet<>();
+  private Map<LockRef, WaitFor.Facts> facts = Map.of();
+  private Set<LockRef> awaitingAck = Set.of();
   /**
    * Per awaited lock, the surrender whose acknowledgement it waits for: the latest one that covers it. A queue a
    * server sent in the change of an earlier surrender (of a sibling path, say) still shows the agent holding it.
    */
-  private final Map<LockRef, Long> ackAfter = new HashMap<>();
+  private Map<LockRef, Long> ackAfter = Map.of();
   /** Per server, its surrenders not yet acknowledged, in the order they were sent (a link keeps that order). */
-  private final Map<String, Deque<Pending>> pending = new HashMap<>();
+  private Map<String, Deque<Pending>> pending = Map.of();
   private long surrenders;
 
   /** A surrender sent: its number, and the path it gave up (the server tells that path's queue in its change). */
@@ -111,7 +113,9 @@ final class AgentView {
         return false;
       }
       awaitingAck.remove(lock);
-      ackAfter.remove(lock);
+      if (!ackAfter.isEmpty()) {
+        ackAfter.remove(lock);
+      }
     }
     // a queue with no entry on its own path is of a path nobody asks for any more: nothing to keep but its version
     boolean asked = queue.stream().anyMatch(e -> e.path().equals(lock.path()));
@@ -153,7 +157,9 @@ final class AgentView {
 
   private void store(LockRef lock, Stored s) {
     stored.put(lock, s);
-    facts.remove(lock);
+    if (!facts.isEmpty()) {
+      facts.remove(lock);
+    }
     if (s.queue == null) {
       queues.remove(lock);
     } else {
@@ -176,7 +182,12 @@ final class AgentView {
     Objects.requireNonNull(asked, "asked");
     long seq = ++surrenders;
     if (!noSurrenderAck) {
-      pending.computeIfAbsent(lock.server(), k -> new ArrayDeque<>()).addLast(new Pending(seq, lock.path()));
+      Deque<Pending> d = pending.get(lock.server());
+      if (d == null) {
+        d = new ArrayDeque<>();
+        pending = Lazy.put(pending, lock.server(), d);
+      }
+      d.addLast(new Pending(seq, lock.path()));
     }
     for (LockRef l : List.copyOf(stored.keySet())) {
       if (l.server().equals(lock.server()) && LockTable.related(l.path(), lock.path())) {
@@ -189,12 +200,12 @@ final class AgentView {
     for (List<String> p : asked) {
       if (LockTable.related(p, lock.path())) {
         LockRef l = new LockRef(p, lock.server());
-        awaitingAck.add(l);
-        ackAfter.put(l, seq);
+        awaitingAck = Lazy.add(awaitingAck, l);
+        ackAfter = Lazy.put(ackAfter, l, seq);
       }
     }
-    awaitingAck.add(lock);
-    ackAfter.put(lock, seq);
+    awaitingAck = Lazy.add(awaitingAck, lock);
+    ackAfter = Lazy.put(ackAfter, lock, seq);
   }
 
   /**
@@ -205,13 +216,13 @@ final class AgentView {
   List<LockRef> resendSurrenders(String server) {
     List<LockRef> again = awaitingAck(server);
     Deque<Pending> d = new ArrayDeque<>();
-    pending.put(server, d);
+    pending = Lazy.put(pending, server, d);
     for (LockRef l : again) {
       long seq = ++surrenders;
       d.addLast(new Pending(seq, l.path()));
       for (LockRef w : again) {
         if (LockTable.related(l.path(), w.path())) {
-          ackAfter.put(w, seq);
+          ackAfter = Lazy.put(ackAfter, w, seq);
         }
       }
     }
@@ -287,9 +298,15 @@ final class AgentView {
    * among it. The queues it will restate once the link is back are taken again, whatever they say.
    */
   void linkLost(String server) {
-    awaitingAck.removeIf(l -> l.server().equals(server));
-    ackAfter.keySet().removeIf(l -> l.server().equals(server));
-    pending.remove(server);
+    if (!awaitingAck.isEmpty()) {
+      awaitingAck.removeIf(l -> l.server().equals(server));
+    }
+    if (!ackAfter.isEmpty()) {
+      ackAfter.keySet().removeIf(l -> l.server().equals(server));
+    }
+    if (!pending.isEmpty()) {
+      pending.remove(server);
+    }
   }
 
   /** Forgets the forwarded queues whose time is up; returns whether there was one. */
@@ -324,17 +341,22 @@ final class AgentView {
 
   /** The queues stored now, in order, for the deadlock analysis: a read-only view that follows this view. */
   SortedMap<LockRef, List<Entry>> known() {
-    return queuesView;
+    return Collections.unmodifiableSortedMap(queues);
   }
 
   /** {@link WaitFor.Facts} of the stored queue of {@code lock}, worked out once per queue stored. */
   WaitFor.Facts facts(LockRef lock) {
-    return facts.computeIfAbsent(lock, l -> WaitFor.Facts.of(queues.get(l)));
+    WaitFor.Facts f = facts.get(lock);
+    if (f == null) {
+      f = WaitFor.Facts.of(queues.get(lock));
+      facts = Lazy.put(facts, lock, f);
+    }
+    return f;
   }
 
   /** {@link WaitFor#analyse} of what this view knows, for {@code self}. */
   WaitFor.Result analyse() {
-    return WaitFor.analyse(self, queuesView, this::facts);
+    return WaitFor.analyse(self, known(), this::facts);
   }
 
   /**
