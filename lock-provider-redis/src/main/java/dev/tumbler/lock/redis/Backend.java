@@ -535,11 +535,16 @@ abstract sealed class Backend implements AutoCloseable {
       try {
         return node.eval(run, keys, args, idempotent);
       } catch (JedisDataException e) {
-        if (e.getMessage() != null && TRANSIENT.matcher(e.getMessage()).matches()) {
+        if (transientAnswer(e)) {
           throw new ServiceUnavailableException("Redis " + node + " is changing its topology: " + e.getMessage(), e);
         }
         throw e;
       }
+    }
+
+    /** Whether {@code e} is an answer a server gives while the topology changes or it loads its data. */
+    static boolean transientAnswer(RuntimeException e) {
+      return e.getMessage() != null && TRANSIENT.matcher(e.getMessage()).matches();
     }
   }
 }

@@ -415,6 +415,21 @@ final class RedisLockService extends AbstractLockService {
     }
     String where = config.client().map(c -> "Redis (" + c + ")")
         .orElseGet(() -> "Redis " + (config.hosts().size() == 1 ? "server " : "servers ") + hostList());
+    return translate(where, what, e);
+  }
+
+  /**
+   * {@code e}, thrown by the client while {@code what} on {@code where}, as Tumbler's: an answer that says "not now"
+   * (a cluster or a failover changing its topology, a server loading its data) is an outage that waits ride out, like
+   * a lost connection; any other answer is a refusal.
+   */
+  static LockException translate(String where, String what, RuntimeException e) {
+    if (e instanceof LockException le) {
+      return le;
+    }
+    if (e instanceof JedisDataException && Backend.Replicated.transientAnswer(e)) {
+      return new ServiceUnavailableException(where + " could not serve " + what + " now: " + e.getMessage(), e);
+    }
     if (e instanceof JedisDataException) {
       return new LockException(where + " refused " + what + ": " + e.getMessage(), e);
     }
