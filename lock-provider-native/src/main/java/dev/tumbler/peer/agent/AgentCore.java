@@ -10,6 +10,7 @@ import dev.tumbler.peer.core.Agenda;
 import dev.tumbler.peer.core.Claim;
 import dev.tumbler.peer.core.Input;
 import dev.tumbler.peer.core.Lazy;
+import dev.tumbler.peer.core.Moments;
 import dev.tumbler.peer.core.Observation;
 import dev.tumbler.peer.core.Output;
 import dev.tumbler.peer.core.ProtocolCore;
@@ -121,12 +122,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private final Map<String, Long> downSince = new HashMap<>();
 
   // ---- the lock server
-  /** When each remote agent's entries here go, unless it is heard from again. */
-  private final Map<AgentId, Long> expiresAt = new HashMap<>();
-  private final Map<AgentId, Long> terms = new HashMap<>();
+  /** What this server keeps of an agent with entries here, beside the entries, while it has some. */
+  private final Map<AgentId, Served> served = new HashMap<>();
+  /** When each remote agent's entries here go, unless it is heard from again: the timer's index of {@link #served}. */
+  private final Moments<AgentId> expiries = new Moments<>();
   private final Set<String> restatedBy = new HashSet<>();
-  /** The tag each agent with an entry here asked with, when it gave one ({@link AgentMessage.Lock#tag()}). */
-  private final Map<AgentId, String> tags = new HashMap<>();
   private boolean ready;
   private final Deque<Local> deferred = new ArrayDeque<>();
 
@@ -156,6 +156,21 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
   private final Map<Long, Gathering> listings = new HashMap<>();
 
   private record Local(String from, AgentMessage message) {}
+
+  /**
+   * An agent with entries on this server: when they go (a remote agent's, unless it is heard from again; a local
+   * agent's live as long as it does), the term it renews for (0: the service's), the tag it asked with, when it gave
+   * one ({@link AgentMessage.Lock#tag()}).
+   */
+  private static final class Served {
+    final Moments.Slot<AgentId> expiry;
+    long term;
+    String tag = "";
+
+    Served(AgentId agent) {
+      this.expiry = new Moments.Slot<>(agent);
+    }
+  }
 
   private record Forwarded(AgentId to, LockRef lock, long version) {}
 
@@ -558,10 +573,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       Claim.Mode mode = e.holds() == Mode.READ ? Claim.Mode.READ
           : e.path().size() == 1 ? Claim.Mode.EXCLUSIVE : Claim.Mode.WRITE;
       String member = members.get(node);
-      Long expires = expiresAt.get(e.agent());
+      Served sv = served.get(e.agent());
+      long expires = sv == null ? Moments.NONE : sv.expiry.at();
       parts.add(new AgentMessage.Part(member, new Output.Listed(name, mode, 1,
-          Output.Listed.holder(member, tags.getOrDefault(e.agent(), "")), 0, false,
-          expires == null ? -1 : Math.max(0, expires - now))));
+          Output.Listed.holder(member, sv == null ? "" : sv.tag), 0, false,
+          expires == Moments.NONE ? -1 : Math.max(0, expires - now))));
     }
     return new AgentMessage.Listing(tick1(), queryId, ready, held, parts);
   }
@@ -616,7 +632,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         if (fromItsNode(from, l.agent())) {
           touch(from, l.agent(), 0);
           if (!l.tag().isEmpty()) {
-            tags.put(l.agent(), l.tag());
+            served(l.agent()).tag = l.tag();
           }
           Set<List<String>> changed = table.lock(l.agent(), l.path(), l.mode(), wall());
           notify(changed, null, List.of(new Tell(l.agent(), l.path())));
@@ -631,9 +647,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       }
       case AgentMessage.End e -> {
         if (fromItsNode(from, e.agent())) {
-          expiresAt.remove(e.agent());
-          terms.remove(e.agent());
-          tags.remove(e.agent());
+          unserve(e.agent());
           notify(table.end(e.agent(), wall()), null, List.of());
         }
       }
@@ -698,9 +712,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     Set<List<String>> changed = new LinkedHashSet<>();
     for (AgentId a : List.copyOf(table.agents())) {
       if (a.node() == node && !restated.contains(a)) {
-        expiresAt.remove(a);
-        terms.remove(a);
-        tags.remove(a);
+        unserve(a);
         changed.addAll(table.end(a, wall()));
       }
     }
@@ -709,7 +721,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
       if (c.agent().node() == node) {
         touch(from, c.agent(), 0);
         if (!c.tag().isEmpty()) {
-          tags.put(c.agent(), c.tag());
+          served(c.agent()).tag = c.tag();
         }
         changed.addAll(table.lock(c.agent(), c.path(), c.mode(), wall()));
         tell.add(new Tell(c.agent(), c.path()));
@@ -787,10 +799,29 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     if (from.equals(self)) {
       return; // a local agent's entries live as long as it does
     }
+    Served sv = served(agent);
     if (newTerm > 0) {
-      terms.put(agent, newTerm);
+      sv.term = newTerm;
     }
-    expiresAt.put(agent, now + terms.getOrDefault(agent, term));
+    expiries.set(sv.expiry, now + (sv.term > 0 ? sv.term : term));
+  }
+
+  /** What this server keeps of {@code agent}: made at its first word. */
+  private Served served(AgentId agent) {
+    Served sv = served.get(agent);
+    if (sv == null) {
+      sv = new Served(agent);
+      served.put(agent, sv);
+    }
+    return sv;
+  }
+
+  /** {@code agent}'s entries here go: so does what this server kept of it. */
+  private void unserve(AgentId agent) {
+    Served sv = served.remove(agent);
+    if (sv != null) {
+      expiries.set(sv.expiry, Moments.NONE);
+    }
   }
 
   private long wall() {
@@ -969,7 +1000,8 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     }
     for (Map.Entry<AgentId, Integer> h : holds.entrySet()) {
       if (h.getValue() >= members.size() / 2 + 1) {
-        return tags.getOrDefault(h.getKey(), "");
+        Served sv = served.get(h.getKey());
+        return sv == null ? "" : sv.tag;
       }
     }
     return "";
@@ -1542,13 +1574,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         finish(l.getKey(), l.getValue()); // the members still waited for are taken as silent
       }
     }
-    for (Map.Entry<AgentId, Long> e : List.copyOf(expiresAt.entrySet())) {
-      if (e.getValue() <= now) {
-        expiresAt.remove(e.getKey());
-        terms.remove(e.getKey());
-        tags.remove(e.getKey());
-        notify(table.end(e.getKey(), wall()), null, List.of());
-      }
+    for (AgentId a : expiries.due(now, new ArrayList<>())) { // in the order of their moments, then of their ids
+      unserve(a);
+      notify(table.end(a, wall()), null, List.of());
     }
     for (Lapse l : List.copyOf(lapsing.values())) {
       if (now >= l.endAt()) {
@@ -1670,9 +1698,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     if (!ready) {
       next = startNow + readyWait();
     }
-    for (long e : expiresAt.values()) {
-      next = Math.min(next, e);
-    }
+    next = Math.min(next, expiries.first());
     for (Lapse l : lapsing.values()) {
       next = Math.min(next, l.endAt());
     }

@@ -32,6 +32,11 @@ public final class Moments<K extends Comparable<? super K>> {
     public Slot(K key) {
       this.key = key;
     }
+
+    /** Its moment, or {@link #NONE}. */
+    public long at() {
+      return at;
+    }
   }
 
   private final TreeSet<Slot<K>> order = new TreeSet<>(
