@@ -82,6 +82,19 @@ class AbstractLeaseTest {
     assertEquals(0, calls.get());
   }
 
+  /** The contract: a listener is not called when the holder releases; one added after the release is taken, and never called. */
+  @Test
+  void aListenerAddedAfterTheReleaseIsTakenAndNeverCalled() {
+    TestBackend.TestLease l = lease(tenSeconds);
+    l.release();
+    AtomicInteger calls = new AtomicInteger();
+    assertEquals(l, l.onLost(e -> calls.incrementAndGet()));
+    assertFalse(l.markLost(LeaseLostEvent.Reason.REVOKED, "late", null));
+    ticker.advance(Duration.ofSeconds(20));
+    assertFalse(l.isValid());
+    assertEquals(0, calls.get());
+  }
+
   /** A release racing the lost listeners gives the lease back only once they have all run. */
   @Test
   void releaseFromAnotherThreadWaitsForTheLostListeners() throws Exception {

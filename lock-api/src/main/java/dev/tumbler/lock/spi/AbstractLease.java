@@ -5,12 +5,13 @@ import dev.tumbler.lock.LeaseLostException;
 import dev.tumbler.lock.Lease;
 import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.ServiceUnavailableException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
@@ -44,17 +45,29 @@ public abstract class AbstractLease implements Lease {
 
   private enum State { VALID, RELEASED, LOST }
 
+  private static final VarHandle RELEASE_CALLED;
+
+  static {
+    try {
+      RELEASE_CALLED = MethodHandles.lookup().findVarHandle(AbstractLease.class, "releaseCalled", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private final String name;
   private final long fencingToken;
   private final int permits;
   private final LeaseSettings settings;
   private final Ticker ticker;
-  private final AtomicBoolean releaseCalled = new AtomicBoolean();
+  /** Set once, by the first release (a field and a handle: an AtomicBoolean was 16 bytes of every lease). */
+  private volatile boolean releaseCalled;
 
   // guarded by this
   private State state = State.VALID;
   private LeaseLostEvent lostEvent;
-  private List<Consumer<LeaseLostEvent>> listeners = new ArrayList<>();
+  /** Guarded by this; the shared empty list until the first is added (most leases have none). */
+  private List<Consumer<LeaseLostEvent>> listeners = List.of();
   /** The thread running the lost listeners while it does (guarded by this): release() waits for it. */
   private Thread notifying;
   // written under this, read without
@@ -136,7 +149,7 @@ public abstract class AbstractLease implements Lease {
 
   /** Whether {@link #release()} was called. */
   public final boolean isReleased() {
-    return releaseCalled.get();
+    return releaseCalled;
   }
 
   /** Whether the lease was lost (expired, revoked or closed), as opposed to released or valid. */
@@ -232,7 +245,12 @@ public abstract class AbstractLease implements Lease {
     LeaseLostEvent event;
     synchronized (this) {
       if (lostEvent == null) {
-        listeners.add(listener);
+        if (state == State.VALID) { // released: a listener is never called, so none is kept
+          if (listeners.isEmpty()) {
+            listeners = new ArrayList<>(2);
+          }
+          listeners.add(listener);
+        }
         return this;
       }
       event = lostEvent;
@@ -250,7 +268,7 @@ public abstract class AbstractLease implements Lease {
    */
   @Override
   public final void release() {
-    if (!releaseCalled.compareAndSet(false, true)) {
+    if (!RELEASE_CALLED.compareAndSet(this, false, true)) {
       return;
     }
     boolean interrupted = false;
@@ -336,7 +354,7 @@ public abstract class AbstractLease implements Lease {
       return new LeaseLostException(action + ": " + e.toException().getMessage(), e.cause().orElse(null));
     }
     return new LeaseLostException(action + ": lease on '" + name + "' (fencing token " + fencingToken
-        + ") is " + (releaseCalled.get() ? "released" : "no longer valid"));
+        + ") is " + (releaseCalled ? "released" : "no longer valid"));
   }
 
   final void attach(AbstractLockService s) {

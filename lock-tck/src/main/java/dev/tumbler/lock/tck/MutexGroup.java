@@ -114,7 +114,7 @@ abstract class MutexGroup extends TckGroup {
   }
 
   @Test
-  @DisplayName("release is idempotent, fires no listener, and a stale release frees nothing")
+  @DisplayName("release is idempotent, fires no listener (not even one added after it), and a stale release frees nothing")
   void releaseIdempotent() throws InterruptedException {
     LockService a = open();
     LockService b = open();
@@ -126,6 +126,7 @@ abstract class MutexGroup extends TckGroup {
     l1.release();
     l1.release();
     l1.close();
+    assertSame(l1, l1.onLost(e -> fired.set(true)), "onLost after the release");
     assertFalse(fired.get(), "release fired a lost listener");
     Lease l2 = held(b.lock(n).tryAcquire(releaseBound()), "the released lock was not granted");
     l1.release();
