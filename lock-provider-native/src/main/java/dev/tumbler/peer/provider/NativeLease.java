@@ -25,7 +25,7 @@ import java.util.concurrent.TimeoutException;
  * </ul>
  * Release tells the node, which tells the peers. Thread safe.
  */
-final class NativeLease extends AbstractLease {
+final class NativeLease extends AbstractLease implements PeerNode.LostListener {
 
   private final NativeLockService service;
   private final long requestId;
@@ -44,9 +44,15 @@ final class NativeLease extends AbstractLease {
   /** Marks this lease lost when the node says its grant is. Called once, right after the grant. */
   void bindLoss() {
     if (settings().expires()) {
-      service.node().onLost(requestId, (reason, detail) -> markLost(reason(reason), detail.isEmpty()
-          ? "native node " + service.node().nodeId() + ": " + reason : detail, null));
+      service.node().onLost(requestId, this); // the lease itself listens: no object more per lease
     }
+  }
+
+  /** The node says the grant is lost. */
+  @Override
+  public void lost(Output.LostReason reason, String detail) {
+    markLost(reason(reason), detail.isEmpty() ? "native node " + service.node().nodeId() + ": " + reason : detail,
+        null);
   }
 
   /**
