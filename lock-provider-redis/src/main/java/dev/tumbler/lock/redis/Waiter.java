@@ -34,7 +34,10 @@ final class Waiter {
 
   /**
    * A release was published; {@code event} names it (the releaser's owner value), so that the same
-   * release heard from several Redlock masters wakes the waiter once. Null always wakes.
+   * release heard from several Redlock masters wakes the waiter once per look: a copy heard after the waiter
+   * looked again ({@link #version()}) wakes it again, since that look may have run before the release reached a
+   * majority of the masters (it was then refused, by the masters still listing the releaser, and a copy dropped as
+   * already heard left it asleep until {@code recheck}). Null always wakes.
    */
   void signal(String event) {
     long token = -1;
@@ -97,9 +100,11 @@ final class Waiter {
     }
   }
 
+  /** The version to wait past, read before an attempt: from now on a copy of the last release heard wakes again. */
   long version() {
     lock.lock();
     try {
+      lastEvent = null;
       return version;
     } finally {
       lock.unlock();
