@@ -494,8 +494,11 @@ final class JdbcLockService extends AbstractLockService {
           } else {
             a = attempt(p, owner, waiterId, join, permits, maxPermits, deadline);
             tried = true;
-            if (join && a.lease() == null) {
-              placeKeptAt = now; // the refusal joined the line, or kept its place there
+            if (join && a.lease() == null && !a.timedOut()) {
+              // the refusal joined the line, or kept its place there; one that timed out waiting for the name's row
+              // kept nothing, and the next look keeps the place (while a row lock stays out of reach, that look is
+              // all that does: JdbcPostgresTest.waitersKeepTheirPlacesWhileTheNameRowIsLockedPastATerm)
+              placeKeptAt = now;
             }
           }
           outageStart = 0;
@@ -648,8 +651,20 @@ final class JdbcLockService extends AbstractLockService {
     });
   }
 
-  /** The outcome of one attempt: a lease, or how long until a conflicting grant expires (-1: unknown). */
-  private record Attempt(AbstractLease lease, long waitMs) {}
+  /**
+   * The outcome of one attempt: a lease, or how long until a conflicting grant expires (-1: unknown); {@code
+   * timedOut}: it never ran (the name's row lock or the statement waited too long), so it decided nothing, and kept no
+   * place in line.
+   */
+  private record Attempt(AbstractLease lease, long waitMs, boolean timedOut) {
+    Attempt(AbstractLease lease, long waitMs) {
+      this(lease, waitMs, false);
+    }
+
+    static Attempt rowBusy() {
+      return new Attempt(null, FIRST_BACKOFF_MILLIS, true);
+    }
+  }
 
   private Attempt attempt(Primitive p, String owner, String waiterId, boolean join, int permits, int maxPermits,
       Deadline deadline) throws InterruptedException {
@@ -666,7 +681,7 @@ final class JdbcLockService extends AbstractLockService {
           throw new InterruptedException();
         }
         if (isLockTimeout(e)) {
-          return new Attempt(null, FIRST_BACKOFF_MILLIS); // a statement that waited too long: not granted now
+          return Attempt.rowBusy(); // a statement that waited too long: not granted now
         }
         throw translate("acquiring " + p.describe(), e);
       }
@@ -702,7 +717,7 @@ final class JdbcLockService extends AbstractLockService {
       }
       if (isLockTimeout(e)) {
         // another client holds the name's row lock too long (cut off inside its transaction): not granted now
-        return new Attempt(null, FIRST_BACKOFF_MILLIS);
+        return Attempt.rowBusy();
       }
       throw translate("acquiring " + p.describe(), e);
     }

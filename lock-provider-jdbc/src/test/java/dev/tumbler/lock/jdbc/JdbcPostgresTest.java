@@ -38,8 +38,12 @@ class JdbcPostgresTest {
   }
 
   private static LockService connect(String table, String extra) {
+    return connect(table, extra, LEASE);
+  }
+
+  private static LockService connect(String table, String extra, Duration lease) {
     return LockProviders.connect(pg.lockUrl(pg.address()) + "&createSchema=true&timeout=1s&leaseTime="
-        + LEASE.toMillis() + "ms&table=" + table + extra);
+        + lease.toMillis() + "ms&table=" + table + extra);
   }
 
   private static void sql(String... statements) throws Exception {
@@ -428,8 +432,13 @@ class JdbcPostgresTest {
    */
   @Test
   void waitersKeepTheirPlacesWhileTheNameRowIsLockedPastATerm() throws Exception {
-    try (LockService a = connect("keep_locks", ""); LockService b = connect("keep_locks", "");
-        LockService c = connect("keep_locks", "")) {
+    // a term whose third (2 s) is longer than a try's wait for the row (timeout=1s), as with the defaults: a try that
+    // timed out was counted as keeping the place, so the first in line never kept it again and lost it after a term
+    // (with a 2 s term the third was shorter than the wait, which hid it but for a soak run's "tickets 2,3 before, 5
+    // after")
+    Duration lease = Duration.ofSeconds(6);
+    try (LockService a = connect("keep_locks", "", lease); LockService b = connect("keep_locks", "", lease);
+        LockService c = connect("keep_locks", "", lease)) {
       Lease held = a.lock("job").acquire();
       AtomicReference<Lease> first = new AtomicReference<>();
       AtomicReference<Lease> second = new AtomicReference<>();
@@ -440,8 +449,12 @@ class JdbcPostgresTest {
       String tickets = "SELECT string_agg(ticket::text, ',' ORDER BY ticket) FROM keep_locks_queue";
       String before = text(tickets);
       try (Connection admin = holdingKeyRows("keep_locks")) {
-        Thread.sleep(LEASE.toMillis() * 7 / 4); // a place not kept for a term lapses
+        Thread.sleep(lease.toMillis() * 7 / 4); // a place not kept for a term lapses
+        // both places are live now, kept by looks at the line that need no row lock
+        String live = text("SELECT string_agg(ticket::text, ',' ORDER BY ticket) FROM keep_locks_queue "
+            + "WHERE expires_at > now()");
         admin.rollback();
+        assertEquals(before, live, "places in line lapsed while the name's row was locked");
       }
       Thread.sleep(500); // the tries that waited for the row go on
       // (the holder's renewals needed the row too: its lease may have lapsed, and the first waiter been granted)
