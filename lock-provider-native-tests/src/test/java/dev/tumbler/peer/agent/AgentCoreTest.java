@@ -113,6 +113,10 @@ class AgentCoreTest {
     assertEquals(Output.LostReason.DEADLOCK, c.req(y).losses.get(0).reason());
     assertFalse(held(c, y));
     assertFalse(held(c, t2x));
+    // a renewal that crossed the loss is answered with the loss's reason, not "not held" (the client's lease can hear
+    // the answer first: the TCK's Transactions.deadlockSurrender saw REVOKED over TCP)
+    c.renew(y);
+    assertTrue(c.trace.getLast().endsWith(" lost " + y + " DEADLOCK"), "the renewal's answer: " + c.trace.getLast());
     c.end(t1);
     assertTrue(held(c, y) && held(c, t2x), "the younger one gets both after the older ends");
     assertTrue(c.req(y).token() > oldToken, "the lock comes back with a larger token");

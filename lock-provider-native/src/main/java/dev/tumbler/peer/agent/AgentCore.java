@@ -76,6 +76,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
    */
   static final int TOKEN_NODE_BITS = 10;
   private static final long NONE = Long.MAX_VALUE;
+  private static final String SURRENDERED = "surrendered to break a deadlock; asked for again";
   private static final int MAX_FORWARDS_REMEMBERED = 4096;
   private static final int MAX_LOCAL_MESSAGES_PER_STEP = 100_000;
 
@@ -291,6 +292,11 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
     /** When the first round of a read claim was sent: its grant counts from no later (the echo rule). */
     long freshSentAt = Long.MAX_VALUE;
     boolean told;
+    /**
+     * Surrendered to break a deadlock and asked for again, not granted since: a renewal of it is answered with that
+     * loss, not a bare "not held" (the renewal's answer can reach the client's lease before the loss does).
+     */
+    boolean surrendered;
     /** The token of its last grant (-1 before the first). */
     long token = -1;
     long sentAt = Long.MIN_VALUE;
@@ -925,6 +931,10 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
 
   private void renew(long requestId) {
     Req r = requests.get(requestId);
+    if (r != null && !r.done && !r.told && r.surrendered) {
+      out.add(new Output.Lost<>(requestId, r.claim.name(), Output.LostReason.DEADLOCK, SURRENDERED));
+      return;
+    }
     if (r == null || r.done || !r.told) {
       out.add(new Output.Lost<>(requestId, r == null ? "" : r.claim.name(), Output.LostReason.REVOKED, "not held"));
       return;
@@ -1108,6 +1118,7 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
         }
       }
       r.told = true;
+      r.surrendered = false;
       r.stampedBy = Set.of(); // its round is over: a loss to a deadlock starts the next one afresh
       r.stampAsked = Set.of();
       r.stampRefused = Set.of();
@@ -1200,9 +1211,9 @@ public final class AgentCore implements ProtocolCore<AgentMessage> {
    */
   private void lose(Req r, Output.LostReason reason) {
     boolean again = reason == Output.LostReason.DEADLOCK;
-    out.add(new Output.Lost<>(r.id, r.claim.name(), reason, again ? "surrendered to break a deadlock; asked for again"
-        : ""));
+    out.add(new Output.Lost<>(r.id, r.claim.name(), reason, again ? SURRENDERED : ""));
     r.told = false;
+    r.surrendered = again;
     r.renewAsked = NONE;
     if (again) {
       r.agent.surrenderedTokens = Lazy.put(r.agent.surrenderedTokens, r.path,
