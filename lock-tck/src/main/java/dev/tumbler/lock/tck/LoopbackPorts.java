@@ -5,9 +5,14 @@ import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 
@@ -29,7 +34,13 @@ import java.util.function.Supplier;
  * surefire's fork number) and the JVM's working directory (its module), so that a port one JVM freed to restart a
  * server on is not picked by a JVM of the same module; JVMs of two modules that land on one slice still only meet
  * through a bind that fails, and the starts retry. Without the property (a run of its own) the whole range is used.
- * Thread safe.
+ *
+ * <p>A port is also reserved across JVMs for as long as the JVM that took it lives: a lock on one byte (at the port's
+ * offset) of a file shared by every JVM on the machine ({@value #RESERVATIONS} in the temporary directory; the lock
+ * goes when the JVM ends, however it ends). Slices alone were not enough: a Redis Cluster node killed for an outage was
+ * started again on its port, which a JVM of another module on the same slice had just found free, probed, and bound
+ * ("redis-server on port 23295 exited", a suite run of 2026-11-29). Where that file cannot be used, ports are only
+ * probed, as before. Thread safe.
  */
 public final class LoopbackPorts {
   private static final int LOW = 20_000;
@@ -44,6 +55,13 @@ public final class LoopbackPorts {
    * two calls in a row could return the same port (a soak run saw a cluster with two peers on one port).
    */
   private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** The file whose byte {@code port} a JVM locks to reserve {@code port} from every other JVM of the machine. */
+  static final String RESERVATIONS = "tumbler-loopback-ports.lock";
+  /** The open reservation file (its locks live as long as it is open: for the JVM's life), or null if it cannot be used. */
+  private static FileChannel reservations;
+  private static boolean reservationsTried;
+  /** The locks taken, kept reachable (a lock is released only with its channel, but nothing should collect it). */
+  private static final List<FileLock> RESERVED = new ArrayList<>();
 
   private LoopbackPorts() {}
 
@@ -53,7 +71,7 @@ public final class LoopbackPorts {
         System.getProperty("user.dir", ""));
     for (int attempt = 0; attempt < 200; attempt++) {
       int port = ThreadLocalRandom.current().nextInt(slice[0], slice[1]);
-      if (!HANDED_OUT.add(port)) {
+      if (!HANDED_OUT.add(port) || !reserve(port)) {
         continue;
       }
       try (ServerSocket s = new ServerSocket()) {
@@ -65,6 +83,36 @@ public final class LoopbackPorts {
       }
     }
     throw new IllegalStateException("no free loopback port in [" + slice[0] + ", " + slice[1] + ")");
+  }
+
+  /**
+   * Locks byte {@code port} of the machine's reservation file for this JVM's life; false if another JVM holds it. When
+   * the file cannot be opened (another user's, a read-only directory) every port counts as reserved: it is then only
+   * probed.
+   */
+  static synchronized boolean reserve(int port) {
+    if (!reservationsTried) {
+      reservationsTried = true;
+      try {
+        reservations = FileChannel.open(Path.of(System.getProperty("java.io.tmpdir"), RESERVATIONS),
+            StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      } catch (IOException | RuntimeException e) {
+        reservations = null;
+      }
+    }
+    if (reservations == null) {
+      return true;
+    }
+    try {
+      FileLock lock = reservations.tryLock(port, 1, false);
+      if (lock == null) {
+        return false; // another JVM of this machine took it
+      }
+      RESERVED.add(lock);
+      return true;
+    } catch (IOException e) {
+      return true;
+    }
   }
 
   /**

@@ -171,7 +171,7 @@ public final class NativeCluster implements AutoCloseable {
     void awaitHealthy(Duration max) {
       Processes.await(max, "native member " + id + " to serve (/health ok)", () -> {
         if (!isRunning()) {
-          throw new IllegalStateException("native member " + id + " exited; see " + log);
+          throw Processes.exited("native member " + id, log);
         }
         return get("/health").map(s -> s.startsWith("ok")).orElse(false);
       });

@@ -39,6 +39,22 @@ public final class Processes {
     return p;
   }
 
+  /**
+   * The failure of a server process that ended while it was awaited: names {@code log} and quotes its last lines
+   * (why a server stops at start-up, such as a port in use, is there; the log itself may be deleted with its directory).
+   */
+  public static IllegalStateException exited(String what, Path log) {
+    String tail;
+    try (Stream<String> lines = Files.lines(log)) {
+      List<String> all = lines.filter(l -> !l.isBlank()).toList();
+      tail = String.join(" | ", all.subList(Math.max(0, all.size() - 3), all.size()).stream()
+          .map(l -> l.length() > 200 ? l.substring(0, 200) + "…" : l.strip()).toList());
+    } catch (IOException | UncheckedIOException e) {
+      tail = "(unreadable: " + e.getMessage() + ")";
+    }
+    return new IllegalStateException(what + " exited; see " + log + "; it ends: " + tail);
+  }
+
   /** A loopback port below the ephemeral range that was free a moment ago ({@link LoopbackPorts}). */
   public static int freePort() {
     return LoopbackPorts.freePort();

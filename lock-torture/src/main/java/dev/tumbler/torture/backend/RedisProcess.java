@@ -129,7 +129,7 @@ public final class RedisProcess extends ProcessServer implements AutoCloseable {
         .redirectOutput(ProcessBuilder.Redirect.appendTo(conf.resolveSibling(conf.getFileName() + ".log").toFile())));
     Processes.await(Duration.ofSeconds(15), "redis-server on port " + port + " to answer", () -> {
       if (!process.isAlive()) {
-        throw new IllegalStateException("redis-server on port " + port + " exited; see " + conf + ".log");
+        throw Processes.exited("redis-server on port " + port, conf.resolveSibling(conf.getFileName() + ".log"));
       }
       try (Jedis j = client()) {
         return "PONG".equals(j.ping());

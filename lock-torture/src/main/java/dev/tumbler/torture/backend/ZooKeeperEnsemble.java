@@ -159,7 +159,7 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
       launch();
       Processes.await(Duration.ofSeconds(60), "ZooKeeper member " + id + " to rejoin its ensemble", () -> {
         if (!isRunning()) {
-          throw new IllegalStateException("ZooKeeper member " + id + " exited; see " + log);
+          throw Processes.exited("ZooKeeper member " + id, log);
         }
         String mode = mode().orElse("");
         return mode.equals("leader") || mode.equals("follower");
