@@ -45,7 +45,10 @@ import redis.embedded.RedisServer;
  *
  * <h2>The targets</h2>
  * {@code native local <algorithm>} is the embedded default ({@code lock:native:local}): the node's core lives in the
- * client, so its bytes count. {@code native client <algorithm>} is a thin client of three members over TCP.
+ * client, so its bytes count. {@code native client <algorithm>} is a thin client of three members over TCP; a member
+ * keeps at most 10,000 requests for one client session (a bound on what one client can make a member hold), so that
+ * client opens one service (one session) per {@value #SESSION_LEASES} leases and spreads its leases over them. Like
+ * every target's one service, they are opened before the first count: a session's own cost is not in the figure.
  * Every lease that has a term has {@code leaseTime=120s}, so that renewals of 100,000 leases stay within what every
  * target serves (renewed every 40 s: 2,500 a second); PostgreSQL's advisory locks and native {@code lamport} and
  * {@code ricart-agrawala} grants hold until released.
@@ -55,6 +58,8 @@ public final class MemoryBench {
   static final String LEASE_TIME = "120s";
   static final int THREADS = 8;
   static final String SECRET_ENV = "TUMBLER_BENCH_CLIENT_SECRET";
+  /** The leases a native thin client takes through one service: below the 10,000 a member keeps for one session. */
+  static final int SESSION_LEASES = 8_000;
 
   private MemoryBench() {}
 
@@ -109,7 +114,7 @@ public final class MemoryBench {
 
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--client")) {
-      client(args[1], Integer.parseInt(args[2]));
+      client(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]));
       return;
     }
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
@@ -190,9 +195,10 @@ public final class MemoryBench {
   /** Runs the client JVM against {@code server} and reads what it measured. */
   static Result runClient(String name, Server server, int leases) throws Exception {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    int sessions = name.startsWith("native client ") ? Math.ceilDiv(leases, SESSION_LEASES) : 1;
     ProcessBuilder pb = new ProcessBuilder(java, "-XX:+UseSerialGC", "-Xmx3g", "-Xss512k",
         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"),
-        MemoryBench.class.getName(), "--client", server.url(), Integer.toString(leases));
+        MemoryBench.class.getName(), "--client", server.url(), Integer.toString(leases), Integer.toString(sessions));
     pb.redirectErrorStream(true);
     // a thin client's credential goes by the environment, never the command line (ps shows that to everyone)
     pb.environment().put(SECRET_ENV, server.props().getProperty("clientSecret", ""));
@@ -225,19 +231,26 @@ public final class MemoryBench {
 
   // ---- the client JVM
 
-  static void client(String url, int leases) throws Exception {
+  /** Takes {@code leases} leases through {@code sessions} services of {@code url}, lease i through service i mod sessions. */
+  static void client(String url, int leases, int sessions) throws Exception {
     Properties props = new Properties();
     String secret = System.getenv(SECRET_ENV);
     if (secret != null && !secret.isEmpty()) {
       props.setProperty("clientSecret", secret);
     }
-    LockService service = LockProviders.connect(url, props);
+    LockService[] services = new LockService[sessions];
+    for (int s = 0; s < sessions; s++) {
+      services[s] = LockProviders.connect(url, props);
+    }
+    if (sessions > 1) {
+      System.out.printf(Locale.ROOT, "%d sessions of at most %,d leases each%n", sessions, SESSION_LEASES);
+    }
     // a cluster that is still forming (a member that takes clients joins a lease term after it starts) answers
     // ServiceUnavailable at first: the warm-up waits for it, up to three minutes, and says so
     long formingUntil = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-    for (int i = 0; i < 100; ) {
+    for (int i = 0; i < Math.max(100, sessions); ) {
       try {
-        service.lock("mem-warm-" + i).acquire().release();
+        services[i % sessions].lock("mem-warm-" + i).acquire().release();
         i++;
       } catch (ServiceUnavailableException e) {
         if (System.nanoTime() > formingUntil) {
@@ -259,7 +272,7 @@ public final class MemoryBench {
       pool.execute(() -> {
         for (int i; (i = next.getAndIncrement()) < leases; ) {
           try {
-            Optional<Lease> l = service.lock("mem-" + i).tryAcquire(Duration.ofSeconds(30));
+            Optional<Lease> l = services[i % sessions].lock("mem-" + i).tryAcquire(Duration.ofSeconds(30));
             if (l.isPresent()) {
               held[i] = l.get();
               int n = taken.incrementAndGet();
@@ -310,7 +323,9 @@ public final class MemoryBench {
       System.out.printf(Locale.ROOT, "CLASS %s %d (%.1f)%n", shortName(g.getKey()), g.getValue()[1] / count,
           (double) g.getValue()[0] / count);
     }
-    service.close(); // gives every lease back at once (one by one took PostgreSQL's advisory locks 15 minutes)
+    for (LockService service : services) {
+      service.close(); // gives every lease back at once (one by one took PostgreSQL's advisory locks 15 minutes)
+    }
     System.exit(0);
   }
 
