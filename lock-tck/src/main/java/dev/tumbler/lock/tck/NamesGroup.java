@@ -65,7 +65,7 @@ abstract class NamesGroup extends TckGroup {
     }
     for (int i = 0; i < names.size(); i++) {
       String n = names.get(i);
-      notGrantedWhileHeld(a, b, n, leases, i, "'" + n + "' held by one service was granted to another");
+      notGrantedWhileHeld(b.lock(n), a.lock(n), leases, i, "'" + n + "' held by one service was granted to another");
     }
     List<Lease> bs = new ArrayList<>();
     for (int i = 0; i < names.size(); i += 2) {
@@ -76,36 +76,13 @@ abstract class NamesGroup extends TckGroup {
         Optional<Lease> o = b.lock(names.get(i)).tryAcquire(releaseBound());
         bs.add(held(o, "'" + names.get(i) + "' was released but not granted: it collides with a held name"));
       } else {
-        notGrantedWhileHeld(a, b, names.get(i), leases, i, "'" + names.get(i)
+        notGrantedWhileHeld(b.lock(names.get(i)), a.lock(names.get(i)), leases, i, "'" + names.get(i)
             + "' is held but was granted: releasing a look-alike freed it");
       }
     }
     bs.forEach(Lease::release);
     for (int i = 1; i < names.size(); i += 2) {
       leases.get(i).release();
-    }
-  }
-
-  /**
-   * Asserts that {@code b} cannot take {@code name}, which {@code a} holds as {@code leases[i]}. A grant to {@code b}
-   * is a collision unless {@code a}'s lease had run out: with a term of 2 s, on a loaded machine a renewal can come
-   * late (a PostgreSQL target's did once in a suite run, with 47 leases held), and a lease that ran out is the
-   * backend's to give again. Then {@code a} takes the name back and it is checked again, up to three times; a lease
-   * that runs out every time fails as a collision would.
-   */
-  private void notGrantedWhileHeld(LockService a, LockService b, String name, List<Lease> leases, int i,
-      String collision) throws InterruptedException {
-    for (int attempt = 0; ; attempt++) {
-      Optional<Lease> o = b.lock(name).tryAcquire(Duration.ZERO);
-      if (o.isEmpty()) {
-        return;
-      }
-      boolean ranOut = declares(Capability.LEASE_EXPIRY) && !leases.get(i).isValid();
-      o.get().release();
-      assertTrue(ranOut, collision + " (the holder's lease is still valid)");
-      assertTrue(attempt < 2, collision + ": the holder's lease had run out, three times in a row");
-      leases.set(i, held(a.lock(name).tryAcquire(GRANT_WAIT), "'" + name + "' was not granted again to its holder "
-          + "after its lease ran out"));
     }
   }
 
