@@ -273,13 +273,23 @@ public final class JdbcLockProvider implements LockProvider {
 
   private static void prepareSchema(JdbcConfig config, DataSource ds) {
     SQLException last = null;
-    for (int tries = 0; tries < 3; tries++) {
+    // a pool with no connection to hand out (its first one closed after a slow check, on a busy server) opens one at
+    // login speed, not a call's: the borrow is tried again within the login window, as the pool's start is
+    long loginUntil = System.nanoTime() + Math.max(config.timeout().toNanos(),
+        TimeUnit.SECONDS.toNanos(PostgresDialect.MIN_LOGIN_SECONDS));
+    for (int tries = 0; tries < 3; ) {
       try (Connection c = ds.getConnection()) {
         Schema.prepare(c, config.dialect(), config.table(), config.createSchema());
         return;
+      } catch (java.sql.SQLTransientConnectionException e) {
+        last = e;
+        if (System.nanoTime() >= loginUntil || Thread.currentThread().isInterrupted()) {
+          break;
+        }
       } catch (SQLException e) {
         // several clients creating the schema at once may collide on a database that does not serialize DDL
         last = e;
+        tries++;
         if (!config.createSchema()) {
           break;
         }
