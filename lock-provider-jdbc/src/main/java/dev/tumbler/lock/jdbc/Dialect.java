@@ -133,10 +133,11 @@ interface Dialect {
    * refused it, so a waiter that saw this holder is in line unless its refusal was still committing while
    * this statement ran; it then looks again within {@code recheck}). When the first live waiter in line is
    * exclusive, the statement names it: the payload is {@code >waiter key} instead of {@code key}, and the
-   * statement's second column is that waiter (null otherwise, and no row when nothing was published), so that
-   * only that waiter is woken ({@link Wakeups}). A statement that returns nothing wakes every waiter of the key.
-   * Nothing is published when the waiter named is one of this JVM's on the same database (its id starts with
-   * {@code local}): the release wakes it here.
+   * statement's second column is that waiter (null otherwise), so that only that waiter is woken ({@link Wakeups});
+   * a release that names no waiter wakes every waiter of the key. Nothing is published when the waiter named is one
+   * of this JVM's on the same database (its id starts with {@code local}): the release wakes it here. Whether a row
+   * was deleted: a statement with a result set returns a row exactly when it deleted one, one without tells by its
+   * update count (an uncertain grant's undo looks again until it deletes one).
    */
   String release(String table, String queue, String channel, String local);
 

@@ -710,7 +710,7 @@ final class JdbcLockService extends AbstractLockService {
       // the grant may have committed with its reply lost: give back whatever it may have granted, at once but
       // in the background, so that an unreachable database does not stretch this wait
       if (!isLockTimeout(e)) {
-        inBackground("undoing an uncertain grant of " + p.describe(), () -> releaseQuietly(p, holder));
+        undoUncertainGrant(p, holder, sent);
       }
       if (Thread.interrupted()) {
         throw new InterruptedException();
@@ -965,6 +965,38 @@ final class JdbcLockService extends AbstractLockService {
     }
   }
 
+  /**
+   * Undoes, in the background, a grant whose call failed after it was sent (a reply that did not come within the
+   * statement's read bound, a connection lost): it may have committed, and it may still commit after this call gave
+   * up on it, since the server can start a statement late (a request slow to arrive, a backend slow to be scheduled
+   * on a busy server) and its own {@code statement_timeout} counts from that start. So while the undo deletes
+   * nothing it looks again, backing off from {@value #FIRST_BACKOFF_MILLIS} ms to a second, until a term has
+   * passed since the grant was sent (a grant that commits later has expired by then) or the service closes. Each
+   * deletion wakes the name's waiters, this wait among them. Undone only once, such a late grant, a lease nobody
+   * has, held the name for its whole term, with this very wait behind it
+   * ({@code JdbcPostgresTest.aGrantThatReachesTheServerAfterItsCallTimedOutIsUndone}).
+   */
+  private void undoUncertainGrant(Primitive p, String holder, long sent) {
+    inBackground("undoing an uncertain grant of " + p.describe(), () -> {
+      long backoff = FIRST_BACKOFF_MILLIS;
+      while (!isClosed()) {
+        try {
+          if (release(p, holder)) {
+            return;
+          }
+        } catch (LockException e) {
+          LOG.debug("undoing an uncertain grant of {} failed; trying again: {}", p.describe(), e.toString());
+        }
+        long left = leaseNanos - (ticker().read() - sent);
+        if (left <= 0) {
+          return;
+        }
+        LockSupport.parkNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(backoff)));
+        backoff = Math.min(1_000, backoff * 2);
+      }
+    });
+  }
+
   boolean renew(Primitive p, String holder) {
     try {
       Connection c = borrow("renewing " + p.describe());
@@ -992,8 +1024,15 @@ final class JdbcLockService extends AbstractLockService {
     }
   }
 
-  void release(Primitive p, String holder) {
+  /**
+   * Deletes {@code holder}'s grant of {@code p} and wakes the name's waiters in this JVM (only the first in line
+   * when the statement names it).
+   *
+   * @return whether a grant was deleted
+   */
+  boolean release(Primitive p, String holder) {
     String first = null; // the waiter the release named first in line, if any: it alone is woken
+    boolean[] deleted = new boolean[1];
     try {
       Connection c = borrow("releasing " + p.describe());
       first = uncut(() -> {
@@ -1001,10 +1040,12 @@ final class JdbcLockService extends AbstractLockService {
           s.setString(1, p.key());
           s.setString(2, holder);
           if (!s.execute()) {
+            deleted[0] = s.getUpdateCount() > 0;
             return null;
           }
           try (ResultSet rs = s.getResultSet()) {
-            return rs.next() ? rs.getString(2) : null;
+            deleted[0] = rs.next();
+            return deleted[0] ? rs.getString(2) : null;
           }
         }
       });
@@ -1013,6 +1054,7 @@ final class JdbcLockService extends AbstractLockService {
     } finally {
       wakeups.local(p.key(), first);
     }
+    return deleted[0];
   }
 
   int availablePermits(Primitive p, int maxPermits) {

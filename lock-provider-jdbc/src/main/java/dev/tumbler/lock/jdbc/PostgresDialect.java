@@ -175,6 +175,7 @@ final class PostgresDialect implements Dialect {
         + " h AS (SELECT q.waiter, q.mode FROM " + queue + " q, d WHERE q.lock_key = d.lock_key AND q.expires_at > "
         + now() + " ORDER BY q.ticket LIMIT 1)\n"
         + "SELECT CASE WHEN h.mode <> 'X' OR left(h.waiter, " + local.length() + ") <> '" + local + "' THEN pg_notify('"
-        + channel + "', COALESCE('>' || " + first + " || ' ', '') || d.lock_key) END, " + first + " FROM d, h";
+        + channel + "', COALESCE('>' || " + first + " || ' ', '') || d.lock_key) END, " + first
+        + " FROM d LEFT JOIN h ON true";
   }
 }

@@ -85,7 +85,7 @@ class JdbcPostgresTest {
    */
   @Test
   void aLoginSlowerThanAStatementsReadBoundSucceedsAndStatementsKeepTheirBound() throws Exception {
-    try (SlowFirstReply relay = new SlowFirstReply(pg.address(), 3_000);
+    try (Relay relay = new Relay(pg.address(), 3_000);
         LockService s = LockProviders.connect(pg.lockUrl(relay.address()) + "&createSchema=true&timeout=1s&leaseTime="
             + LEASE.toMillis() + "ms&table=slow_login_locks")) {
       s.lock("slow-login").acquire().release();
@@ -107,7 +107,7 @@ class JdbcPostgresTest {
   void advisoryKeepsASpareSessionSoThatASecondSessionNeedsNoLoginOnTheCallersTime() throws Exception {
     String table = "&mode=advisory&table=spare_session_locks";
     LockProviders.connect(pg.lockUrl(pg.address()) + "&createSchema=true" + table).close();
-    try (SlowFirstReply relay = new SlowFirstReply(pg.address(), 2_500);
+    try (Relay relay = new Relay(pg.address(), 2_500);
         LockService s = LockProviders.connect(pg.lockUrl(relay.address()) + "&timeout=1s" + table)) {
       // HikariCP tops the pool up to its one idle connection 100 ms after it started (nothing is missing then: no
       // schema to create), then every 30 s: so only the spare that the service opens comes within one login (2.5 s)
@@ -124,12 +124,21 @@ class JdbcPostgresTest {
     }
   }
 
-  /** A relay to PostgreSQL that holds back the first bytes the server sends on each connection. */
-  private static final class SlowFirstReply implements AutoCloseable {
+  /**
+   * A relay to PostgreSQL that holds back the first bytes the server sends on each connection, and, once told to
+   * ({@link #holdRequests}), the requests that carry a marker. A side that ends its sending ends the other's
+   * (half-close), and what was passed on is still read: a request the relay delivers after its client gave up is
+   * executed by the server all the same, as on a slow network.
+   */
+  private static final class Relay implements AutoCloseable {
     private final java.net.ServerSocket server;
     private final java.util.List<java.net.Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private volatile byte[] marker;
+    private volatile long holdMillis;
+    private final AtomicLong holdUntil = new AtomicLong();
+    private final AtomicLong held = new AtomicLong();
 
-    SlowFirstReply(String target, long delayMillis) throws java.io.IOException {
+    Relay(String target, long firstReplyMillis) throws java.io.IOException {
       server = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
       String host = target.substring(0, target.lastIndexOf(':'));
       int port = Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
@@ -140,8 +149,8 @@ class JdbcPostgresTest {
             java.net.Socket backend = new java.net.Socket(host, port);
             sockets.add(client);
             sockets.add(backend);
-            Thread.ofVirtual().start(() -> pump(client, backend, 0));
-            Thread.ofVirtual().start(() -> pump(backend, client, delayMillis));
+            Thread.ofVirtual().start(() -> pump(client, backend, 0, true));
+            Thread.ofVirtual().start(() -> pump(backend, client, firstReplyMillis, false));
           } catch (java.io.IOException e) {
             return;
           }
@@ -153,19 +162,45 @@ class JdbcPostgresTest {
       return "127.0.0.1:" + server.getLocalPort();
     }
 
-    private static void pump(java.net.Socket from, java.net.Socket to, long firstDelayMillis) {
-      byte[] buf = new byte[8192];
+    /**
+     * From now on, the first request that contains {@code marker} is held back {@code millis}, and every other one
+     * with it that comes meanwhile until just after it (in the order they came).
+     */
+    void holdRequests(String marker, long millis) {
+      this.holdMillis = millis;
+      this.marker = marker.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** How many requests were held back. */
+    long held() {
+      return held.get();
+    }
+
+    private void pump(java.net.Socket from, java.net.Socket to, long firstDelayMillis, boolean requests) {
+      byte[] buf = new byte[65536];
+      boolean sending = true;
       try {
         int n = from.getInputStream().read(buf);
         if (n > 0) {
           Thread.sleep(firstDelayMillis);
         }
         while (n >= 0) {
-          to.getOutputStream().write(buf, 0, n);
+          if (requests) {
+            hold(buf, n);
+          }
+          if (sending) {
+            try {
+              to.getOutputStream().write(buf, 0, n);
+            } catch (java.io.IOException e) {
+              sending = false; // the reader went away: read on to the end, so the sender can finish
+            }
+          }
           n = from.getInputStream().read(buf);
         }
+        to.shutdownOutput();
+        return; // the other direction ends in its turn, and closes both
       } catch (java.io.IOException | InterruptedException e) {
-        // one side closed: close both below
+        // a side failed: close both below
       }
       try {
         from.close();
@@ -173,6 +208,33 @@ class JdbcPostgresTest {
       } catch (java.io.IOException ignored) {
         // closing anyway
       }
+    }
+
+    private void hold(byte[] buf, int n) throws InterruptedException {
+      byte[] m = marker;
+      if (m == null || !contains(buf, n, m)) {
+        return;
+      }
+      long now = System.currentTimeMillis();
+      boolean first = holdUntil.compareAndSet(0, now + holdMillis);
+      long until = holdUntil.get() + (first ? 0 : 100);
+      if (now < until) {
+        held.incrementAndGet();
+        Thread.sleep(until - now);
+      }
+    }
+
+    private static boolean contains(byte[] buf, int n, byte[] m) {
+      outer:
+      for (int i = 0; i + m.length <= n; i++) {
+        for (int k = 0; k < m.length; k++) {
+          if (buf[i + k] != m[k]) {
+            continue outer;
+          }
+        }
+        return true;
+      }
+      return false;
     }
 
     @Override
@@ -349,6 +411,33 @@ class JdbcPostgresTest {
         ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE query = 'LISTEN " + channel + "'")) {
       rs.next();
       return rs.getLong(1) > 0;
+    }
+  }
+
+  /**
+   * A grant that reaches the server after its call gave up on the reply (the relay holds it back 3 s; the call's read
+   * bound is 2 s at {@code timeout=1s}) commits all the same, later than the undo the call sent at once. The undo,
+   * deleting nothing yet, must look again until such a grant can no longer commit: else that grant, a lease nobody
+   * has, holds the name for its whole term (60 s here), with this very wait behind it. Seen on a loaded machine as a
+   * waiter not granted within 15 s of a release ({@link #aReleaseWakesOnlyTheFirstInLine}; its log: "Read timed out"
+   * in the waiter's grant).
+   */
+  @Test
+  void aGrantThatReachesTheServerAfterItsCallTimedOutIsUndone() throws Exception {
+    try (Relay relay = new Relay(pg.address(), 0);
+        LockService s = LockProviders.connect(pg.lockUrl(relay.address())
+            + "&createSchema=true&timeout=1s&recheck=60s&leaseTime=60s&table=late_locks")) {
+      long drawn = count("SELECT last_value FROM late_locks_fence");
+      relay.holdRequests("nextval(", 3_000); // (only a grant draws a token)
+      Lease lease = s.lock("job").tryAcquire(Duration.ofSeconds(20)).orElse(null);
+      assertNotNull(lease, "the wait ended without the lock: a grant that committed after its call timed out "
+          + "kept it (" + count("SELECT COUNT(*) FROM late_locks") + " holder rows)");
+      assertTrue(relay.held() >= 1, "no grant was held back");
+      assertTrue(count("SELECT last_value FROM late_locks_fence") >= drawn + 2,
+          "the grant held back never committed: nothing was left to undo");
+      assertEquals(1, count("SELECT COUNT(*) FROM late_locks"), "the late grant is held beside the lease");
+      lease.release();
+      assertEquals(0, count("SELECT COUNT(*) FROM late_locks"), "a grant is left after the release");
     }
   }
 
