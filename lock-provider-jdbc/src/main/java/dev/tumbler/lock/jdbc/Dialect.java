@@ -144,7 +144,8 @@ interface Dialect {
   /**
    * The statement by which a waiter leaves the line: deletes {@code WHERE lock_key = ? AND waiter = ?} from
    * {@code queue}; where {@link #canNotify()}, it also publishes the key on {@code channel} (whoever was
-   * behind it may go now).
+   * behind it may go now). Whether a place was deleted: a statement with a result set returns a row for it, one
+   * without tells by its update count.
    */
   default String dequeue(String queue, String channel) {
     return "DELETE FROM " + queue + " WHERE lock_key = ? AND waiter = ?";

@@ -463,6 +463,8 @@ final class JdbcLockService extends AbstractLockService {
     boolean unreachable = false;
     boolean listening = false;
     AbstractLease granted = null;
+    // when the last attempt whose outcome is unknown was sent: it may still join the line after this wait is over
+    long[] uncertainSent = {Long.MIN_VALUE};
     // counted until it has undone what it must (an uncertain grant, its place in line): close() waits for it
     synchronized (inFlight) {
       inFlight[0]++;
@@ -492,7 +494,7 @@ final class JdbcLockService extends AbstractLockService {
               placeKeptAt = now;
             }
           } else {
-            a = attempt(p, owner, waiterId, join, permits, maxPermits, deadline);
+            a = attempt(p, owner, waiterId, join, permits, maxPermits, deadline, uncertainSent);
             tried = true;
             if (join && a.lease() == null && !a.timedOut()) {
               // the refusal joined the line, or kept its place there; one that timed out waiting for the name's row
@@ -556,6 +558,9 @@ final class JdbcLockService extends AbstractLockService {
           leaveLine(p, waiterId, Deadline.after(Duration.ZERO, ticker()));
         }
       }
+      if (inLine && uncertainSent[0] != Long.MIN_VALUE) {
+        leaveLineLate(p, waiterId, uncertainSent[0]);
+      }
       synchronized (inFlight) {
         if (--inFlight[0] == 0) {
           inFlight.notifyAll();
@@ -604,28 +609,57 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   /**
-   * Gives up a place in line (the deadline passed, an interrupt, an error), waking whoever was behind it.
-   * Bounded by {@code deadline} plus {@value #LATE_MILLIS} ms; a place it cannot delete expires with its term.
+   * Gives up a place in line (the deadline passed, an interrupt, an error), waking whoever was behind it (unless
+   * there was certainly no place to give up). Bounded by {@code deadline} plus {@value #LATE_MILLIS} ms; a place it
+   * cannot delete expires with its term.
    */
   private void leaveLine(Primitive p, String waiterId, Deadline deadline) {
     boolean interrupted = Thread.interrupted();
+    boolean none = false;
     try {
       Connection c = borrow(deadline, "leaving the line of " + p.describe(), true);
-      uncut(() -> {
+      none = uncut(() -> {
         try (c; PreparedStatement s = c.prepareStatement(dequeueSql)) {
           s.setString(1, p.key());
           s.setString(2, waiterId);
-          return s.execute();
+          if (!s.execute()) {
+            return s.getUpdateCount() == 0;
+          }
+          try (ResultSet rs = s.getResultSet()) {
+            return !rs.next();
+          }
         }
       });
     } catch (SQLException | RuntimeException | InterruptedException e) {
       LOG.debug("leaving the line of {} failed; the place expires in the database: {}", p.describe(), e.toString());
     } finally {
-      wakeups.local(p.key(), null);
+      if (!none) {
+        wakeups.local(p.key(), null);
+      }
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /**
+   * Leaves the line again, in the background, after a wait one of whose attempts has an unknown outcome (sent at
+   * {@code sent}): like its grant ({@link #undoUncertainGrant}), such an attempt can reach the server after the wait
+   * is over, be refused and take a place in line for a term, a place nobody keeps that every later waiter of the name
+   * sees ahead of it and no release wakes. So the place is deleted again, from 20 ms backing off to a second, until
+   * a term has passed since the attempt was sent or the service closes.
+   */
+  private void leaveLineLate(Primitive p, String waiterId, long sent) {
+    inBackground("leaving the line of " + p.describe() + " after an uncertain attempt", () -> {
+      for (long backoff = FIRST_BACKOFF_MILLIS; !isClosed(); backoff = Math.min(1_000, backoff * 2)) {
+        long left = leaseNanos - (ticker().read() - sent);
+        if (left <= 0) {
+          return;
+        }
+        LockSupport.parkNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(backoff)));
+        leaveLine(p, waiterId, Deadline.after(Duration.ZERO, ticker()));
+      }
+    });
   }
 
   /**
@@ -667,7 +701,7 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   private Attempt attempt(Primitive p, String owner, String waiterId, boolean join, int permits, int maxPermits,
-      Deadline deadline) throws InterruptedException {
+      Deadline deadline, long[] uncertainSent) throws InterruptedException {
     String holder = serviceId + ":" + sequence.incrementAndGet();
     waitCalls.incrementAndGet();
     long sent = ticker().read();
@@ -711,6 +745,7 @@ final class JdbcLockService extends AbstractLockService {
       // in the background, so that an unreachable database does not stretch this wait
       if (!isLockTimeout(e)) {
         undoUncertainGrant(p, holder, sent);
+        uncertainSent[0] = sent;
       }
       if (Thread.interrupted()) {
         throw new InterruptedException();

@@ -441,6 +441,49 @@ class JdbcPostgresTest {
     }
   }
 
+  /**
+   * The same for a place in line: an attempt that reaches the server after its wait is over (the relay holds it back
+   * 3 s; the wait gives up at its 2 s read bound) is refused, since another service holds the name, and takes a place
+   * in line for a term (60 s). Every later waiter sees that place ahead of it, and the release names it, so it wakes
+   * nobody: a later waiter sat out the term. The place is now deleted again until the attempt can no longer come.
+   */
+  @Test
+  void aPlaceInLineTakenByAnAttemptThatCameAfterItsWaitIsLeftAgain() throws Exception {
+    String url = "&createSchema=true&timeout=1s&recheck=60s&leaseTime=60s&table=late_line_locks";
+    try (Relay relay = new Relay(pg.address(), 0);
+        LockService late = LockProviders.connect(pg.lockUrl(relay.address()) + url);
+        LockService holder = LockProviders.connect(pg.lockUrl(pg.address()) + url);
+        LockService next = LockProviders.connect(pg.lockUrl(pg.address()) + url)) {
+      Lease held = holder.lock("job").acquire();
+      relay.holdRequests("nextval(", 3_000); // (only a grant's attempt draws a token)
+      try {
+        assertTrue(late.lock("job").tryAcquire(Duration.ofMillis(200)).isEmpty(), "a held lock was granted");
+      } catch (LockException e) {
+        // the attempt's reply never came within the read bound: the wait ends unanswered, as it may
+      }
+      assertTrue(relay.held() >= 1, "no attempt was held back");
+      Thread.sleep(3_500); // (the held attempt has reached the server by now)
+      AtomicReference<Object> outcome = new AtomicReference<>();
+      Thread waiter = Thread.ofPlatform().start(() -> {
+        try {
+          outcome.set(next.lock("job").tryAcquire(Duration.ofSeconds(20)).orElse(null));
+        } catch (Throwable t) {
+          outcome.set(t);
+        }
+      });
+      long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (((JdbcLockService) next).waitersAsleep() < 1) {
+        assertTrue(System.nanoTime() - until < 0, "the waiter never went to sleep: " + outcome.get());
+        Thread.sleep(10);
+      }
+      held.release();
+      waiter.join(Duration.ofSeconds(25));
+      assertTrue(outcome.get() instanceof Lease, "a waiter that came after the late attempt was not granted within "
+          + "its 20 s wait: " + outcome.get());
+      ((Lease) outcome.get()).release();
+    }
+  }
+
   @Test
   void waiterThatGivesUpLeavesTheLine() throws Exception {
     try (LockService a = connect("line_locks", ""); LockService b = connect("line_locks", "");
