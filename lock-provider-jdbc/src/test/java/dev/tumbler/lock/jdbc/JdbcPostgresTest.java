@@ -12,6 +12,7 @@ import dev.tumbler.lock.LockException;
 import dev.tumbler.lock.LockProviders;
 import dev.tumbler.lock.LockService;
 import dev.tumbler.lock.ServiceClosedException;
+import dev.tumbler.lock.tck.TcpProxy;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -85,7 +86,7 @@ class JdbcPostgresTest {
    */
   @Test
   void aLoginSlowerThanAStatementsReadBoundSucceedsAndStatementsKeepTheirBound() throws Exception {
-    try (Relay relay = new Relay(pg.address(), 3_000);
+    try (SlowFirstReply relay = new SlowFirstReply(pg.address(), 3_000);
         LockService s = LockProviders.connect(pg.lockUrl(relay.address()) + "&createSchema=true&timeout=1s&leaseTime="
             + LEASE.toMillis() + "ms&table=slow_login_locks")) {
       s.lock("slow-login").acquire().release();
@@ -107,7 +108,7 @@ class JdbcPostgresTest {
   void advisoryKeepsASpareSessionSoThatASecondSessionNeedsNoLoginOnTheCallersTime() throws Exception {
     String table = "&mode=advisory&table=spare_session_locks";
     LockProviders.connect(pg.lockUrl(pg.address()) + "&createSchema=true" + table).close();
-    try (Relay relay = new Relay(pg.address(), 2_500);
+    try (SlowFirstReply relay = new SlowFirstReply(pg.address(), 2_500);
         LockService s = LockProviders.connect(pg.lockUrl(relay.address()) + "&timeout=1s" + table)) {
       // HikariCP tops the pool up to its one idle connection 100 ms after it started (nothing is missing then: no
       // schema to create), then every 30 s: so only the spare that the service opens comes within one login (2.5 s)
@@ -124,21 +125,12 @@ class JdbcPostgresTest {
     }
   }
 
-  /**
-   * A relay to PostgreSQL that holds back the first bytes the server sends on each connection, and, once told to
-   * ({@link #holdRequests}), the requests that carry a marker. A side that ends its sending ends the other's
-   * (half-close), and what was passed on is still read: a request the relay delivers after its client gave up is
-   * executed by the server all the same, as on a slow network.
-   */
-  private static final class Relay implements AutoCloseable {
+  /** A relay to PostgreSQL that holds back the first bytes the server sends on each connection. */
+  private static final class SlowFirstReply implements AutoCloseable {
     private final java.net.ServerSocket server;
     private final java.util.List<java.net.Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private volatile byte[] marker;
-    private volatile long holdMillis;
-    private final AtomicLong holdUntil = new AtomicLong();
-    private final AtomicLong held = new AtomicLong();
 
-    Relay(String target, long firstReplyMillis) throws java.io.IOException {
+    SlowFirstReply(String target, long delayMillis) throws java.io.IOException {
       server = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
       String host = target.substring(0, target.lastIndexOf(':'));
       int port = Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
@@ -149,8 +141,8 @@ class JdbcPostgresTest {
             java.net.Socket backend = new java.net.Socket(host, port);
             sockets.add(client);
             sockets.add(backend);
-            Thread.ofVirtual().start(() -> pump(client, backend, 0, true));
-            Thread.ofVirtual().start(() -> pump(backend, client, firstReplyMillis, false));
+            Thread.ofVirtual().start(() -> pump(client, backend, 0));
+            Thread.ofVirtual().start(() -> pump(backend, client, delayMillis));
           } catch (java.io.IOException e) {
             return;
           }
@@ -162,45 +154,19 @@ class JdbcPostgresTest {
       return "127.0.0.1:" + server.getLocalPort();
     }
 
-    /**
-     * From now on, the first request that contains {@code marker} is held back {@code millis}, and every other one
-     * with it that comes meanwhile until just after it (in the order they came).
-     */
-    void holdRequests(String marker, long millis) {
-      this.holdMillis = millis;
-      this.marker = marker.getBytes(StandardCharsets.US_ASCII);
-    }
-
-    /** How many requests were held back. */
-    long held() {
-      return held.get();
-    }
-
-    private void pump(java.net.Socket from, java.net.Socket to, long firstDelayMillis, boolean requests) {
-      byte[] buf = new byte[65536];
-      boolean sending = true;
+    private static void pump(java.net.Socket from, java.net.Socket to, long firstDelayMillis) {
+      byte[] buf = new byte[8192];
       try {
         int n = from.getInputStream().read(buf);
         if (n > 0) {
           Thread.sleep(firstDelayMillis);
         }
         while (n >= 0) {
-          if (requests) {
-            hold(buf, n);
-          }
-          if (sending) {
-            try {
-              to.getOutputStream().write(buf, 0, n);
-            } catch (java.io.IOException e) {
-              sending = false; // the reader went away: read on to the end, so the sender can finish
-            }
-          }
+          to.getOutputStream().write(buf, 0, n);
           n = from.getInputStream().read(buf);
         }
-        to.shutdownOutput();
-        return; // the other direction ends in its turn, and closes both
       } catch (java.io.IOException | InterruptedException e) {
-        // a side failed: close both below
+        // one side closed: close both below
       }
       try {
         from.close();
@@ -208,33 +174,6 @@ class JdbcPostgresTest {
       } catch (java.io.IOException ignored) {
         // closing anyway
       }
-    }
-
-    private void hold(byte[] buf, int n) throws InterruptedException {
-      byte[] m = marker;
-      if (m == null || !contains(buf, n, m)) {
-        return;
-      }
-      long now = System.currentTimeMillis();
-      boolean first = holdUntil.compareAndSet(0, now + holdMillis);
-      long until = holdUntil.get() + (first ? 0 : 100);
-      if (now < until) {
-        held.incrementAndGet();
-        Thread.sleep(until - now);
-      }
-    }
-
-    private static boolean contains(byte[] buf, int n, byte[] m) {
-      outer:
-      for (int i = 0; i + m.length <= n; i++) {
-        for (int k = 0; k < m.length; k++) {
-          if (buf[i + k] != m[k]) {
-            continue outer;
-          }
-        }
-        return true;
-      }
-      return false;
     }
 
     @Override
@@ -424,7 +363,7 @@ class JdbcPostgresTest {
    */
   @Test
   void aGrantThatReachesTheServerAfterItsCallTimedOutIsUndone() throws Exception {
-    try (Relay relay = new Relay(pg.address(), 0);
+    try (TcpProxy relay = TcpProxy.start("127.0.0.1", pg.port());
         LockService s = LockProviders.connect(pg.lockUrl(relay.address())
             + "&createSchema=true&timeout=1s&recheck=60s&leaseTime=60s&table=late_locks")) {
       long drawn = count("SELECT last_value FROM late_locks_fence");
@@ -432,7 +371,7 @@ class JdbcPostgresTest {
       Lease lease = s.lock("job").tryAcquire(Duration.ofSeconds(20)).orElse(null);
       assertNotNull(lease, "the wait ended without the lock: a grant that committed after its call timed out "
           + "kept it (" + count("SELECT COUNT(*) FROM late_locks") + " holder rows)");
-      assertTrue(relay.held() >= 1, "no grant was held back");
+      assertTrue(relay.heldRequests() >= 1, "no grant was held back");
       assertTrue(count("SELECT last_value FROM late_locks_fence") >= drawn + 2,
           "the grant held back never committed: nothing was left to undo");
       assertEquals(1, count("SELECT COUNT(*) FROM late_locks"), "the late grant is held beside the lease");
@@ -450,7 +389,7 @@ class JdbcPostgresTest {
   @Test
   void aPlaceInLineTakenByAnAttemptThatCameAfterItsWaitIsLeftAgain() throws Exception {
     String url = "&createSchema=true&timeout=1s&recheck=60s&leaseTime=60s&table=late_line_locks";
-    try (Relay relay = new Relay(pg.address(), 0);
+    try (TcpProxy relay = TcpProxy.start("127.0.0.1", pg.port());
         LockService late = LockProviders.connect(pg.lockUrl(relay.address()) + url);
         LockService holder = LockProviders.connect(pg.lockUrl(pg.address()) + url);
         LockService next = LockProviders.connect(pg.lockUrl(pg.address()) + url)) {
@@ -461,7 +400,7 @@ class JdbcPostgresTest {
       } catch (LockException e) {
         // the attempt's reply never came within the read bound: the wait ends unanswered, as it may
       }
-      assertTrue(relay.held() >= 1, "no attempt was held back");
+      assertTrue(relay.heldRequests() >= 1, "no attempt was held back");
       Thread.sleep(3_500); // (the held attempt has reached the server by now)
       AtomicReference<Object> outcome = new AtomicReference<>();
       Thread waiter = Thread.ofPlatform().start(() -> {

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A TCP forwarder on loopback that a test puts between one client and its backend, to cut that client
@@ -27,7 +28,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link #heal()} ends either; connections that lived through a blackhole are closed then, since bytes
  * were lost in the middle of their streams. A third, {@link #holdReplies(String)}, loses nothing but
  * holds back what the backend sends on some connections until {@link #releaseReplies()}: a slow link.
- * Thread safe. Uses virtual threads; listens on 127.0.0.1.
+ * A fourth, {@link #holdRequests(String, long)}, delivers a request late, after its client may have given up on
+ * it. Thread safe. Uses virtual threads; listens on 127.0.0.1.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -41,6 +43,11 @@ public final class TcpProxy implements AutoCloseable {
   /** Guards {@link #holding}; waited on by pumps that hold replies. */
   private final Object holdLock = new Object();
   private byte[] holding;
+  /** The marker of {@link #holdRequests}, its delay, and when the first request it held is delivered (0: none yet). */
+  private volatile byte[] lateMarker;
+  private volatile long lateMillis;
+  private final AtomicLong lateUntil = new AtomicLong();
+  private final AtomicLong lateRequests = new AtomicLong();
 
   private TcpProxy(InetSocketAddress target) throws IOException {
     this.target = target;
@@ -108,6 +115,25 @@ public final class TcpProxy implements AutoCloseable {
     synchronized (holdLock) {
       holding = marker.toUpperCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII);
     }
+  }
+
+  /**
+   * A request slow to arrive: the first one a client sends from now on that contains {@code marker} (ASCII, any
+   * case) reaches the backend {@code millis} later, and every other one with it that comes meanwhile just after it,
+   * in the order they came; later ones flow as usual. Its client may give up meanwhile (a read that timed out, the
+   * connection closed or reset): the request is delivered all the same, and the backend's side is then half-closed,
+   * so that the backend reads and runs it before it sees the end (what a server does with a request that was on
+   * its way when the client went).
+   */
+  public void holdRequests(String marker, long millis) {
+    lateMillis = millis;
+    lateUntil.set(0);
+    lateMarker = marker.toUpperCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** How many requests {@link #holdRequests} held back so far. */
+  public long heldRequests() {
+    return lateRequests.get();
   }
 
   /** Forwards what {@link #holdReplies} held back, in order, and holds nothing from now on. */
@@ -191,6 +217,8 @@ public final class TcpProxy implements AutoCloseable {
     final Socket a;
     final Socket b;
     volatile boolean starved;
+    /** Whether a request on this link was held by {@link #holdRequests}: its ends then close one at a time. */
+    volatile boolean late;
     /** The first bytes the client sent, to match a hold's marker against (guarded by holdLock). */
     final byte[] opening = new byte[4096];
     int openingLength;
@@ -202,23 +230,72 @@ public final class TcpProxy implements AutoCloseable {
 
     void pump(Socket from, Socket to, boolean fromClient) {
       byte[] buf = new byte[16 * 1024];
-      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-        int n;
-        while ((n = in.read(buf)) >= 0) {
+      boolean halfClosed = false;
+      try {
+        InputStream in = from.getInputStream();
+        OutputStream out = to.getOutputStream();
+        boolean delivering = true;
+        while (true) {
+          int n;
+          try {
+            n = in.read(buf);
+          } catch (IOException e) {
+            if (!late) {
+              throw e;
+            }
+            n = -1; // a client that reset the link after a late request: that request still goes
+          }
+          if (n < 0) {
+            break;
+          }
           if (fromClient) {
             noteSent(buf, n);
+            awaitLateRequest(buf, n);
           } else {
             awaitNoHold();
           }
-          if (!starved && mode == Mode.FORWARD) {
-            out.write(buf, 0, n);
-            out.flush();
+          if (delivering && !starved && mode == Mode.FORWARD) {
+            try {
+              out.write(buf, 0, n);
+              out.flush();
+            } catch (IOException e) {
+              if (!late) {
+                throw e;
+              }
+              delivering = false; // the client is gone: read the backend to its end, so that it runs what it got
+            }
           }
+        }
+        if (late && fromClient) {
+          to.shutdownOutput(); // the backend reads the late request, then the end, and ends the link
+          halfClosed = true;
         }
       } catch (IOException e) {
         // the link is gone
       } finally {
-        close();
+        if (!halfClosed) {
+          close();
+        }
+      }
+    }
+
+    /** Holds a request that {@link #holdRequests} picks, and marks this link as one that carried a late request. */
+    private void awaitLateRequest(byte[] buf, int n) {
+      byte[] m = lateMarker;
+      if (m == null || !contains(buf, n, m)) {
+        return;
+      }
+      long now = System.currentTimeMillis();
+      boolean first = lateUntil.compareAndSet(0, now + lateMillis);
+      long until = lateUntil.get() + (first ? 0 : 100);
+      if (now < until) {
+        late = true;
+        lateRequests.incrementAndGet();
+        try {
+          Thread.sleep(until - now);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
     }
 
