@@ -19,6 +19,7 @@ import dev.tumbler.lock.spi.Deadline;
 import dev.tumbler.lock.spi.LockElection;
 import dev.tumbler.lock.spi.SimpleReadWriteLock;
 import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.lock.spi.UncertainAttempts;
 import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -463,8 +464,10 @@ final class JdbcLockService extends AbstractLockService {
     boolean unreachable = false;
     boolean listening = false;
     AbstractLease granted = null;
-    // when the last attempt whose outcome is unknown was sent: it may still join the line after this wait is over
-    long[] uncertainSent = {Long.MIN_VALUE};
+    // the attempts whose outcome is unknown: a grant they may still make is undone again and again, and so is the
+    // place in line they may still take once this wait is over
+    UncertainAttempts<String> uncertain = new UncertainAttempts<>(ticker(), Duration.ofNanos(leaseNanos), this::isClosed,
+        r -> inBackground("undoing an uncertain grant of " + p.describe(), r), holder -> release(p, holder));
     // counted until it has undone what it must (an uncertain grant, its place in line): close() waits for it
     synchronized (inFlight) {
       inFlight[0]++;
@@ -494,7 +497,7 @@ final class JdbcLockService extends AbstractLockService {
               placeKeptAt = now;
             }
           } else {
-            a = attempt(p, owner, waiterId, join, permits, maxPermits, deadline, uncertainSent);
+            a = attempt(p, owner, waiterId, join, permits, maxPermits, deadline, uncertain);
             tried = true;
             if (join && a.lease() == null && !a.timedOut()) {
               // the refusal joined the line, or kept its place there; one that timed out waiting for the name's row
@@ -558,8 +561,8 @@ final class JdbcLockService extends AbstractLockService {
           leaveLine(p, waiterId, Deadline.after(Duration.ZERO, ticker()));
         }
       }
-      if (inLine && uncertainSent[0] != Long.MIN_VALUE) {
-        leaveLineLate(p, waiterId, uncertainSent[0]);
+      if (inLine) {
+        uncertain.waitOver(() -> leaveLine(p, waiterId, Deadline.after(Duration.ZERO, ticker())));
       }
       synchronized (inFlight) {
         if (--inFlight[0] == 0) {
@@ -643,26 +646,6 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   /**
-   * Leaves the line again, in the background, after a wait one of whose attempts has an unknown outcome (sent at
-   * {@code sent}): like its grant ({@link #undoUncertainGrant}), such an attempt can reach the server after the wait
-   * is over, be refused and take a place in line for a term, a place nobody keeps that every later waiter of the name
-   * sees ahead of it and no release wakes. So the place is deleted again, from 20 ms backing off to a second, until
-   * a term has passed since the attempt was sent or the service closes.
-   */
-  private void leaveLineLate(Primitive p, String waiterId, long sent) {
-    inBackground("leaving the line of " + p.describe() + " after an uncertain attempt", () -> {
-      for (long backoff = FIRST_BACKOFF_MILLIS; !isClosed(); backoff = Math.min(1_000, backoff * 2)) {
-        long left = leaseNanos - (ticker().read() - sent);
-        if (left <= 0) {
-          return;
-        }
-        LockSupport.parkNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(backoff)));
-        leaveLine(p, waiterId, Deadline.after(Duration.ZERO, ticker()));
-      }
-    });
-  }
-
-  /**
    * Runs {@code task} on a virtual thread of its own, counted among the calls in flight that {@link #doClose}
    * lets end before it closes the pool.
    */
@@ -701,7 +684,7 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   private Attempt attempt(Primitive p, String owner, String waiterId, boolean join, int permits, int maxPermits,
-      Deadline deadline, long[] uncertainSent) throws InterruptedException {
+      Deadline deadline, UncertainAttempts<String> uncertain) throws InterruptedException {
     String holder = serviceId + ":" + sequence.incrementAndGet();
     waitCalls.incrementAndGet();
     long sent = ticker().read();
@@ -744,8 +727,7 @@ final class JdbcLockService extends AbstractLockService {
       // the grant may have committed with its reply lost: give back whatever it may have granted, at once but
       // in the background, so that an unreachable database does not stretch this wait
       if (!isLockTimeout(e)) {
-        undoUncertainGrant(p, holder, sent);
-        uncertainSent[0] = sent;
+        uncertain.add(holder, sent);
       }
       if (Thread.interrupted()) {
         throw new InterruptedException();
@@ -998,38 +980,6 @@ final class JdbcLockService extends AbstractLockService {
     } catch (LockException e) {
       LOG.debug("undoing an uncertain grant of {} failed; it expires in the database: {}", p.describe(), e.toString());
     }
-  }
-
-  /**
-   * Undoes, in the background, a grant whose call failed after it was sent (a reply that did not come within the
-   * statement's read bound, a connection lost): it may have committed, and it may still commit after this call gave
-   * up on it, since the server can start a statement late (a request slow to arrive, a backend slow to be scheduled
-   * on a busy server) and its own {@code statement_timeout} counts from that start. So while the undo deletes
-   * nothing it looks again, backing off from {@value #FIRST_BACKOFF_MILLIS} ms to a second, until a term has
-   * passed since the grant was sent (a grant that commits later has expired by then) or the service closes. Each
-   * deletion wakes the name's waiters, this wait among them. Undone only once, such a late grant, a lease nobody
-   * has, held the name for its whole term, with this very wait behind it
-   * ({@code JdbcPostgresTest.aGrantThatReachesTheServerAfterItsCallTimedOutIsUndone}).
-   */
-  private void undoUncertainGrant(Primitive p, String holder, long sent) {
-    inBackground("undoing an uncertain grant of " + p.describe(), () -> {
-      long backoff = FIRST_BACKOFF_MILLIS;
-      while (!isClosed()) {
-        try {
-          if (release(p, holder)) {
-            return;
-          }
-        } catch (LockException e) {
-          LOG.debug("undoing an uncertain grant of {} failed; trying again: {}", p.describe(), e.toString());
-        }
-        long left = leaseNanos - (ticker().read() - sent);
-        if (left <= 0) {
-          return;
-        }
-        LockSupport.parkNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(backoff)));
-        backoff = Math.min(1_000, backoff * 2);
-      }
-    });
   }
 
   boolean renew(Primitive p, String holder) {
