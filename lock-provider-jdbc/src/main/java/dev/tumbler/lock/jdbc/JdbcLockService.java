@@ -160,6 +160,8 @@ final class JdbcLockService extends AbstractLockService {
   private final int[] inFlight = new int[1];
   /** The calls waits made to the database: attempts and looks at the line ({@link #waitCalls}). */
   private final AtomicLong waitCalls = new AtomicLong();
+  /** Grants and places in line that attempts with no answer may still make: undone again and again. */
+  private final UncertainAttempts uncertainAttempts;
 
   private final String lockKeySql;
   private final String insertKeySql;
@@ -203,6 +205,8 @@ final class JdbcLockService extends AbstractLockService {
     // how long an acquire without deadline rides out an outage: a lease term; in advisory mode (no term) six call
     // timeouts
     this.leaseNanos = config.lease().expires() ? config.lease().leaseTime().toNanos() : 6 * config.timeout().toNanos();
+    this.uncertainAttempts = new UncertainAttempts(ticker(), Duration.ofNanos(leaseNanos), this::isClosed,
+        "tumbler-jdbc-undo");
     this.wakeups = new Wakeups(database);
     this.notifications = dialect.canNotify()
         ? new Notifications(dataSource, config.table().channel(), wakeups, config.recheck(), this::keepOneSpare) : null;
@@ -466,8 +470,7 @@ final class JdbcLockService extends AbstractLockService {
     AbstractLease granted = null;
     // the attempts whose outcome is unknown: a grant they may still make is undone again and again, and so is the
     // place in line they may still take once this wait is over
-    UncertainAttempts<String> uncertain = new UncertainAttempts<>(ticker(), Duration.ofNanos(leaseNanos), this::isClosed,
-        r -> inBackground("undoing an uncertain grant of " + p.describe(), r), holder -> release(p, holder));
+    UncertainAttempts.Wait uncertain = uncertainAttempts.begin();
     // counted until it has undone what it must (an uncertain grant, its place in line): close() waits for it
     synchronized (inFlight) {
       inFlight[0]++;
@@ -562,7 +565,7 @@ final class JdbcLockService extends AbstractLockService {
         }
       }
       if (inLine) {
-        uncertain.waitOver(() -> leaveLine(p, waiterId, Deadline.after(Duration.ZERO, ticker())));
+        uncertain.over(() -> leaveLine(p, waiterId, Deadline.after(Duration.ZERO, ticker())));
       }
       synchronized (inFlight) {
         if (--inFlight[0] == 0) {
@@ -684,7 +687,7 @@ final class JdbcLockService extends AbstractLockService {
   }
 
   private Attempt attempt(Primitive p, String owner, String waiterId, boolean join, int permits, int maxPermits,
-      Deadline deadline, UncertainAttempts<String> uncertain) throws InterruptedException {
+      Deadline deadline, UncertainAttempts.Wait uncertain) throws InterruptedException {
     String holder = serviceId + ":" + sequence.incrementAndGet();
     waitCalls.incrementAndGet();
     long sent = ticker().read();
@@ -727,7 +730,7 @@ final class JdbcLockService extends AbstractLockService {
       // the grant may have committed with its reply lost: give back whatever it may have granted, at once but
       // in the background, so that an unreachable database does not stretch this wait
       if (!isLockTimeout(e)) {
-        uncertain.add(holder, sent);
+        uncertain.add(() -> release(p, holder), sent);
       }
       if (Thread.interrupted()) {
         throw new InterruptedException();
