@@ -46,13 +46,22 @@ abstract sealed class Backend implements AutoCloseable {
   /** A Redlock refusal's holder when the script does not say (never an owner value, which has no NUL). */
   private static final String UNKNOWN_HOLDER = "\0unknown";
 
-  record Grant(boolean granted, long token, long waitMs, long fence, String holder) {
+  record Grant(boolean granted, long token, long waitMs, long fence, String holder, boolean uncertain) {
+    Grant(boolean granted, long token, long waitMs, long fence, String holder) {
+      this(granted, token, waitMs, fence, holder, false);
+    }
+
     static Grant granted(long token) {
       return new Grant(true, token, 0, -1, null);
     }
 
     static Grant refused(long waitMs) {
       return new Grant(false, 0, waitMs, -1, null);
+    }
+
+    /** This refusal, noting that a server's answer was lost: the attempt may yet be granted there, late. */
+    Grant lostAnswer() {
+      return new Grant(granted, token, waitMs, fence, holder, true);
     }
   }
 
@@ -75,7 +84,16 @@ abstract sealed class Backend implements AutoCloseable {
   /** @return true if renewed, false if the grant is no longer ours */
   abstract boolean renew(Scripts.Script script, List<String> keys, List<String> args);
 
-  abstract void release(Scripts.Script script, List<String> keys, List<String> args);
+  /** @return whether it gave back a grant (on a majority of Redlock's masters) */
+  abstract boolean release(Scripts.Script script, List<String> keys, List<String> args);
+
+  /**
+   * Whether {@link #acquireFirst} grants {@code p} with plain commands, not its script: such an attempt must ask with
+   * an owner of its own, since the scripts' check of a fair wait's attempt numbers does not run.
+   */
+  boolean firstIsPlain(Primitive p) {
+    return false;
+  }
 
   /** Runs a read-only script where it can be answered (the server, or the first master that answers). */
   abstract Object read(Scripts.Script script, List<String> keys, List<String> args);
@@ -159,7 +177,7 @@ abstract sealed class Backend implements AutoCloseable {
      */
     @Override
     Grant acquireFirst(Primitive p, List<String> args) {
-      if (p.acquire() != Scripts.FAIR_MUTEX_ACQUIRE || getClass() != Single.class) {
+      if (!firstIsPlain(p)) {
         return acquire(p, args);
       }
       List<String> k = p.keys();
@@ -176,10 +194,16 @@ abstract sealed class Backend implements AutoCloseable {
       if (set) {
         call(p.release(), k, List.of(owner), true);
       }
+      // (an owner of its own: a late copy of these commands, SET NX above all, is undone by that owner's release)
       // refused, with no place in line yet: a wait subscribes first and then joins by the script, the look it
       // takes after every subscription anyway, so a contended acquire pays no extra round trip. An unseeded
       // counter is left as it is: whoever draws the next token from it seeds it then
       return Grant.refused(-1);
+    }
+
+    @Override
+    boolean firstIsPlain(Primitive p) {
+      return p.acquire() == Scripts.FAIR_MUTEX_ACQUIRE && getClass() == Single.class;
     }
 
     @Override
@@ -188,8 +212,8 @@ abstract sealed class Backend implements AutoCloseable {
     }
 
     @Override
-    void release(Scripts.Script script, List<String> keys, List<String> args) {
-      call(script, keys, args, true);
+    boolean release(Scripts.Script script, List<String> keys, List<String> args) {
+      return Long.valueOf(1).equals(call(script, keys, args, true));
     }
 
     @Override
@@ -338,9 +362,10 @@ abstract sealed class Backend implements AutoCloseable {
     @Override
     Grant acquire(Primitive p, List<String> args) {
       long start = ticker.read();
-      // retrying a master with the same owner is safe here: if the first try was granted there, the retry
-      // is refused and counted as a no, and that master's grant is ours to renew and release anyway
-      List<Object> replies = onAll(nodes, p.acquire(), p.keys(), args, true);
+      // not tried again on a master whose answer was lost: a copy that reached it late would be a grant nobody
+      // undoes; a lost answer is reported instead (Grant.lostAnswer), and the caller undoes the attempt until a
+      // late copy can do nothing more
+      List<Object> replies = onAll(nodes, p.acquire(), p.keys(), args, false);
       List<RedisNode> granted = new ArrayList<>();
       // where a grant may exist, to undo on failure: masters that granted, and masters whose answer was lost
       List<RedisNode> uncertain = new ArrayList<>();
@@ -394,7 +419,7 @@ abstract sealed class Backend implements AutoCloseable {
             + " Redis masters answered; Redlock needs " + majority
             + (error != null ? " (last error: " + error.getMessage() + ")" : ""), error);
       }
-      return Grant.refused(wait);
+      return error != null ? Grant.refused(wait).lostAnswer() : Grant.refused(wait);
     }
 
     private static long countErrors(List<Object> replies) {
@@ -447,12 +472,13 @@ abstract sealed class Backend implements AutoCloseable {
     }
 
     @Override
-    void release(Scripts.Script script, List<String> keys, List<String> args) {
+    boolean release(Scripts.Script script, List<String> keys, List<String> args) {
       List<Object> replies = onAll(nodes, script, keys, args, true);
       if (countErrors(replies) == nodes.size()) {
         Object first = replies.getFirst();
         throw first instanceof RuntimeException e ? e : new ServiceUnavailableException("no Redis master answered");
       }
+      return replies.stream().filter(r -> Long.valueOf(1).equals(r)).count() >= majority;
     }
 
     @Override

@@ -16,6 +16,7 @@ import dev.tumbler.lock.spi.LockElection;
 import dev.tumbler.lock.spi.LockUrl;
 import dev.tumbler.lock.spi.SimpleReadWriteLock;
 import dev.tumbler.lock.spi.Ticker;
+import dev.tumbler.lock.spi.UncertainAttempts;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -90,6 +91,8 @@ final class RedisLockService extends AbstractLockService {
   private final String liveMs;
   /** Acquire attempts in progress (guarded by itself). */
   private final int[] inFlight = new int[1];
+  /** Grants that attempts with no answer may still make: released again and again. */
+  private final UncertainAttempts uncertainAttempts;
   private static final long OUTAGE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   /**
@@ -108,6 +111,8 @@ final class RedisLockService extends AbstractLockService {
     this.leaseNanos = config.lease().leaseTime().toNanos();
     this.liveMs = Long.toString(3 * config.recheck().toMillis() + config.timeout().toMillis());
     this.fair = config.mode() != RedisConfig.Mode.REDLOCK;
+    this.uncertainAttempts = new UncertainAttempts(ticker(), config.lease().leaseTime(), this::isClosed,
+        "tumbler-redis-undo");
   }
 
   static String randomId() {
@@ -241,6 +246,7 @@ final class RedisLockService extends AbstractLockService {
     long outageStart = 0;
     boolean joined = false;
     AbstractLease lease = null;
+    LostAnswers lost = new LostAnswers(uncertainAttempts.begin());
     synchronized (inFlight) {
       inFlight[0]++;
     }
@@ -250,7 +256,7 @@ final class RedisLockService extends AbstractLockService {
         boolean join = p.fair() && !deadline.isExpired();
         Attempt a;
         try {
-          a = attempt(p, p.fair() ? owner : null, label, permits, extraArgs, join, waiter == null);
+          a = attempt(p, p.fair() ? owner : null, label, permits, extraArgs, join, waiter == null, lost);
           outageStart = 0;
         } catch (ServiceUnavailableException e) {
           // a wait rides out a short outage (a server restart, a failover): it retries until its deadline,
@@ -303,10 +309,11 @@ final class RedisLockService extends AbstractLockService {
       if (waiter != null) {
         backend.unregister(p.channel(), waiter);
       }
-      if (lease == null && joined) {
-        // leave the line; a grant handed to us meanwhile goes to the next waiter
+      if (lease == null && (joined || lost.fair)) {
+        // leave the line; a grant handed to us meanwhile, or made by an attempt whose answer was lost, goes to the
+        // next waiter; after a lost answer, the wait's end is recorded, so that a late copy of an attempt does nothing
         boolean interrupted = Thread.interrupted();
-        releaseQuietly(p, owner);
+        releaseQuietly(p, owner, lost.fair);
         if (interrupted) {
           Thread.currentThread().interrupt();
         }
@@ -323,6 +330,28 @@ final class RedisLockService extends AbstractLockService {
   private record Attempt(RedisLease lease, long waitMs, long fence, long sentNanos) {}
 
   /**
+   * What one acquire's attempts whose answer was lost leave to undo. A server may run such an attempt late (a request
+   * slow to arrive), after an undo sent at once, and its grant would then hold the name for a term, for nobody.
+   */
+  private final class LostAnswers {
+    /**
+     * Attempts that asked with an owner of their own (unfair, Redlock, and the plain first attempt of a fair mutex):
+     * that owner is released again and again until a late copy can do nothing more.
+     */
+    final UncertainAttempts.Wait owners;
+    /**
+     * Whether an attempt with the wait's own owner (fair) lost its answer: that owner cannot be released while the
+     * wait goes on, so the fair scripts record the attempts that follow, and the wait's end when it gets no lock, and
+     * refuse a late copy untouched ({@code Scripts.ATTEMPT}).
+     */
+    boolean fair;
+
+    LostAnswers(UncertainAttempts.Wait owners) {
+      this.owners = owners;
+    }
+  }
+
+  /**
    * A fresh owner value: {@code <clientId>:<n>}, or {@code <label>|<clientId>:<n>} when the label says more
    * than the client (an election's candidate id, which {@link #leaderOf} reads back).
    */
@@ -332,40 +361,54 @@ final class RedisLockService extends AbstractLockService {
   }
 
   /**
-   * @param fixedOwner the owner to ask with, or null for a fresh one per try
+   * @param fixedOwner the owner to ask with (a fair wait's), or null for a fresh one per try
    * @param first whether this is the acquire's first attempt (the lock is most likely free)
    */
   private Attempt attempt(Primitive p, String fixedOwner, String label, int permits, List<String> extraArgs,
-      boolean join, boolean first) throws InterruptedException {
+      boolean join, boolean first, LostAnswers lost) throws InterruptedException {
     for (int tries = 1; ; tries++) {
-      String owner = fixedOwner != null ? fixedOwner : newOwner(label);
-      List<String> args = new ArrayList<>(4 + extraArgs.size());
+      boolean firstTry = first && tries == 1;
+      // plain commands check no attempt number: they ask with an owner of their own
+      String owner = fixedOwner != null && !(firstTry && backend.firstIsPlain(p)) ? fixedOwner : newOwner(label);
+      List<String> args = new ArrayList<>(6 + extraArgs.size());
       args.add(owner);
       args.add(ttlMs);
       if (p.fair()) {
         args.add(join ? liveMs : "0");
       }
       args.addAll(extraArgs);
+      if (p.fair()) {
+        args.add(Long.toString(sequence.incrementAndGet())); // (increasing within the wait)
+        args.add(lost.fair ? "1" : "0");
+      }
       long sent = ticker().read();
       Backend.Grant g;
       try {
-        g = first && tries == 1 ? backend.acquireFirst(p, args) : backend.acquire(p, args);
+        g = firstTry ? backend.acquireFirst(p, args) : backend.acquire(p, args);
       } catch (RuntimeException e) {
-        // The script may have run and its reply been lost (a timeout, or an interrupt that closed the
-        // socket): give back whatever it may have granted, now, before this thread leaves — with the
-        // interrupt status set aside, since it would close the next socket too.
+        // The script may have run and its reply been lost (a timeout, or an interrupt that closed the socket), and
+        // it may run later still (a request slow to arrive): what it may grant is undone, if need be again and again
+        // until a late copy can do nothing (an owner of its own), or by the wait's next attempt and its end (the
+        // wait's owner: the fair scripts give back a grant of it whose answer was lost, and fence late copies).
+        // An owner of its own is released at once, on this thread, with its interrupt status set aside (it would
+        // close the next socket too), and again later if that release found nothing.
         boolean interrupted = Thread.interrupted();
-        releaseQuietly(p, owner);
+        if (owner.equals(fixedOwner)) {
+          lost.fair = true;
+        } else if (!releasedNow(p, owner)) {
+          lost.owners.addUndoneOnce(() -> release(p, owner, false), sent);
+        }
         if (interrupted) {
           throw new InterruptedException();
         }
         if (tries == 1 && e instanceof JedisConnectionException) {
           // most often a pooled connection that died quietly (server restart, idle timeout): one more try
-          // on a fresh one (a fair wait keeps its owner: the release above took back what the first try may
-          // have been granted, and the fair scripts take back a grant of this owner whose answer was lost)
           continue;
         }
         throw translate("acquiring " + p.describe(), e);
+      }
+      if (g.uncertain()) {
+        lost.owners.addUndoneOnce(() -> release(p, owner, false), sent); // (Redlock: a master's answer was lost; the refusal undid it once)
       }
       if (!g.granted()) {
         return new Attempt(null, g.waitMs(), g.fence(), sent);
@@ -374,9 +417,19 @@ final class RedisLockService extends AbstractLockService {
     }
   }
 
-  private void releaseQuietly(Primitive p, String owner) {
+  /** Whether releasing {@code owner} now gave back a grant (false also when the release failed). */
+  private boolean releasedNow(Primitive p, String owner) {
     try {
-      release(p, owner);
+      return release(p, owner, false);
+    } catch (LockException e) {
+      LOG.debug("undoing an uncertain grant of {} failed; trying again: {}", p.describe(), e.toString());
+      return false;
+    }
+  }
+
+  private void releaseQuietly(Primitive p, String owner, boolean waitOver) {
+    try {
+      release(p, owner, waitOver);
     } catch (LockException e) {
       LOG.debug("undoing an uncertain grant of {} failed; it expires on the server: {}", p.describe(), e.toString());
     }
@@ -391,9 +444,19 @@ final class RedisLockService extends AbstractLockService {
   }
 
   void release(Primitive p, String owner) {
+    release(p, owner, false);
+  }
+
+  /**
+   * @param waitOver a fair wait that had an attempt whose answer was lost is over with no lock: the release records
+   *     that no copy of its attempts may act any more
+   * @return whether it gave back a grant
+   */
+  private boolean release(Primitive p, String owner, boolean waitOver) {
     try {
       // a fair release publishes only a hand-off, on the channel its script derives from the line's key
-      backend.release(p.release(), p.keys(), p.fair() ? List.of(owner) : List.of(owner, p.channel()));
+      return backend.release(p.release(), p.keys(), !p.fair() ? List.of(owner, p.channel())
+          : waitOver ? List.of(owner, ttlMs) : List.of(owner));
     } catch (RuntimeException e) {
       throw translate("releasing " + p.describe(), e);
     }

@@ -173,7 +173,10 @@ final class RedisNode implements AutoCloseable {
    * cluster client's own retries would run an acquire again after a lost reply, with the same owner; the
    * second run would be refused by the grant the first one made, and that grant would be nobody's until
    * its term ends. A redirection (MOVED, ASK) means the script did not run: the slot map is refreshed
-   * (any keyed call through the cluster client follows the redirection and renews it) and it is tried again.
+   * (any keyed call through the cluster client follows the redirection and renews it) and it is tried again. A
+   * connection that fails (the slot's master died) may have run it: the failure is the caller's to undo, and the slot
+   * map is refreshed the same way first, so that the next attempt goes to the master that took the slot over (this
+   * connection's failure alone does not renew it: the attempts of a wait failed against a dead master until its end).
    */
   private static Object evalOnceOnSlot(JedisCluster cluster, Scripts.Script script, List<String> keys, List<String> args) {
     int slot = JedisClusterCRC16.getSlot(keys.getFirst());
@@ -189,6 +192,13 @@ final class RedisNode implements AutoCloseable {
           throw e;
         }
         cluster.pttl(keys.getFirst());
+      } catch (JedisConnectionException e) {
+        try {
+          cluster.pttl(keys.getFirst());
+        } catch (RuntimeException refresh) {
+          e.addSuppressed(refresh);
+        }
+        throw e;
       }
     }
   }

@@ -313,6 +313,29 @@ final class Scripts {
       end
       """;
 
+  // The attempts of one fair wait share its owner (its place in line) and are numbered: ARGV's second to last is the
+  // attempt's number, increasing within the wait. Once an attempt's answer was lost, a copy of it may reach the server
+  // late: after a later attempt (its caller asked again) or after the wait is over. Such a copy must change nothing:
+  // else it could give back, as "a grant whose answer was lost", the grant a later attempt holds, take the lock for
+  // nobody, or take a place in line that nobody keeps. So the attempts that come after a lost answer are recorded
+  // (ARGV's last is '1'), and the wait's end is recorded too when it got no lock (ATTEMPT_OVER); an attempt whose
+  // number is not above the record is refused untouched. A record lives a term; without a lost answer there is none.
+  private static final String ATTEMPT = """
+      do
+        local k, n = Q .. ':' .. ARGV[1] .. ':n', tonumber(ARGV[#ARGV - 1])
+        if n <= (tonumber(redis.call('GET', k) or '0') or 0) then
+          return {0, -1, tonumber(redis.call('GET', F) or '0') or 0}
+        end
+        if ARGV[#ARGV] == '1' then redis.call('SET', k, ARGV[#ARGV - 1], 'PX', ARGV[2]) end
+      end
+      """;
+
+  // a fair release with ARGV = owner, ttl: the owner's wait, which had a lost answer, is over with no lock; no copy of
+  // its attempts may act any more
+  private static final String ATTEMPT_OVER = """
+      if ARGV[2] then redis.call('SET', Q .. ':' .. ARGV[1] .. ':n', '9007199254740991', 'PX', ARGV[2]) end
+      """;
+
   private static final String MUTEX_LAYOUT = """
       local W, R, Q, F = KEYS[1], false, KEYS[2], KEYS[3]
       """;
@@ -379,19 +402,20 @@ final class Scripts {
 
   /** Fair mutex: {@code KEYS = holder, line, fence}. */
   static final Script FAIR_MUTEX_ACQUIRE = Script.of("fair-mutex-acquire",
-      MUTEX_LAYOUT + FENCE + WRITE_FAST + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
+      MUTEX_LAYOUT + FENCE + ATTEMPT + WRITE_FAST + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
 
   static final Script FAIR_MUTEX_RELEASE = Script.of("fair-mutex-release",
-      MUTEX_LAYOUT + WRITE_RELEASE_FAST + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
+      MUTEX_LAYOUT + ATTEMPT_OVER + WRITE_RELEASE_FAST + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
 
   /** Fair read/write lock: {@code KEYS = writer, readers, line, fence}; renewals as in the unfair layout. */
   static final Script FAIR_WRITE_ACQUIRE = Script.of("fair-write-acquire",
-      RW_LAYOUT + FENCE + WRITE_FAST + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
+      RW_LAYOUT + FENCE + ATTEMPT + WRITE_FAST + NOW_MS + LINE + RW_LINE + WRITE_ACQUIRE_BODY);
 
   static final Script FAIR_WRITE_RELEASE = Script.of("fair-write-release",
-      RW_LAYOUT + WRITE_RELEASE_FAST + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
+      RW_LAYOUT + ATTEMPT_OVER + WRITE_RELEASE_FAST + FENCE + NOW_MS + LINE + RW_LINE + WRITE_RELEASE_BODY);
 
-  static final Script FAIR_READ_ACQUIRE = Script.of("fair-read-acquire", RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + """
+  static final Script FAIR_READ_ACQUIRE = Script.of("fair-read-acquire", RW_LAYOUT + FENCE + ATTEMPT + NOW_MS + LINE + RW_LINE
+      + """
       local o, ttl = ARGV[1], ARGV[2]
       local now = nowms()
       -- a grant of this owner whose answer was lost: give it back and decide again
@@ -417,7 +441,8 @@ final class Scripts {
       return refused(-1)
       """);
 
-  static final Script FAIR_READ_RELEASE = Script.of("fair-read-release", RW_LAYOUT + FENCE + NOW_MS + LINE + RW_LINE + """
+  static final Script FAIR_READ_RELEASE = Script.of("fair-read-release", RW_LAYOUT + ATTEMPT_OVER + FENCE + NOW_MS + LINE
+      + RW_LINE + """
       local o = ARGV[1]
       local removed = redis.call('ZREM', R, o)
       redis.call('DEL', wkey(o))
@@ -452,7 +477,7 @@ final class Scripts {
 
   /** Fair semaphore: {@code KEYS = holders, permits, line, fence}, {@code ARGV[4..5] = permits, maxPermits}. */
   static final Script FAIR_SEMAPHORE_ACQUIRE = Script.of("fair-semaphore-acquire",
-      SEM_LAYOUT + FENCE + NOW_MS + SEM_CLEAN + LINE + SEM_LINE + """
+      SEM_LAYOUT + FENCE + ATTEMPT + NOW_MS + SEM_CLEAN + LINE + SEM_LINE + """
       local o, ttl = ARGV[1], ARGV[2]
       local want, max = tonumber(ARGV[4]), tonumber(ARGV[5])
       local now = nowms()
@@ -484,7 +509,7 @@ final class Scripts {
       """);
 
   static final Script FAIR_SEMAPHORE_RELEASE = Script.of("fair-semaphore-release",
-      SEM_LAYOUT + FENCE + NOW_MS + SEM_CLEAN + LINE + SEM_LINE + """
+      SEM_LAYOUT + ATTEMPT_OVER + FENCE + NOW_MS + SEM_CLEAN + LINE + SEM_LINE + """
       local o = ARGV[1]
       local removed = redis.call('ZREM', H, o)
       redis.call('HDEL', P, o)

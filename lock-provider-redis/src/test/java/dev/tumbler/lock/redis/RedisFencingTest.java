@@ -253,7 +253,7 @@ class RedisFencingTest {
       j.set(keys.getLast(), "1");
       List<String> time = j.time();
       long nowMicros = Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
-      List<?> reply = (List<?>) j.eval(acquire.source(), keys, List.of("floored-owner", "2000", "0"));
+      List<?> reply = (List<?>) j.eval(acquire.source(), keys, List.of("floored-owner", "2000", "0", "1", "0"));
       assertEquals(1L, reply.get(0));
       assertTrue((Long) reply.get(1) >= nowMicros, reply.get(1) + " < " + nowMicros);
       assertTrue(j.pttl(keys.getLast()) > ALMOST_A_DAY_MS);

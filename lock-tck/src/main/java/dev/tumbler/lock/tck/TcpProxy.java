@@ -46,6 +46,7 @@ public final class TcpProxy implements AutoCloseable {
   /** The marker of {@link #holdRequests}, its delay, and when the first request it held is delivered (0: none yet). */
   private volatile byte[] lateMarker;
   private volatile long lateMillis;
+  private volatile boolean lateOthers;
   private final AtomicLong lateUntil = new AtomicLong();
   private final AtomicLong lateRequests = new AtomicLong();
 
@@ -126,7 +127,20 @@ public final class TcpProxy implements AutoCloseable {
    * its way when the client went).
    */
   public void holdRequests(String marker, long millis) {
+    hold(marker, millis, true);
+  }
+
+  /**
+   * As {@link #holdRequests}, but only the first request with {@code marker} is held: the ones that come meanwhile
+   * overtake it (a client that gave up on the first asks again, and its later request arrives first).
+   */
+  public void holdFirstRequest(String marker, long millis) {
+    hold(marker, millis, false);
+  }
+
+  private void hold(String marker, long millis, boolean others) {
     lateMillis = millis;
+    lateOthers = others;
     lateUntil.set(0);
     lateMarker = marker.toUpperCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII);
   }
@@ -287,7 +301,7 @@ public final class TcpProxy implements AutoCloseable {
       }
       long now = System.currentTimeMillis();
       boolean first = lateUntil.compareAndSet(0, now + lateMillis);
-      long until = lateUntil.get() + (first ? 0 : 100);
+      long until = first ? lateUntil.get() : lateOthers ? lateUntil.get() + 100 : 0;
       if (now < until) {
         late = true;
         lateRequests.incrementAndGet();
