@@ -55,6 +55,28 @@ class RedisLateRequestTest {
     held.release();
   }
 
+  /**
+   * A try of {@code name} by {@code service} whose request {@code proxy} holds back 3 s: it ends empty or unanswered
+   * (its answer did not come within the read bound); returns once the held request has run.
+   */
+  private static void tryHeldBack(TcpProxy proxy, LockService service, String name, Duration wait)
+      throws InterruptedException {
+    try {
+      service.lock(name).tryAcquire(wait).ifPresent(Lease::release);
+    } catch (LockException e) {
+      // unanswered
+    }
+    assertTrue(proxy.heldRequests() >= 1, "no request was held back");
+    Thread.sleep(3_500);
+  }
+
+  private static void grantedWithin5s(LockService service, String name, String otherwise)
+      throws InterruptedException {
+    Optional<Lease> l = service.lock(name).tryAcquire(Duration.ofSeconds(5));
+    assertTrue(l.isPresent(), otherwise);
+    l.get().release();
+  }
+
   /** A try of a free lock (plain commands, SET NX) reaches the server after the try ended: a grant for nobody. */
   @Test
   void aLateGrantOfAFreeLockIsUndone() throws Exception {
@@ -62,16 +84,8 @@ class RedisLateRequestTest {
         LockService b = direct()) {
       warm(a, b);
       proxy.holdRequests("\r\nNX\r\n", 3_000);
-      try {
-        a.lock("free").tryAcquire(Duration.ZERO).ifPresent(Lease::release);
-      } catch (LockException e) {
-        // its answer did not come within the read bound: the try ends unanswered
-      }
-      assertTrue(proxy.heldRequests() >= 1, "no request was held back");
-      Thread.sleep(3_500); // (the held request has run by now)
-      Optional<Lease> l = b.lock("free").tryAcquire(Duration.ofSeconds(5));
-      assertTrue(l.isPresent(), "a lock nobody holds was not granted within 5 s: a late grant kept it");
-      l.get().release();
+      tryHeldBack(proxy, a, "free", Duration.ZERO);
+      grantedWithin5s(b, "free", "a lock nobody holds was not granted within 5 s: a late grant kept it");
     }
   }
 
@@ -83,17 +97,9 @@ class RedisLateRequestTest {
       warm(a, b);
       Lease held = b.lock("line").acquire();
       proxy.holdRequests(Scripts.FAIR_MUTEX_ACQUIRE.sha(), 3_000);
-      try {
-        assertTrue(a.lock("line").tryAcquire(Duration.ofMillis(200)).isEmpty(), "a held lock was granted");
-      } catch (LockException e) {
-        // its answer did not come within the read bound: the wait ends unanswered
-      }
-      assertTrue(proxy.heldRequests() >= 1, "no request was held back");
-      Thread.sleep(3_500);
+      tryHeldBack(proxy, a, "line", Duration.ofMillis(200));
       held.release(); // (a place nobody keeps would be handed the lock here)
-      Optional<Lease> l = c.lock("line").tryAcquire(Duration.ofSeconds(5));
-      assertTrue(l.isPresent(), "a released lock was not granted within 5 s: a late place in line took it");
-      l.get().release();
+      grantedWithin5s(c, "line", "a released lock was not granted within 5 s: a late place in line took it");
     }
   }
 
@@ -164,9 +170,7 @@ class RedisLateRequestTest {
           assertTrue(p.heldRequests() >= 1, "no request was held back by " + p.address());
         }
         Thread.sleep(2_000);
-        Optional<Lease> l = b.lock("red").tryAcquire(Duration.ofSeconds(5));
-        assertTrue(l.isPresent(), "a lock nobody holds was not granted within 5 s: late grants on the masters kept it");
-        l.get().release();
+        grantedWithin5s(b, "red", "a lock nobody holds was not granted within 5 s: late grants on the masters kept it");
       }
     } finally {
       proxies.forEach(TcpProxy::close);
