@@ -76,7 +76,8 @@ final class RedisKeys {
   /**
    * {@code keys} of a primitive with its waiters' line inserted before the fencing counter (which stays last):
    * the line is a sorted set {@code <base>:q}, and each waiter's own key is {@code <base>:q:<owner>}, in the
-   * same hash slot.
+   * same hash slot; after an attempt's answer was lost, the record of the wait's attempts is {@code
+   * <base>:q:<owner>:n} (it lives a term).
    */
   List<String> withLine(List<String> keys, Kind kind, String name) {
     List<String> out = new java.util.ArrayList<>(keys.subList(0, keys.size() - 1));
