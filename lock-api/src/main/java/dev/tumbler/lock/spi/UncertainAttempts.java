@@ -79,6 +79,14 @@ public final class UncertainAttempts {
       schedule(new Item(undo, sentNanos, ticker.read() + FIRST_BACKOFF_NANOS, 2 * FIRST_BACKOFF_NANOS));
     }
 
+    /**
+     * Notes an attempt sent at {@code sentNanos} that had no answer, whose caller undoes it once itself (and hands it
+     * to {@link #addUndoneOnce} if that found nothing): from now on the wait's end is undone again ({@link #over}).
+     */
+    public void noted(long sentNanos) {
+      note(sentNanos);
+    }
+
     /** Whether an attempt of this acquire had no answer. */
     public synchronized boolean any() {
       return any;
@@ -162,8 +170,8 @@ public final class UncertainAttempts {
       boolean done;
       try {
         done = item.undo.undo();
-      } catch (Exception e) {
-        done = false;
+      } catch (Exception | Error e) {
+        done = false; // (tried again later; an Error must not leave the queue without its thread)
       }
       if (!done) {
         item.at = ticker.read() + item.backoff;

@@ -205,7 +205,9 @@ final class JdbcLockService extends AbstractLockService {
     // how long an acquire without deadline rides out an outage: a lease term; in advisory mode (no term) six call
     // timeouts
     this.leaseNanos = config.lease().expires() ? config.lease().leaseTime().toNanos() : 6 * config.timeout().toNanos();
-    this.uncertainAttempts = new UncertainAttempts(ticker(), Duration.ofNanos(leaseNanos), this::isClosed,
+    // (a term, and the statement's own wait for the name's row, after which a late grant can no longer commit)
+    this.uncertainAttempts = new UncertainAttempts(ticker(), Duration.ofNanos(leaseNanos).plus(config.timeout()),
+        this::isClosed,
         "tumbler-jdbc-undo");
     this.wakeups = new Wakeups(database);
     this.notifications = dialect.canNotify()
@@ -730,7 +732,20 @@ final class JdbcLockService extends AbstractLockService {
       // the grant may have committed with its reply lost: give back whatever it may have granted, at once but
       // in the background, so that an unreachable database does not stretch this wait
       if (!isLockTimeout(e)) {
-        uncertain.add(() -> release(p, holder), sent);
+        // undone once at once, in the background (an unreachable database must not stretch this wait; close() waits
+        // for it), then again and again by the service's UncertainAttempts if that found nothing
+        uncertain.noted(sent);
+        inBackground("undoing an uncertain grant of " + p.describe(), () -> {
+          boolean found = false;
+          try {
+            found = release(p, holder);
+          } catch (LockException undo) {
+            LOG.debug("undoing an uncertain grant of {} failed; trying again: {}", p.describe(), undo.toString());
+          }
+          if (!found) {
+            uncertain.addUndoneOnce(() -> release(p, holder), sent);
+          }
+        });
       }
       if (Thread.interrupted()) {
         throw new InterruptedException();
@@ -1038,9 +1053,12 @@ final class JdbcLockService extends AbstractLockService {
         }
       });
     } catch (SQLException | RuntimeException e) {
+      deleted[0] = true; // (not known: wake the waiters, as if it had)
       throw translate("releasing " + p.describe(), e);
     } finally {
-      wakeups.local(p.key(), first);
+      if (deleted[0]) {
+        wakeups.local(p.key(), first); // (a release that deleted nothing, an uncertain grant's undo, wakes nobody)
+      }
     }
     return deleted[0];
   }

@@ -84,7 +84,7 @@ abstract sealed class Backend implements AutoCloseable {
   /** @return true if renewed, false if the grant is no longer ours */
   abstract boolean renew(Scripts.Script script, List<String> keys, List<String> args);
 
-  /** @return whether it gave back a grant (on a majority of Redlock's masters) */
+  /** @return whether it gave back a grant (on every one of Redlock's masters) */
   abstract boolean release(Scripts.Script script, List<String> keys, List<String> args);
 
   /**
@@ -478,7 +478,8 @@ abstract sealed class Backend implements AutoCloseable {
         Object first = replies.getFirst();
         throw first instanceof RuntimeException e ? e : new ServiceUnavailableException("no Redis master answered");
       }
-      return replies.stream().filter(r -> Long.valueOf(1).equals(r)).count() >= majority;
+      // (an undo of a late attempt is done only once every master gave it back: a late copy may reach any of them)
+      return replies.stream().filter(r -> Long.valueOf(1).equals(r)).count() == nodes.size();
     }
 
     @Override

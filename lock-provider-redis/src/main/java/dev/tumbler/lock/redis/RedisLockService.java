@@ -313,7 +313,13 @@ final class RedisLockService extends AbstractLockService {
         // leave the line; a grant handed to us meanwhile, or made by an attempt whose answer was lost, goes to the
         // next waiter; after a lost answer, the wait's end is recorded, so that a late copy of an attempt does nothing
         boolean interrupted = Thread.interrupted();
-        releaseQuietly(p, owner, lost.fair);
+        if (!releaseQuietly(p, owner, lost.fair) && lost.fair) {
+          // the record of the wait's end must be written: again, until the release runs
+          lost.owners.addUndoneOnce(() -> {
+            release(p, owner, true);
+            return true;
+          }, ticker().read());
+        }
         if (interrupted) {
           Thread.currentThread().interrupt();
         }
@@ -427,11 +433,14 @@ final class RedisLockService extends AbstractLockService {
     }
   }
 
-  private void releaseQuietly(Primitive p, String owner, boolean waitOver) {
+  /** @return whether the release ran (false: it failed, and what it gives back expires on the server) */
+  private boolean releaseQuietly(Primitive p, String owner, boolean waitOver) {
     try {
       release(p, owner, waitOver);
+      return true;
     } catch (LockException e) {
       LOG.debug("undoing an uncertain grant of {} failed; it expires on the server: {}", p.describe(), e.toString());
+      return false;
     }
   }
 
