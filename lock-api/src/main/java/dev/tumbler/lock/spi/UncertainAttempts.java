@@ -67,13 +67,10 @@ public final class UncertainAttempts {
 
     private Wait() {}
 
-    /** An attempt sent at {@code sentNanos} ({@link Ticker} time) had no answer: {@code undo} it now and again. */
-    public void add(Undo undo, long sentNanos) {
-      note(sentNanos);
-      schedule(new Item(undo, sentNanos, ticker.read(), FIRST_BACKOFF_NANOS));
-    }
-
-    /** As {@link #add}, for an attempt its caller has just undone once, finding nothing: the next try waits. */
+    /**
+     * An attempt sent at {@code sentNanos} ({@link Ticker} time) had no answer, and its caller has just undone it
+     * once, finding nothing: {@code undo} it again and again, the first time after the first back-off.
+     */
     public void addUndoneOnce(Undo undo, long sentNanos) {
       note(sentNanos);
       schedule(new Item(undo, sentNanos, ticker.read() + FIRST_BACKOFF_NANOS, 2 * FIRST_BACKOFF_NANOS));
@@ -85,11 +82,6 @@ public final class UncertainAttempts {
      */
     public void noted(long sentNanos) {
       note(sentNanos);
-    }
-
-    /** Whether an attempt of this acquire had no answer. */
-    public synchronized boolean any() {
-      return any;
     }
 
     /**
