@@ -172,6 +172,10 @@ abstract class ChaosGroup extends TckGroup {
     final Map<String, Map<Long, Boolean>> tokens = new ConcurrentHashMap<>();
     final Map<String, Set<Lease>> holding = new ConcurrentHashMap<>();
     final List<String> violations = new CopyOnWriteArrayList<>();
+    /** What each worker is doing (the name, the service, the call), for a worker that does not come back. */
+    final Map<Thread, String> doing = new ConcurrentHashMap<>();
+    /** Each worker's current name, to list its holders when the worker does not come back. */
+    final Map<Thread, String> doingName = new ConcurrentHashMap<>();
     final List<String> unexpected = new CopyOnWriteArrayList<>();
     final LongAdder grants = new LongAdder();
     final LongAdder empty = new LongAdder();
@@ -264,8 +268,13 @@ abstract class ChaosGroup extends TckGroup {
         for (Thread t : workers) {
           t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())));
           if (t.isAlive()) {
+            String name = doingName.get(t);
             violations.add("worker " + t.getName() + " was still in a call " + LockTck.GRANT_WAIT.plus(tck.leaseTime())
-                .toMillis() + " ms after the storm ended:\n" + stack(t));
+                .toMillis() + " ms after the storm ended, " + doing.get(t)
+                + (name == null ? "" : listing(services.get(0), name) + "; the highest token seen "
+                    + highest.get(name) + ", leases of it still in a worker's hands "
+                    + holding.getOrDefault(name, Set.of()).stream().map(l -> l.fencingToken() + (l.isValid() ? " valid"
+                        : " not valid")).toList()) + ":\n" + stack(t));
             t.interrupt();
           }
         }
@@ -338,7 +347,8 @@ abstract class ChaosGroup extends TckGroup {
         String name = names.get(r.nextInt(NAMES));
         long crashesBefore = crashesOver.get();
         // mostly the worker's own service; sometimes another's, so that two workers share a service's handles
-        LockService s = services.get(r.nextInt(4) == 0 ? r.nextInt(SERVICES) : home);
+        int at = r.nextInt(4) == 0 ? r.nextInt(SERVICES) : home;
+        LockService s = services.get(at);
         Lock lock;
         try {
           lock = s.lock(name);
@@ -351,6 +361,8 @@ abstract class ChaosGroup extends TckGroup {
           continue;
         }
         int how = r.nextInt(8);
+        doing.put(self, "in acquire (way " + how + ") of '" + name + "' on service " + at);
+        doingName.put(self, name);
         if (r.nextInt(3) == 0) {
           arm(self, armed, r.nextLong(2 * opNanos + 1));
         }
@@ -445,6 +457,7 @@ abstract class ChaosGroup extends TckGroup {
     /** @param crashesBefore {@link #crashesOver} when the acquire that granted {@code lease} began */
     void hold(Lease lease, long crashesBefore, SplittableRandom r, Thread self, AtomicLong armed) {
       String name = lease.name();
+      doing.put(self, "holding '" + name + "' (token " + lease.fencingToken() + "), then renew and release");
       grants.increment();
       Set<Lease> others = holding.computeIfAbsent(name, k -> ConcurrentHashMap.newKeySet());
       Life life = new Life(crashesBefore, restartsBegun.get());
@@ -517,6 +530,8 @@ abstract class ChaosGroup extends TckGroup {
       if (r.nextInt(3) == 0) {
         arm(self, armed, r.nextLong(2 * opNanos + 1));
       }
+      doing.put(self, "listing");
+      doingName.remove(self);
       listingsAsked.increment();
       long t0 = System.nanoTime();
       try {
