@@ -1,8 +1,5 @@
 package dev.tumbler.bench;
 
-import com.hazelcast.config.Config;
-import com.hazelcast.config.JoinConfig;
-import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.cp.lock.FencedLock;
 import dev.tumbler.lock.Lock;
@@ -24,7 +21,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalInt;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -423,28 +419,7 @@ public final class NativeBench {
   }
 
   private static Op fencedLock(List<AutoCloseable> resources) throws Exception {
-    int base = LoopbackCluster.freePorts(1).get(0);
-    Config config = new Config();
-    config.setClusterName("tumbler-bench-" + UUID.randomUUID());
-    config.getNetworkConfig().setPort(base).setPortAutoIncrement(true).setPortCount(3);
-    JoinConfig join = config.getNetworkConfig().getJoin();
-    join.getMulticastConfig().setEnabled(false);
-    join.getAutoDetectionConfig().setEnabled(false);
-    for (int i = 0; i < 3; i++) {
-      join.getTcpIpConfig().setEnabled(true).addMember("127.0.0.1:" + (base + i));
-    }
-    config.getNetworkConfig().getInterfaces().setEnabled(true).addInterface("127.0.0.1");
-    config.getCPSubsystemConfig().setCPMemberCount(3);
-    List<HazelcastInstance> members = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
-      HazelcastInstance h = Hazelcast.newHazelcastInstance(config);
-      members.add(h);
-      resources.add(h::shutdown);
-    }
-    HazelcastInstance first = members.get(0);
-    if (!first.getCPSubsystem().getCPSubsystemManagementService().awaitUntilDiscoveryCompleted(2, TimeUnit.MINUTES)) {
-      throw new IllegalStateException("Hazelcast CP discovery did not complete");
-    }
+    HazelcastInstance first = HazelcastCp.start("tumbler-bench-", resources).get(0);
     FencedLock lock = first.getCPSubsystem().getLock("bench");
     return () -> {
       lock.lock();

@@ -1,8 +1,5 @@
 package dev.tumbler.bench;
 
-import com.hazelcast.config.Config;
-import com.hazelcast.config.JoinConfig;
-import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.cp.lock.FencedLock;
 import dev.tumbler.lock.Lease;
@@ -444,29 +441,8 @@ public final class ThroughputBench {
 
   /** Hazelcast's CP {@code FencedLock}: 3 CP members in this JVM, each client locking through its own member. */
   static Target hazelcast() throws Exception {
-    int base = LoopbackCluster.freePorts(1).get(0);
-    Config config = new Config();
-    config.setClusterName("tumbler-throughput-" + UUID.randomUUID());
-    config.getNetworkConfig().setPort(base).setPortAutoIncrement(true).setPortCount(3);
-    JoinConfig join = config.getNetworkConfig().getJoin();
-    join.getMulticastConfig().setEnabled(false);
-    join.getAutoDetectionConfig().setEnabled(false);
-    for (int i = 0; i < 3; i++) {
-      join.getTcpIpConfig().setEnabled(true).addMember("127.0.0.1:" + (base + i));
-    }
-    config.getNetworkConfig().getInterfaces().setEnabled(true).addInterface("127.0.0.1");
-    config.getCPSubsystemConfig().setCPMemberCount(3);
     List<AutoCloseable> resources = new ArrayList<>();
-    List<HazelcastInstance> members = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
-      HazelcastInstance h = Hazelcast.newHazelcastInstance(config);
-      members.add(h);
-      resources.add(h::shutdown);
-    }
-    if (!members.get(0).getCPSubsystem().getCPSubsystemManagementService()
-        .awaitUntilDiscoveryCompleted(2, TimeUnit.MINUTES)) {
-      throw new IllegalStateException("Hazelcast CP discovery did not complete");
-    }
+    List<HazelcastInstance> members = HazelcastCp.start("tumbler-throughput-", resources);
     List<Client> clients = new ArrayList<>();
     for (HazelcastInstance member : members) {
       clients.add((name, maxWait) -> {
