@@ -21,7 +21,8 @@ final class HazelcastCp {
    * of the same run may hold (a native node did, and Hazelcast's join attempts hung its handshakes and the
    * run failed).
    *
-   * @param resources where each member's shutdown is added
+   * @param resources where each member's end is added: {@code terminate}, since a graceful shutdown of CP
+   *     members one by one waits minutes for the CP groups to shrink
    */
   static List<HazelcastInstance> start(String clusterPrefix, List<AutoCloseable> resources) throws Exception {
     List<Integer> ports = LoopbackCluster.freePorts(3);
@@ -41,7 +42,7 @@ final class HazelcastCp {
       config.getCPSubsystemConfig().setCPMemberCount(3);
       HazelcastInstance h = Hazelcast.newHazelcastInstance(config);
       members.add(h);
-      resources.add(h::shutdown);
+      resources.add(() -> h.getLifecycleService().terminate());
     }
     if (!members.get(0).getCPSubsystem().getCPSubsystemManagementService()
         .awaitUntilDiscoveryCompleted(2, TimeUnit.MINUTES)) {
