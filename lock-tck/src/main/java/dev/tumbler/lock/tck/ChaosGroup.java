@@ -26,6 +26,7 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -416,7 +417,10 @@ abstract class ChaosGroup extends TckGroup {
         cancelled.increment();
         return null;
       } catch (TimeoutException e) {
-        f.cancel(true);
+        if (!f.cancel(true)) {
+          // it ended between the wait and the cancel: a lease it brings is given back, not left held (and renewed)
+          releaseIfGranted(f);
+        }
         violations.add("acquireAsync(" + tck.leaseTime().toMillis() + " ms) of '" + lock.name()
             + "' had not ended " + LockTck.OUTAGE_SLACK.toMillis() + " ms after its wait");
         return null;
@@ -451,6 +455,18 @@ abstract class ChaosGroup extends TckGroup {
           // gone with the cancel; what it may have been granted is the provider's to give back
         }
         return null;
+      }
+    }
+
+    /** Releases the lease {@code f} completed with, if it completed with one. */
+    void releaseIfGranted(CompletableFuture<Lease> f) {
+      try {
+        Lease late = f.getNow(null);
+        if (late != null) {
+          late.release();
+        }
+      } catch (CompletionException | CancellationException ignored) {
+        // it ended without a lease
       }
     }
 
