@@ -1,6 +1,7 @@
 package dev.tumbler.peer.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tumbler.lock.TransactionOptions.Quorum;
@@ -12,11 +13,14 @@ import dev.tumbler.peer.lamport.LamportCodec;
 import dev.tumbler.peer.lamport.LamportMessage;
 import dev.tumbler.peer.transport.InMemoryNetwork;
 import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -95,6 +99,68 @@ class PeerNodeTransactionTest {
           "the failed claim was told while the lost listener of the held claim had not returned");
       assertEquals(Boolean.TRUE, abortedAfterLost.get(),
           "the abort was told while the lost listener of the held claim had not returned");
+    }
+  }
+
+  /**
+   * A transaction's lease is made, and listens for its loss, when the transaction is told of the grant, after the step
+   * that granted it: a claim surrendered to break a deadlock right after its grant was lost before its lease listened.
+   * The loss was dropped; the lease stayed valid while another transaction held the lock, and its first renewal lost
+   * it as REVOKED (the TCK's {@code Transactions.deadlockSurrender} on the native agent over TCP: "lost events: [...
+   * reason=REVOKED ...]"). The node keeps such a loss for the lease, and only for a grant whose lease has not listened
+   * yet: a claim granted again after its loss gets a lease of its own that hears only its own loss.
+   */
+  @Test
+  void aLossSaidBeforeTheGrantsLeaseListensReachesItAndNoOther() throws Exception {
+    ScriptedCore core = new ScriptedCore();
+    InMemoryNetwork net = new InMemoryNetwork("tx-unbound-" + System.nanoTime(), Set.of(core.self()));
+    try (PeerNode<LamportMessage> node = new PeerNode<>(core, new LamportCodec(), net.transport(core.self()),
+        Ticker.system())) {
+      node.start();
+      BlockingQueue<PeerNode.Outcome> grants = new ArrayBlockingQueue<>(4);
+      long tx = node.begin("s1", new TxOptions(false, Quorum.ALL, List.of(), 0), new PeerNode.TransactionListener() {
+        @Override
+        public void granted(PeerNode.Outcome o) {
+          grants.add(o); // the lease listens later, below: as a transaction told late would
+        }
+
+        @Override
+        public void failed(PeerNode.Outcome o) {}
+
+        @Override
+        public void aborted(Output.Failure failure, Set<String> missingPeers, String detail) {}
+      });
+      long claim = node.newRequestId();
+      long far = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+      // granted, then (in the step of another claim) surrendered to break a deadlock, and granted again
+      core.answer(List.of(new Output.Granted<>(claim, "t/x", 7, 1, 0, far)));
+      node.acquire(claim, tx, Claim.tx(List.of("t", "x"), Claim.Mode.WRITE));
+      core.answer(List.of(new Output.Lost<>(claim, "t/x", Output.LostReason.DEADLOCK, "surrendered"),
+          new Output.Granted<>(claim, "t/x", 9, 1, 0, far)));
+      node.acquire(node.newRequestId(), tx, Claim.tx(List.of("t", "y"), Claim.Mode.WRITE));
+      assertEquals(7, grants.poll(5, TimeUnit.SECONDS).fencingToken());
+      assertEquals(9, grants.poll(5, TimeUnit.SECONDS).fencingToken());
+
+      BlockingQueue<Output.LostReason> first = new ArrayBlockingQueue<>(4);
+      node.onLost(claim, (reason, detail) -> first.add(reason));
+      assertEquals(Output.LostReason.DEADLOCK, first.poll(5, TimeUnit.SECONDS),
+          "the first grant's lease did not hear the loss the core said before it listened");
+      BlockingQueue<Output.LostReason> second = new ArrayBlockingQueue<>(4);
+      node.onLost(claim, (reason, detail) -> second.add(reason));
+      assertNull(second.poll(300, TimeUnit.MILLISECONDS), "the second grant's lease heard the first grant's loss");
+
+      // its own loss it hears; a renewal's answer that the claim is lost, once nobody listens, is kept for no one
+      core.answer(List.of(new Output.Lost<>(claim, "t/x", Output.LostReason.EXPIRED, ""),
+          new Output.Lost<>(claim, "t/x", Output.LostReason.REVOKED, "not held")));
+      node.acquire(node.newRequestId(), tx, Claim.tx(List.of("t", "z"), Claim.Mode.WRITE));
+      assertEquals(Output.LostReason.EXPIRED, second.poll(5, TimeUnit.SECONDS), "the second lease missed its loss");
+      core.answer(List.of(new Output.Granted<>(claim, "t/x", 11, 1, 0, far)));
+      node.acquire(node.newRequestId(), tx, Claim.tx(List.of("t", "w"), Claim.Mode.WRITE));
+      assertEquals(11, grants.poll(5, TimeUnit.SECONDS).fencingToken());
+      BlockingQueue<Output.LostReason> third = new ArrayBlockingQueue<>(4);
+      node.onLost(claim, (reason, detail) -> third.add(reason));
+      assertNull(third.poll(300, TimeUnit.MILLISECONDS), "a loss said while no grant waited for its lease was kept");
+      assertEquals(1, node.heldLocks(), "the third lease does not listen");
     }
   }
 }

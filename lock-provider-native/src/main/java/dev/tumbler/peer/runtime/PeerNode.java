@@ -14,6 +14,7 @@ import dev.tumbler.peer.core.ProtocolCore;
 import dev.tumbler.peer.core.TxOptions;
 import dev.tumbler.peer.node.NodeStats;
 import dev.tumbler.peer.transport.Transport;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -118,6 +119,13 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     void lost(Output.LostReason reason, String detail);
   }
 
+  /** Grants of one request handed over and not yet listened for, and the losses the core said of them meanwhile. */
+  private static final class Unbound {
+    int grants = 1;
+    /** At most {@link #grants}: each the loss of the next grant whose lease listens. */
+    final ArrayDeque<Output.Lost<?>> losses = new ArrayDeque<>(2);
+  }
+
   /** A request in flight: its id (for {@link #release}, {@link #cancel}) and how it ends. */
   public record Pending(long requestId, CompletableFuture<Outcome> outcome) {}
 
@@ -170,6 +178,16 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
   private final ReentrantLock stepLock = new ReentrantLock();
   private final Map<Long, Waiting> waiting = new ConcurrentHashMap<>();
   private final Map<Long, LostListener> lostListeners = new ConcurrentHashMap<>();
+  /**
+   * Grants handed over whose lease does not listen for its loss yet ({@link #onLost}), by request id. The lease is
+   * made after the hand-over (by the caller that waited, or by a transaction told in the core's order), and the core
+   * may say the grant is lost meanwhile (a transaction's claim surrendered to break a deadlock right after its grant):
+   * that loss waits here for the lease instead of being dropped, which left the lease valid while the lock was
+   * another's, and lost it later as REVOKED by a refused renewal. A value is {@link #ONE_UNBOUND} or, when a loss
+   * waits or a claim was granted again before its lease listened, an {@link Unbound}. Guarded by itself.
+   */
+  private final Map<Long, Object> unbound = new HashMap<>();
+  private static final Object ONE_UNBOUND = new Object();
   private final Map<Long, List<CompletableFuture<Renewal>>> renewals = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<Optional<String>>> holderQueries = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<Integer>> permitQueries = new ConcurrentHashMap<>();
@@ -341,7 +359,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     if (tx != null) {
       txClaims.entrySet().removeIf(e -> {
         if (e.getValue().txId() == txId) {
-          lostListeners.remove(e.getKey());
+          forgetLoss(e.getKey());
           return true;
         }
         return false;
@@ -363,7 +381,79 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
    * node revoked it). At most one listener per grant; {@link #release} forgets it.
    */
   public void onLost(long requestId, LostListener listener) {
-    lostListeners.put(requestId, Objects.requireNonNull(listener, "listener"));
+    Objects.requireNonNull(listener, "listener");
+    Output.Lost<?> early = null;
+    synchronized (unbound) {
+      Object v = unbound.remove(requestId);
+      if (v instanceof Unbound u) {
+        early = u.losses.poll();
+        if (--u.grants > 0) {
+          unbound.put(requestId, u); // granted again since: the next lease to listen is that grant's
+        }
+      }
+      if (early == null) {
+        lostListeners.put(requestId, listener);
+      }
+    }
+    if (early != null) {
+      tellLost(listener, early);
+    }
+  }
+
+  /** A grant of {@code requestId} that can be lost is handed over: its lease listens once it is made. */
+  private void handedOver(long requestId) {
+    synchronized (unbound) {
+      Object v = unbound.putIfAbsent(requestId, ONE_UNBOUND);
+      if (v != null) {
+        unbound(requestId, v).grants++;
+      }
+    }
+  }
+
+  /** The entry of {@code requestId} as an {@link Unbound} (under the lock of {@link #unbound}). */
+  private Unbound unbound(long requestId, Object v) {
+    if (v instanceof Unbound u) {
+      return u;
+    }
+    Unbound u = new Unbound();
+    unbound.put(requestId, u);
+    return u;
+  }
+
+  /**
+   * The listener of the grant {@code l} says is lost, forgotten; null if none listens, and then, when a grant of the
+   * request was handed over and its lease does not listen yet, the loss is kept for that lease ({@link #onLost}).
+   */
+  private LostListener listenerOf(Output.Lost<M> l) {
+    synchronized (unbound) {
+      LostListener listener = lostListeners.remove(l.requestId());
+      if (listener == null) {
+        Object v = unbound.get(l.requestId());
+        if (v != null) {
+          Unbound u = unbound(l.requestId(), v);
+          if (u.losses.size() < u.grants) {
+            u.losses.add(l);
+          }
+        }
+      }
+      return listener;
+    }
+  }
+
+  /** Forgets who listens for the loss of {@code requestId}'s grant, and a loss kept for it. */
+  private void forgetLoss(long requestId) {
+    synchronized (unbound) {
+      lostListeners.remove(requestId);
+      unbound.remove(requestId);
+    }
+  }
+
+  /** Tells {@code listener} of a loss kept until it listened, on a thread of its own. */
+  private void tellLost(LostListener listener, Output.Lost<?> l) {
+    lost.incrementAndGet();
+    LOG.debug("native node {}: grant {} on '{}' was lost before its lease listened: {} {}", core.self(),
+        l.requestId(), l.name(), l.reason(), l.detail());
+    Thread.ofVirtual().name("tumbler-lost-" + l.requestId()).start(() -> listener.lost(l.reason(), l.detail()));
   }
 
   /**
@@ -436,7 +526,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
 
   /** Gives back the grant of {@code requestId}. Idempotent; asynchronous. */
   public void release(long requestId) {
-    lostListeners.remove(requestId);
+    forgetLoss(requestId);
     submit(new Input.Release<>(requestId));
   }
 
@@ -773,6 +863,9 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           grants.incrementAndGet();
           TxClaim c = txClaims.get(g.requestId());
           Outcome granted = Outcome.granted(g);
+          if (g.validUntil() != Long.MAX_VALUE) {
+            handedOver(g.requestId());
+          }
           // after the lost listeners started before it, like any grant of this node
           txTells.add(() -> c.listener().granted(granted));
         }
@@ -790,10 +883,14 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           } else {
             Outcome granted = Outcome.granted(g);
             long id = g.requestId();
+            if (g.validUntil() != Long.MAX_VALUE) {
+              handedOver(id);
+            }
             Runnable handOver = () -> {
               if (!w.future().complete(granted)) {
                 // the future was completed by someone else meanwhile (its holder cancelled it): nobody
                 // takes this grant, so it is given back
+                forgetLoss(id);
                 submit(new Input.Release<>(id));
               }
             };
@@ -853,7 +950,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
             null, ""));
         case Output.Lost<M> l -> {
           completeRenewals(l.requestId(), new Renewal(false, Long.MIN_VALUE, Long.MIN_VALUE, l.reason(), l.detail()));
-          LostListener listener = lostListeners.remove(l.requestId());
+          LostListener listener = listenerOf(l);
           if (listener != null) {
             lost.incrementAndGet();
             LOG.debug("native node {}: grant {} on '{}' lost: {} {}", core.self(), l.requestId(), l.name(),
