@@ -62,7 +62,7 @@ abstract class LeasesGroup extends TckGroup {
       Thread.sleep(leaseTime().dividedBy(3).toMillis());
       assertTrue(l.isValid(), "the lease ended while renewed automatically");
       assertEquals(token, l.fencingToken(), "an automatic renewal changed the fencing token");
-      assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "the renewed lock was granted to another service");
+      assertTrue(probe(b.lock(n)).isEmpty(), "the renewed lock was granted to another service");
     }
     assertFalse(lost.get(), "a renewed lease fired its lost listener");
     assertTrue(l.remaining().compareTo(Duration.ZERO) > 0);
@@ -104,7 +104,7 @@ abstract class LeasesGroup extends TckGroup {
       Thread.sleep(t.dividedBy(4).toMillis());
       k.renew();
       assertTrue(k.isValid(), "a lease renewed by hand every T/4 ended");
-      assertTrue(b.lock(kept).tryAcquire(Duration.ZERO).isEmpty(), "a lease renewed by hand was granted to another");
+      assertTrue(probe(b.lock(kept)).isEmpty(), "a lease renewed by hand was granted to another");
     }
     // remaining() is the client's view on its monotonic clock: it falls at least as fast as time passes
     Duration r0 = k.remaining();
@@ -259,7 +259,7 @@ abstract class LeasesGroup extends TckGroup {
     assertTrue(got, "another thread never got the adapter after its owner's lease expired");
     Throwable t = firstUnlock.get(GRANT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
     assertTrue(t instanceof LeaseLostException, "the displaced owner's unlock() did not throw LeaseLostException: " + t);
-    assertTrue(b.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "the displaced owner's unlock() freed the new owner's lock");
+    assertTrue(probe(b.lock(n)).isEmpty(), "the displaced owner's unlock() freed the new owner's lock");
     jl.unlock(); // the new owner's unlock: no exception
     held(b.lock(n).tryAcquire(GRANT_WAIT), "the new owner's unlock() did not free the lock").release();
     first.join(GRANT_WAIT.toMillis());
@@ -319,7 +319,7 @@ abstract class LeasesGroup extends TckGroup {
     assertThrows(LeaseLostException.class, la::renew, "renew() of a lost lease");
     assertEquals(1, calls.get(), "the lost listener was not called exactly once");
     la.release();
-    assertTrue(c.lock(n).tryAcquire(Duration.ZERO).isEmpty(), "releasing the lost lease freed the new holder's lock");
+    assertTrue(probe(c.lock(n)).isEmpty(), "releasing the lost lease freed the new holder's lock");
     assertTrue(lb.isValid(), "the new holder lost its lease when the old one was released");
     lb.release();
     held(a.lock(name("recovered")).tryAcquire(GRANT_WAIT), "the client cannot lock again after the fault was undone")

@@ -136,7 +136,7 @@ abstract class TckGroup {
   final void notGrantedWhileHeld(Lock other, Lock holder, List<Lease> leases, int i, String collision)
       throws InterruptedException {
     for (int attempt = 0; ; attempt++) {
-      Optional<Lease> o = other.tryAcquire(Duration.ZERO);
+      Optional<Lease> o = probe(other);
       if (o.isEmpty()) {
         return;
       }
