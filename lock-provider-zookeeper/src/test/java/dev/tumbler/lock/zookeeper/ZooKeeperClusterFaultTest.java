@@ -40,6 +40,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class ZooKeeperClusterFaultTest {
   private static final Duration SESSION = Duration.ofSeconds(3);
+  /** How long the ensemble may take to serve again after its servers were restarted (under the class's 90 s). */
+  private static final Duration SERVING = Duration.ofSeconds(60);
 
   private TestingCluster cluster;
   private final List<AutoCloseable> opened = new ArrayList<>();
@@ -49,6 +51,7 @@ class ZooKeeperClusterFaultTest {
   @BeforeAll
   void start() throws Exception {
     cluster = ZooKeeperServers.cluster(3);
+    ZooKeeperServers.awaitServing(cluster, SERVING);
   }
 
   @AfterAll
@@ -66,6 +69,7 @@ class ZooKeeperClusterFaultTest {
     for (InstanceSpec spec : cluster.getInstances()) {
       cluster.restartServer(spec);
     }
+    ZooKeeperServers.awaitServing(cluster, SERVING);
   }
 
   private LockService open(String connect) {
