@@ -354,8 +354,16 @@ class JdbcPostgresTest {
   }
 
   /**
-   * A grant that reaches the server after its call gave up on the reply (the relay holds it back 3 s; the call's read
-   * bound is 2 s at {@code timeout=1s}) commits all the same, later than the undo the call sent at once. The undo,
+   * How long the relay holds a late request back in the tests below: well past the call's read bound of 2 s (at
+   * {@code timeout=1s}), so that the call has given up when the request arrives even on a loaded machine. At 3 s, a soak
+   * run under load once read the reply in time (the call's time-out came more than a second late): nothing was late,
+   * and {@link #aGrantThatReachesTheServerAfterItsCallTimedOutIsUndone} found nothing to undo.
+   */
+  private static final long HELD_BACK_MILLIS = 6_000;
+
+  /**
+   * A grant that reaches the server after its call gave up on the reply (the relay holds it back
+   * {@value #HELD_BACK_MILLIS} ms; the call's read bound is 2 s at {@code timeout=1s}) commits all the same, later than the undo the call sent at once. The undo,
    * deleting nothing yet, must look again until such a grant can no longer commit: else that grant, a lease nobody
    * has, holds the name for its whole term (60 s here), with this very wait behind it. Seen on a loaded machine as a
    * waiter not granted within 15 s of a release ({@link #aReleaseWakesOnlyTheFirstInLine}; its log: "Read timed out"
@@ -367,7 +375,7 @@ class JdbcPostgresTest {
         LockService s = LockProviders.connect(pg.lockUrl(relay.address())
             + "&createSchema=true&timeout=1s&recheck=60s&leaseTime=60s&table=late_locks")) {
       long drawn = count("SELECT last_value FROM late_locks_fence");
-      relay.holdRequests("nextval(", 3_000); // (only a grant draws a token)
+      relay.holdRequests("nextval(", HELD_BACK_MILLIS); // (only a grant draws a token)
       Lease lease = s.lock("job").tryAcquire(Duration.ofSeconds(20)).orElse(null);
       assertNotNull(lease, "the wait ended without the lock: a grant that committed after its call timed out "
           + "kept it (" + count("SELECT COUNT(*) FROM late_locks") + " holder rows)");
@@ -382,8 +390,8 @@ class JdbcPostgresTest {
 
   /**
    * The same for a place in line: an attempt that reaches the server after its wait is over (the relay holds it back
-   * 3 s; the wait gives up at its 2 s read bound) is refused, since another service holds the name, and takes a place
-   * in line for a term (60 s). Every later waiter sees that place ahead of it, and the release names it, so it wakes
+   * {@value #HELD_BACK_MILLIS} ms; the wait gives up at its read bound, 2 s at most) is refused, since another service
+   * holds the name, and takes a place in line for a term (60 s). Every later waiter sees that place ahead of it, and the release names it, so it wakes
    * nobody: a later waiter sat out the term. The place is now deleted again until the attempt can no longer come.
    */
   @Test
@@ -394,14 +402,14 @@ class JdbcPostgresTest {
         LockService holder = LockProviders.connect(pg.lockUrl(pg.address()) + url);
         LockService next = LockProviders.connect(pg.lockUrl(pg.address()) + url)) {
       Lease held = holder.lock("job").acquire();
-      relay.holdRequests("nextval(", 3_000); // (only a grant's attempt draws a token)
+      relay.holdRequests("nextval(", HELD_BACK_MILLIS); // (only a grant's attempt draws a token)
       try {
         assertTrue(late.lock("job").tryAcquire(Duration.ofMillis(200)).isEmpty(), "a held lock was granted");
       } catch (LockException e) {
         // the attempt's reply never came within the read bound: the wait ends unanswered, as it may
       }
       assertTrue(relay.heldRequests() >= 1, "no attempt was held back");
-      Thread.sleep(3_500); // (the held attempt has reached the server by now)
+      Thread.sleep(HELD_BACK_MILLIS + 500); // (the held attempt has reached the server by now)
       AtomicReference<Object> outcome = new AtomicReference<>();
       Thread waiter = Thread.ofPlatform().start(() -> {
         try {
