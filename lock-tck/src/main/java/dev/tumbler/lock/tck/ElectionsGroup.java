@@ -308,7 +308,13 @@ abstract class ElectionsGroup extends TckGroup {
     assertTrue(e1.awaitLeadership(GRANT_WAIT), "a sole candidate did not become leader");
     eventually(SLACK, "the leader's listener was not told", () -> changes.contains(true));
     LeaderElection e2 = open().election(n).join();
-    assertFalse(e2.awaitLeadership(SHORT_WAIT), "a second leader while the first leads");
+    if (e2.awaitLeadership(SHORT_WAIT)) {
+      // right only if the first leader's term ran out first (with a term of 2 s, a renewal late on a loaded machine can
+      // let it: a JDBC target did so in a soak run), and then the first has stopped believing it leads, and heard so
+      assertFalse(e1.isLeader() || e1.leadership().map(Lease::isValid).orElse(false),
+          "a second leader while the first still leads");
+      eventually(SLACK, "a leader whose term ran out was not told it no longer leads", () -> changes.contains(false));
+    }
     s1.close();
     assertTrue(e2.awaitLeadership(GRANT_WAIT), "no new leader after the leader's service closed");
     assertFalse(e1.isLeader());
