@@ -396,7 +396,7 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
       }
     }
     if (early != null) {
-      tellLost(listener, early);
+      tellLost(listener, early, " before its lease listened");
     }
   }
 
@@ -448,12 +448,23 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
     }
   }
 
-  /** Tells {@code listener} of a loss kept until it listened, on a thread of its own. */
-  private void tellLost(LostListener listener, Output.Lost<?> l) {
+  /**
+   * Tells {@code listener} of the loss {@code l}: listeners run user code, so never on a stepping thread, but on a
+   * thread of their own. Completes when the listener has returned.
+   */
+  private CompletableFuture<Void> tellLost(LostListener listener, Output.Lost<?> l, String when) {
     lost.incrementAndGet();
-    LOG.debug("native node {}: grant {} on '{}' was lost before its lease listened: {} {}", core.self(),
-        l.requestId(), l.name(), l.reason(), l.detail());
-    Thread.ofVirtual().name("tumbler-lost-" + l.requestId()).start(() -> listener.lost(l.reason(), l.detail()));
+    LOG.debug("native node {}: grant {} on '{}' lost{}: {} {}", core.self(), l.requestId(), l.name(), when,
+        l.reason(), l.detail());
+    CompletableFuture<Void> returned = new CompletableFuture<>();
+    Thread.ofVirtual().name("tumbler-lost-" + l.requestId()).start(() -> {
+      try {
+        listener.lost(l.reason(), l.detail());
+      } finally {
+        returned.complete(null);
+      }
+    });
+    return returned;
   }
 
   /**
@@ -952,21 +963,10 @@ public final class PeerNode<M extends PeerMessage> implements NodeStats, AutoClo
           completeRenewals(l.requestId(), new Renewal(false, Long.MIN_VALUE, Long.MIN_VALUE, l.reason(), l.detail()));
           LostListener listener = listenerOf(l);
           if (listener != null) {
-            lost.incrementAndGet();
-            LOG.debug("native node {}: grant {} on '{}' lost: {} {}", core.self(), l.requestId(), l.name(),
-                l.reason(), l.detail());
-            // listeners run user code: never on a stepping thread; grants this node makes from now on wait
-            // for them, up to LOST_LISTENER_GRACE_MILLIS (a listener that blocks holds back no grant for longer)
-            CompletableFuture<Void> returned = new CompletableFuture<>();
-            Thread.ofVirtual().name("tumbler-lost-" + l.requestId()).start(() -> {
-              try {
-                listener.lost(l.reason(), l.detail());
-              } finally {
-                returned.complete(null);
-              }
-            });
-            CompletableFuture<Void> bounded = returned.completeOnTimeout(null, LOST_LISTENER_GRACE_MILLIS,
-                TimeUnit.MILLISECONDS);
+            // grants this node makes from now on wait for the listener, up to LOST_LISTENER_GRACE_MILLIS (a listener
+            // that blocks holds back no grant for longer)
+            CompletableFuture<Void> bounded = tellLost(listener, l, "").completeOnTimeout(null,
+                LOST_LISTENER_GRACE_MILLIS, TimeUnit.MILLISECONDS);
             lostDelivered = lostDelivered.isDone() ? bounded : CompletableFuture.allOf(lostDelivered, bounded);
           }
         }
